@@ -1,0 +1,26 @@
+// Two projects: `unit` runs next-to-code tests (pure logic, fakes, and workflow tests on the
+// Temporal dev server binary from the tool cache); `e2e` runs test/ against the local stack.
+// NODE_OPTIONS=--experimental-vm-modules (set by the npm scripts) lets Jest require() the
+// ESM-only @kubernetes/client-node natively on Node 24.
+const tsJest = ['ts-jest', { tsconfig: 'tsconfig.json', diagnostics: { warnOnly: false } }];
+const common = {
+  testEnvironment: 'node',
+  transform: { '^.+\\.ts$': tsJest },
+  moduleFileExtensions: ['ts', 'js', 'json'],
+  modulePathIgnorePatterns: ['<rootDir>/dist/', '<rootDir>/.local/'],
+};
+module.exports = {
+  projects: [
+    {
+      ...common,
+      displayName: 'unit',
+      testMatch: ['<rootDir>/{crds,workflows,activities,watcher,worker,agent,localcluster,bench}/**/*.test.ts'],
+    },
+    {
+      ...common,
+      displayName: 'e2e',
+      testMatch: ['<rootDir>/test/**/*.test.ts'],
+      testTimeout: 300000,
+    },
+  ],
+};
