@@ -1,0 +1,59 @@
+import { buildSteps, kubernetesVersionLdflags, stagingModules } from './build-steps';
+import { ETCD_TOOLS, KUBERNETES_TOOL, MINIO_TOOL, TEMPORAL_TOOL } from './tool-cache';
+
+const goArgs = (steps: ReturnType<typeof buildSteps>) =>
+  steps.map((s) => (s.kind === 'go' ? `go ${s.args.join(' ')}` : s.label));
+
+describe('buildSteps', () => {
+  it('builds etcd through a wrapper module that only requires the tagged sub-modules', () => {
+    expect(goArgs(buildSteps('/c', ETCD_TOOLS['3.5.35']))).toEqual([
+      'go mod init local/etcd-wrapper',
+      'write tools.go',
+      'go get go.etcd.io/etcd/server/v3@v3.5.35 go.etcd.io/etcd/etcdctl/v3@v3.5.35 go.etcd.io/etcd/etcdutl/v3@v3.5.35',
+      'go mod tidy',
+      'go build -trimpath -ldflags -s -w -o /c/tools/etcd-3.5.35/bin/etcd go.etcd.io/etcd/server/v3',
+      'go build -trimpath -ldflags -s -w -o /c/tools/etcd-3.5.35/bin/ go.etcd.io/etcd/etcdctl/v3 go.etcd.io/etcd/etcdutl/v3',
+    ]);
+  });
+  it('go-installs the Temporal CLI and MinIO straight into their bin folders', () => {
+    const [temporal] = buildSteps('/c', TEMPORAL_TOOL);
+    const [minio] = buildSteps('/c', MINIO_TOOL);
+    expect(temporal).toMatchObject({ args: ['install', '-trimpath', '-ldflags', '-s -w', 'github.com/temporalio/cli/cmd/temporal@v1.5.1'], env: { GOBIN: '/c/tools/temporal-1.5.1/bin' } });
+    expect(minio).toMatchObject({ args: ['install', '-trimpath', '-ldflags', '-s -w', 'github.com/minio/minio@v0.0.0-20260212201848-7aac2a2c5b7c'] });
+  });
+  it('builds Kubernetes through a wrapper that re-pins the staging modules before tidying', () => {
+    expect(goArgs(buildSteps('/c', KUBERNETES_TOOL)).slice(0, 5)).toEqual([
+      'go mod init local/kubernetes-wrapper',
+      'go mod edit -require=k8s.io/kubernetes@v1.35.4',
+      'go mod edit -replace (staging modules)',
+      'write tools.go',
+      'go mod tidy',
+    ]);
+  });
+  it('does not re-run go mod init in an existing wrapper', () => {
+    expect(buildSteps('/c', KUBERNETES_TOOL)[0]).toMatchObject({ skipIfExists: '/c/build/kubernetes-1.35.4/go.mod' });
+  });
+});
+
+describe('stagingModules', () => {
+  it('collects the modules replaced by ./staging paths, in both replace syntaxes, and nothing else', () => {
+    const goMod = [
+      'module k8s.io/kubernetes',
+      'replace (',
+      '\tk8s.io/api => ./staging/src/k8s.io/api',
+      '\tk8s.io/client-go v0.0.0 => ./staging/src/k8s.io/client-go',
+      '\tgithub.com/x/y => github.com/x/y v1.0.0',
+      ')',
+      'replace k8s.io/kubectl => ./staging/src/k8s.io/kubectl',
+    ].join('\n');
+    expect(stagingModules(goMod)).toEqual(['k8s.io/api', 'k8s.io/client-go', 'k8s.io/kubectl']);
+  });
+});
+
+describe('kubernetesVersionLdflags', () => {
+  it('stamps version, major and minor into component-base and client-go', () => {
+    expect(kubernetesVersionLdflags('1.35.4')).toBe(
+      '-s -w -X k8s.io/component-base/version.gitVersion=v1.35.4 -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=35 -X k8s.io/client-go/pkg/version.gitVersion=v1.35.4 -X k8s.io/client-go/pkg/version.gitMajor=1 -X k8s.io/client-go/pkg/version.gitMinor=35',
+    );
+  });
+});

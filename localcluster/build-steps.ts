@@ -1,0 +1,94 @@
+// Pure build recipes: the exact Go commands that turn a pinned version into binaries, in order; the installer only executes them.
+import { join } from 'node:path';
+import { toolDirs, type ToolSpec } from './tool-cache';
+import { KUBERNETES_STAGING_VERSION, MINIO_MODULE_VERSION } from './versions';
+
+export type BuildStep =
+  | { kind: 'go'; label: string; args: string[]; cwd: string; env?: Record<string, string>; skipIfExists?: string }
+  | { kind: 'write'; label: string; path: string; content: string }
+  /** Reads the staging replace list from the k8s.io/kubernetes go.mod on the proxy, then pins each to its published version. */
+  | { kind: 'replace-staging'; label: string; cwd: string; kubernetesVersion: string; stagingVersion: string };
+
+const LDFLAGS = '-s -w';
+
+export function toolsGo(imports: string[]): string {
+  return `//go:build tools\npackage tools\nimport (\n${imports.map((i) => ` _ "${i}"\n`).join('')})\n`;
+}
+
+/** Go's version variables; without them /version reports v0.0.0-master and kubectl warns about skew. */
+export function kubernetesVersionLdflags(version: string): string {
+  const minor = version.split('.')[1] ?? '0';
+  const vars = (pkg: string) =>
+    [`${pkg}.gitVersion=v${version}`, `${pkg}.gitMajor=1`, `${pkg}.gitMinor=${minor}`].map((v) => `-X ${v}`);
+  return [LDFLAGS, ...vars('k8s.io/component-base/version'), ...vars('k8s.io/client-go/pkg/version')].join(' ');
+}
+
+/** `go.mod` lines such as `k8s.io/api => ./staging/src/k8s.io/api` name the modules a wrapper must re-pin. */
+export function stagingModules(kubernetesGoMod: string): string[] {
+  const found = new Set<string>();
+  for (const line of kubernetesGoMod.split('\n')) {
+    const m = /^\s*(?:replace\s+)?(\S+)(?:\s+\S+)?\s+=>\s+(\.\/staging\/\S+)/.exec(line);
+    if (m?.[1]) found.add(m[1]);
+  }
+  return [...found].sort();
+}
+
+export function buildSteps(root: string, spec: ToolSpec): BuildStep[] {
+  const { buildDir, binDir } = toolDirs(root, spec);
+  switch (spec.name) {
+    case 'etcd': {
+      // Every etcd sub-module has replace directives, so `go install` refuses it; a wrapper that only requires them works.
+      const mods = ['server', 'etcdctl', 'etcdutl'].map((m) => `go.etcd.io/etcd/${m}/v3`);
+      return [
+        { kind: 'go', label: 'go mod init', args: ['mod', 'init', 'local/etcd-wrapper'], cwd: buildDir, skipIfExists: join(buildDir, 'go.mod') },
+        { kind: 'write', label: 'write tools.go', path: join(buildDir, 'tools.go'), content: toolsGo(mods) },
+        { kind: 'go', label: 'go get', args: ['get', ...mods.map((m) => `${m}@v${spec.version}`)], cwd: buildDir },
+        { kind: 'go', label: 'go mod tidy', args: ['mod', 'tidy'], cwd: buildDir },
+        {
+          kind: 'go',
+          label: 'go build',
+          args: ['build', '-trimpath', '-ldflags', LDFLAGS, '-o', join(binDir, 'etcd'), 'go.etcd.io/etcd/server/v3'],
+          cwd: buildDir,
+        },
+        {
+          kind: 'go',
+          label: 'go build',
+          args: ['build', '-trimpath', '-ldflags', LDFLAGS, '-o', `${binDir}/`, mods[1] ?? '', mods[2] ?? ''],
+          cwd: buildDir,
+        },
+      ];
+    }
+    case 'temporal':
+    case 'minio': {
+      const pkg =
+        spec.name === 'temporal'
+          ? `github.com/temporalio/cli/cmd/temporal@v${spec.version}`
+          : `github.com/minio/minio@${MINIO_MODULE_VERSION}`;
+      return [
+        { kind: 'go', label: 'go install', args: ['install', '-trimpath', '-ldflags', LDFLAGS, pkg], cwd: buildDir, env: { GOBIN: binDir } },
+      ];
+    }
+    case 'kubernetes': {
+      const cmds = spec.binaries.map((b) => `k8s.io/kubernetes/cmd/${b}`);
+      return [
+        { kind: 'go', label: 'go mod init', args: ['mod', 'init', 'local/kubernetes-wrapper'], cwd: buildDir, skipIfExists: join(buildDir, 'go.mod') },
+        { kind: 'go', label: 'go mod edit', args: ['mod', 'edit', `-require=k8s.io/kubernetes@v${spec.version}`], cwd: buildDir },
+        {
+          kind: 'replace-staging',
+          label: 'go mod edit -replace (staging modules)',
+          cwd: buildDir,
+          kubernetesVersion: spec.version,
+          stagingVersion: KUBERNETES_STAGING_VERSION,
+        },
+        { kind: 'write', label: 'write tools.go', path: join(buildDir, 'tools.go'), content: toolsGo(cmds) },
+        { kind: 'go', label: 'go mod tidy', args: ['mod', 'tidy'], cwd: buildDir },
+        {
+          kind: 'go',
+          label: 'go build',
+          args: ['build', '-trimpath', '-ldflags', kubernetesVersionLdflags(spec.version), '-o', `${binDir}/`, ...cmds],
+          cwd: buildDir,
+        },
+      ];
+    }
+  }
+}

@@ -1,0 +1,152 @@
+// Pure addressing of one stack instance: every port, address range and path derives from {stateDir, hostIp}, so two instances never collide.
+import { join } from 'node:path';
+
+export interface StackInstance {
+  /** Repository root: the project's CLI and pinned Node live here. */
+  repoRoot: string;
+  /** All state of this instance (certs, data, logs); `<repo>/.local` for the default stack. */
+  stateDir: string;
+  /** Loopback address every server of this instance binds to. */
+  hostIp: string;
+}
+
+export interface NodeLayout {
+  name: string;
+  zone: string;
+  hostIp: string;
+  stateDir: string;
+  kubeconfig: string;
+}
+
+export interface StackLayout extends StackInstance {
+  /** Pods of this instance get addresses from here, one /32 each. */
+  podCidr: string;
+  /** Handed to kube-apiserver as --service-cluster-ip-range. */
+  serviceCidr: string;
+  ports: {
+    etcdClient: number;
+    etcdPeer: number;
+    apiserver: number;
+    controllerManager: number;
+    scheduler: number;
+    temporal: number;
+    temporalUi: number;
+    temporalHttp: number;
+    temporalMetrics: number;
+    s3: number;
+    s3Console: number;
+    faultControl: number;
+  };
+  nodes: NodeLayout[];
+  paths: {
+    pkiDir: string;
+    adminKubeconfig: string;
+    controllerManagerKubeconfig: string;
+    schedulerKubeconfig: string;
+    etcdDataDir: string;
+    temporalDb: string;
+    minioDataDir: string;
+    minioCredentials: string;
+    logsDir: string;
+    stackJson: string;
+    envSh: string;
+    daemonLog: string;
+  };
+}
+
+export const NODE_NAMES = ['node-a', 'node-b', 'node-c'] as const;
+
+function octets(ip: string): [number, number, number, number] {
+  const parts = ip.split('.').map(Number);
+  if (parts.length !== 4 || parts.some((p) => !Number.isInteger(p) || p < 0 || p > 255)) {
+    throw new Error(`not an IPv4 address: ${ip}`);
+  }
+  return parts as [number, number, number, number];
+}
+
+/**
+ * Addresses of 127.B.C.D: nodes 127.B.(C+1).1-3, pods 127.(B+1).0.0/16, services 127.(B+96).0.0/16.
+ * Two instances coexist when their B octets differ by more than one and neither is within 96 of the other's service range.
+ */
+export function stackLayout(instance: StackInstance): StackLayout {
+  const [a, b, c] = octets(instance.hostIp);
+  if (a !== 127) throw new Error(`the local stack binds to loopback only; ${instance.hostIp} is not in 127.0.0.0/8`);
+  if (b > 158 || c > 254) throw new Error(`host IP ${instance.hostIp} leaves no room for node, pod and service ranges; use 127.B.0.1 with B <= 158`);
+  const s = instance.stateDir;
+  const kubeconfigs = join(s, 'kubeconfigs');
+  return {
+    ...instance,
+    podCidr: `127.${b + 1}.0.0/16`,
+    serviceCidr: `127.${b + 96}.0.0/16`,
+    ports: {
+      // Not 2379/2380: with env.sh sourced, a bare `etcdctl` must never reach the store behind the apiserver.
+      etcdClient: 2399,
+      etcdPeer: 2400,
+      apiserver: 6443,
+      controllerManager: 10257,
+      scheduler: 10259,
+      temporal: 7233,
+      temporalUi: 8233,
+      temporalHttp: 7243,
+      temporalMetrics: 7244,
+      s3: 9000,
+      s3Console: 9001,
+      faultControl: 7780,
+    },
+    nodes: NODE_NAMES.map((name, i) => ({
+      name,
+      zone: `zone-${name.slice(-1)}`,
+      hostIp: `127.${b}.${c + 1}.${i + 1}`,
+      stateDir: join(s, 'nodes', name),
+      kubeconfig: join(kubeconfigs, `${name}.kubeconfig`),
+    })),
+    paths: {
+      pkiDir: join(s, 'pki'),
+      adminKubeconfig: join(s, 'kubeconfig'),
+      controllerManagerKubeconfig: join(kubeconfigs, 'kube-controller-manager.kubeconfig'),
+      schedulerKubeconfig: join(kubeconfigs, 'kube-scheduler.kubeconfig'),
+      etcdDataDir: join(s, 'etcd'),
+      temporalDb: join(s, 'temporal.db'),
+      minioDataDir: join(s, 'minio'),
+      minioCredentials: join(s, 'minio-credentials.json'),
+      logsDir: join(s, 'logs'),
+      stackJson: join(s, 'stack.json'),
+      envSh: join(s, 'env.sh'),
+      daemonLog: join(s, 'stack.log'),
+    },
+  };
+}
+
+/** The first address of a CIDR: the apiserver gives it to the `kubernetes` Service, so it belongs in the serving cert. */
+export function firstServiceIp(cidr: string): string {
+  const [base] = cidr.split('/');
+  const [a, b, c, d] = octets(base ?? '');
+  return `${a}.${b}.${c}.${d + 1}`;
+}
+
+/** Hands out pod addresses 127.P.x.y from a /16 pod range, skipping .0 and .255 in the last octet; reuses released ones last. */
+export function createPodIpAllocator(podCidr: string): { allocate: () => string; release: (ip: string) => void } {
+  const [base, bits] = podCidr.split('/');
+  if (bits !== '16') throw new Error(`pod range must be a /16, got ${podCidr}`);
+  const [a, b] = octets(base ?? '');
+  const inUse = new Set<string>();
+  let next = 0;
+  const total = 256 * 254;
+  return {
+    allocate() {
+      for (let tries = 0; tries < total; tries++) {
+        const n = next;
+        next = (next + 1) % total;
+        const ip = `${a}.${b}.${Math.floor(n / 254)}.${(n % 254) + 1}`;
+        if (!inUse.has(ip)) {
+          inUse.add(ip);
+          return ip;
+        }
+      }
+      throw new Error(`pod range ${podCidr} is exhausted`);
+    },
+    release(ip) {
+      inUse.delete(ip);
+    },
+  };
+}

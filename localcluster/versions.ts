@@ -1,0 +1,19 @@
+// The one place where the local stack's tool versions are pinned; every build, cache key and image tag derives from here.
+
+export const KUBERNETES_VERSION = '1.35.4';
+/** Published version of the k8s.io staging modules that match KUBERNETES_VERSION (v1.X.Y -> v0.X.Y). */
+export const KUBERNETES_STAGING_VERSION = '0.35.4';
+
+/** Newest etcd 3.6 and 3.5 on the Go module proxy; both are needed because upgrades go 3.5 -> 3.6. */
+export const ETCD_VERSIONS = ['3.6.16', '3.5.35'] as const;
+export type EtcdVersion = (typeof ETCD_VERSIONS)[number];
+/** The etcd that backs the local kube-apiserver. */
+export const BACKING_ETCD_VERSION: EtcdVersion = '3.6.16';
+
+/** v1.6+ carries a replace directive, so `go install` refuses it; v1.5.1 is the newest installable one. */
+export const TEMPORAL_CLI_VERSION = '1.5.1';
+
+/** MinIO community edition is source-only and frozen; RELEASE.* tags are not semver, so pin a pseudo-version. */
+export const MINIO_MODULE_VERSION = 'v0.0.0-20260212201848-7aac2a2c5b7c';
+/** The cache key for MinIO: the commit timestamp of the pseudo-version. */
+export const MINIO_VERSION = MINIO_MODULE_VERSION.split('-')[1] ?? MINIO_MODULE_VERSION;
