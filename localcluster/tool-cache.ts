@@ -83,3 +83,27 @@ export function isInstalled(root: string, spec: ToolSpec): boolean {
 export function binaryPath(root: string, spec: ToolSpec, binary: string): string {
   return join(toolDirs(root, spec).binDir, binary);
 }
+
+export interface ToolPaths {
+  kubeApiserver: string;
+  kubeControllerManager: string;
+  kubeScheduler: string;
+  kubectl: string;
+  /** Folder holding etcd, etcdctl and etcdutl, by etcd version. */
+  etcdBinDirs: Record<EtcdVersion, string>;
+  temporal: string;
+  minio: string;
+}
+
+export function toolPaths(root: string): ToolPaths {
+  const k = (b: string) => binaryPath(root, KUBERNETES_TOOL, b);
+  return {
+    kubeApiserver: k('kube-apiserver'),
+    kubeControllerManager: k('kube-controller-manager'),
+    kubeScheduler: k('kube-scheduler'),
+    kubectl: k('kubectl'),
+    etcdBinDirs: Object.fromEntries(ETCD_VERSIONS.map((v) => [v, toolDirs(root, ETCD_TOOLS[v]).binDir])) as Record<EtcdVersion, string>,
+    temporal: binaryPath(root, TEMPORAL_TOOL, 'temporal'),
+    minio: binaryPath(root, MINIO_TOOL, 'minio'),
+  };
+}
