@@ -112,6 +112,6 @@ async function openssl(args: string[]): Promise<void> {
     await run('openssl', args, { timeout: 30000 });
   } catch (e) {
     const err = e as { stderr?: string; message: string };
-    throw new Error(`openssl ${args[0] ?? ''} failed: ${err.stderr?.trim() || err.message}`);
+    throw new Error(`openssl ${args[0] ?? ''} failed: ${err.stderr?.trim() || err.message}`, { cause: e });
   }
 }
