@@ -1,0 +1,59 @@
+// Condition types, reason constants and failure types: the one list of words status and failures may use.
+
+export const ConditionTypes = {
+  /** The cluster serves linearizable requests: a quorum of voters answers. */
+  Available: 'Available',
+  /** An operation is running (True), or why none is (False). */
+  Progressing: 'Progressing',
+  /** Some member that exists is not healthy (True), whatever the operator is doing about it. */
+  Degraded: 'Degraded',
+} as const;
+export type ConditionType = (typeof ConditionTypes)[keyof typeof ConditionTypes];
+
+/** Every reason a condition may carry; docs/status.md explains each one and what to do next. */
+export const Reasons = {
+  // Available
+  ClusterAvailable: 'ClusterAvailable',
+  QuorumLost: 'QuorumLost',
+  Bootstrapping: 'Bootstrapping',
+  Paused: 'Paused',
+  AllMembersLost: 'AllMembersLost',
+  // Progressing=True: the running operation
+  ScalingUp: 'ScalingUp',
+  ScalingDown: 'ScalingDown',
+  Healing: 'Healing',
+  Pausing: 'Pausing',
+  Resuming: 'Resuming',
+  // Progressing=False: why nothing runs
+  Converged: 'Converged',
+  ProgressDeadlineExceeded: 'ProgressDeadlineExceeded',
+  OperationCancelled: 'OperationCancelled',
+  OperationFailed: 'OperationFailed',
+  UnknownVersion: 'UnknownVersion',
+  LearnerCatchingUp: 'LearnerCatchingUp',
+  MemberNotReady: 'MemberNotReady',
+  QuorumAtRisk: 'QuorumAtRisk',
+  WaitingForDeletion: 'WaitingForDeletion',
+  // Degraded
+  MembersHealthy: 'MembersHealthy',
+  MemberDataLost: 'MemberDataLost',
+} as const;
+export type Reason = (typeof Reasons)[keyof typeof Reasons];
+
+/**
+ * Types of `ApplicationFailure.nonRetryable`: failures no retry can fix. Anything else is thrown as a plain
+ * Error and retried by the activity's retry policy.
+ */
+export const FailureTypes = {
+  /** The spec cannot be carried out as written (should have been caught by CEL). */
+  InvalidSpec: 'InvalidSpec',
+  /** No image is known for spec.version. */
+  UnknownVersion: 'UnknownVersion',
+  /** The EtcdCluster was deleted while an operation ran. */
+  ClusterDeleted: 'ClusterDeleted',
+  /** The planned step would cost quorum; refused rather than retried. */
+  QuorumGuard: 'QuorumGuard',
+  /** An etcd member id or name the step names is not the one etcd now reports. */
+  MemberMismatch: 'MemberMismatch',
+} as const;
+export type FailureType = (typeof FailureTypes)[keyof typeof FailureTypes];

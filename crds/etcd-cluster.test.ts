@@ -1,0 +1,285 @@
+// Proves crds/etcdcluster.yaml and crds/etcd-cluster.ts describe the same API: a field added on one side only fails here.
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { parse } from 'yaml';
+import {
+  API_GROUP,
+  API_VERSION_NAME,
+  CONDITION_STATUSES,
+  ETCD_CLUSTER,
+  ETCD_CLUSTER_DEFAULTS,
+  ETCD_CLUSTER_LIMITS,
+  MEMBER_ROLES,
+  OPERATION_RESULTS,
+  OPERATION_TYPES,
+  OPERATOR_OWNED_FLAGS,
+  STORAGE_MEDIA,
+} from './etcd-cluster';
+import type {
+  Condition,
+  CurrentOperation,
+  EtcdClusterSpec,
+  EtcdClusterStatus,
+  EtcdStorageSpec,
+  LastOperation,
+  MemberStatus,
+} from './etcd-cluster';
+import { Labels, clusterSelector, memberName, memberOrdinal } from './labels';
+
+interface Schema {
+  type?: string;
+  properties?: Record<string, Schema>;
+  additionalProperties?: Schema;
+  items?: Schema;
+  required?: string[];
+  default?: unknown;
+  enum?: unknown[];
+  minimum?: number;
+  maximum?: number;
+  'x-kubernetes-int-or-string'?: boolean;
+  'x-kubernetes-preserve-unknown-fields'?: boolean;
+  'x-kubernetes-validations'?: { rule: string; message?: string; messageExpression?: string }[];
+}
+
+type Shape = 'string' | 'integer' | 'boolean' | 'quantity' | 'object' | 'array' | 'map';
+
+// `required` is computed from the TS type, so making a field optional on one side only is caught too.
+type Mirror<T> = {
+  [K in keyof Required<T>]-?: { shape: Shape; required: object extends Pick<T, K> ? false : true };
+};
+
+const specFields = {
+  replicas: { shape: 'integer', required: true },
+  version: { shape: 'string', required: true },
+  storage: { shape: 'object', required: true },
+  resources: { shape: 'object', required: false },
+  affinity: { shape: 'object', required: false },
+  topologySpreadConstraints: { shape: 'array', required: false },
+  nodeSelector: { shape: 'map', required: false },
+  tolerations: { shape: 'array', required: false },
+  priorityClassName: { shape: 'string', required: false },
+  podLabels: { shape: 'map', required: false },
+  podAnnotations: { shape: 'map', required: false },
+  options: { shape: 'map', required: false },
+  progressDeadlineSeconds: { shape: 'integer', required: true },
+} as const satisfies Mirror<EtcdClusterSpec>;
+
+const storageFields = {
+  size: { shape: 'quantity', required: true },
+  storageClassName: { shape: 'string', required: false },
+  medium: { shape: 'string', required: true },
+} as const satisfies Mirror<EtcdStorageSpec>;
+
+const statusFields = {
+  observedGeneration: { shape: 'integer', required: false },
+  replicas: { shape: 'integer', required: false },
+  readyReplicas: { shape: 'integer', required: false },
+  selector: { shape: 'string', required: false },
+  clusterId: { shape: 'string', required: false },
+  clientEndpoint: { shape: 'string', required: false },
+  members: { shape: 'array', required: false },
+  conditions: { shape: 'array', required: false },
+  currentOperation: { shape: 'object', required: false },
+  lastOperation: { shape: 'object', required: false },
+} as const satisfies Mirror<EtcdClusterStatus>;
+
+const memberFields = {
+  id: { shape: 'string', required: true },
+  name: { shape: 'string', required: true },
+  role: { shape: 'string', required: true },
+  ready: { shape: 'boolean', required: true },
+  leader: { shape: 'boolean', required: true },
+  version: { shape: 'string', required: false },
+} as const satisfies Mirror<MemberStatus>;
+
+const conditionFields = {
+  type: { shape: 'string', required: true },
+  status: { shape: 'string', required: true },
+  reason: { shape: 'string', required: true },
+  message: { shape: 'string', required: true },
+  lastTransitionTime: { shape: 'string', required: true },
+  observedGeneration: { shape: 'integer', required: false },
+} as const satisfies Mirror<Condition>;
+
+const currentOperationFields = {
+  type: { shape: 'string', required: true },
+  workflowId: { shape: 'string', required: true },
+  startedAt: { shape: 'string', required: true },
+  step: { shape: 'string', required: false },
+} as const satisfies Mirror<CurrentOperation>;
+
+const lastOperationFields = {
+  type: { shape: 'string', required: true },
+  result: { shape: 'string', required: true },
+  finishedAt: { shape: 'string', required: true },
+  message: { shape: 'string', required: false },
+  workflowId: { shape: 'string', required: true },
+  observedGeneration: { shape: 'integer', required: false },
+} as const satisfies Mirror<LastOperation>;
+
+const crd = parse(readFileSync(join(__dirname, 'etcdcluster.yaml'), 'utf8'));
+const version = crd.spec.versions[0];
+const root: Schema = version.schema.openAPIV3Schema;
+
+function at(schema: Schema, ...path: string[]): Schema {
+  let s = schema;
+  for (const p of path) {
+    const next = p === '[]' ? s.items : s.properties?.[p];
+    if (!next) throw new Error(`schema has no ${path.join('.')}`);
+    s = next;
+  }
+  return s;
+}
+
+function shapeOf(s: Schema): Shape {
+  if (s['x-kubernetes-int-or-string']) return 'quantity';
+  if (s.type === 'object' && s.additionalProperties) return 'map';
+  return s.type as Shape;
+}
+
+// A TS field is required when the YAML requires it or the apiserver defaults it.
+function mirrorOf(s: Schema): Record<string, { shape: Shape; required: boolean }> {
+  return Object.fromEntries(
+    Object.entries(s.properties ?? {}).map(([name, field]) => [
+      name,
+      { shape: shapeOf(field), required: (s.required ?? []).includes(name) || field.default !== undefined },
+    ]),
+  );
+}
+
+const sorted = <T>(xs: readonly T[]) => [...xs].sort();
+
+describe('the EtcdCluster CRD and its TypeScript types', () => {
+  test.each([
+    ['spec', at(root, 'spec'), specFields],
+    ['spec.storage', at(root, 'spec', 'storage'), storageFields],
+    ['status', at(root, 'status'), statusFields],
+    ['status.members[]', at(root, 'status', 'members', '[]'), memberFields],
+    ['status.conditions[]', at(root, 'status', 'conditions', '[]'), conditionFields],
+    ['status.currentOperation', at(root, 'status', 'currentOperation'), currentOperationFields],
+    ['status.lastOperation', at(root, 'status', 'lastOperation'), lastOperationFields],
+  ])('%s has the same fields, shapes and optionality in YAML and TS', (_name, schema, fields) => {
+    expect(mirrorOf(schema)).toEqual(fields);
+  });
+
+  test('names, group and version in the YAML are the TS constants', () => {
+    expect(crd.metadata.name).toBe(ETCD_CLUSTER.crdName);
+    expect(crd.spec.group).toBe(API_GROUP);
+    expect(crd.spec.scope).toBe('Namespaced');
+    expect(crd.spec.names).toEqual({
+      kind: ETCD_CLUSTER.kind,
+      listKind: ETCD_CLUSTER.listKind,
+      plural: ETCD_CLUSTER.plural,
+      singular: ETCD_CLUSTER.singular,
+      shortNames: [...ETCD_CLUSTER.shortNames],
+      categories: ['etcd'],
+    });
+    expect(crd.spec.versions).toHaveLength(1);
+    expect(version).toMatchObject({ name: API_VERSION_NAME, served: true, storage: true });
+  });
+
+  test('schema defaults equal the TS default constants', () => {
+    expect(at(root, 'spec').default).toEqual({});
+    expect(at(root, 'spec', 'storage').default).toEqual({});
+    expect(at(root, 'spec', 'replicas').default).toBe(ETCD_CLUSTER_DEFAULTS.replicas);
+    expect(at(root, 'spec', 'version').default).toBe(ETCD_CLUSTER_DEFAULTS.version);
+    expect(at(root, 'spec', 'storage', 'size').default).toBe(ETCD_CLUSTER_DEFAULTS.storage.size);
+    expect(at(root, 'spec', 'storage', 'medium').default).toBe(ETCD_CLUSTER_DEFAULTS.storage.medium);
+    expect(at(root, 'spec', 'progressDeadlineSeconds').default).toBe(
+      ETCD_CLUSTER_DEFAULTS.progressDeadlineSeconds,
+    );
+  });
+
+  test('schema bounds equal the TS limits', () => {
+    expect(at(root, 'spec', 'replicas')).toMatchObject({
+      minimum: ETCD_CLUSTER_LIMITS.minReplicas,
+      maximum: ETCD_CLUSTER_LIMITS.maxReplicas,
+    });
+    expect(at(root, 'spec', 'progressDeadlineSeconds').minimum).toBe(
+      ETCD_CLUSTER_LIMITS.minProgressDeadlineSeconds,
+    );
+  });
+
+  test.each([
+    ['spec.storage.medium', ['spec', 'storage', 'medium'], STORAGE_MEDIA],
+    ['status.members[].role', ['status', 'members', '[]', 'role'], MEMBER_ROLES],
+    ['status.conditions[].status', ['status', 'conditions', '[]', 'status'], CONDITION_STATUSES],
+    ['status.currentOperation.type', ['status', 'currentOperation', 'type'], OPERATION_TYPES],
+    ['status.lastOperation.type', ['status', 'lastOperation', 'type'], OPERATION_TYPES],
+    ['status.lastOperation.result', ['status', 'lastOperation', 'result'], OPERATION_RESULTS],
+  ])('the enum of %s is the TS list', (_name, path, values) => {
+    expect(sorted(at(root, ...path).enum ?? [])).toEqual(sorted(values));
+  });
+
+  test('the options rule and its message refuse exactly the flags the TS list names', () => {
+    const rules = at(root, 'spec', 'options')['x-kubernetes-validations'] ?? [];
+    const owned = rules.find((r) => r.messageExpression !== undefined);
+    const listIn = (cel: string) =>
+      [...(/\[([^\]]*)\]/.exec(cel)?.[1] ?? '').matchAll(/'([^']+)'/g)].map((m) => m[1]);
+    expect(owned).toBeDefined();
+    expect(listIn(owned?.rule ?? '')).toEqual([...OPERATOR_OWNED_FLAGS]);
+    expect(listIn(owned?.messageExpression ?? '')).toEqual([...OPERATOR_OWNED_FLAGS]);
+  });
+
+  test('every CEL rule carries a message a user can act on', () => {
+    const rules: { rule: string; message?: string }[] = [];
+    const walk = (s: Schema) => {
+      rules.push(...(s['x-kubernetes-validations'] ?? []));
+      Object.values(s.properties ?? {}).forEach(walk);
+      if (s.items) walk(s.items);
+      if (s.additionalProperties) walk(s.additionalProperties);
+    };
+    walk(root);
+    expect(rules.length).toBeGreaterThanOrEqual(8);
+    for (const r of rules) expect(r.message?.length).toBeGreaterThan(20);
+  });
+
+  test.each([
+    ['.spec.replicas', ['spec', 'replicas']],
+    ['.status.readyReplicas', ['status', 'readyReplicas']],
+    ['.spec.version', ['spec', 'version']],
+    ['.status.currentOperation.type', ['status', 'currentOperation', 'type']],
+  ])('printer column %s points at a schema field', (jsonPath, path) => {
+    expect(version.additionalPrinterColumns.map((c: { jsonPath: string }) => c.jsonPath)).toContain(jsonPath);
+    expect(() => at(root, ...path)).not.toThrow();
+  });
+
+  test('the scale subresource points at replicas and the selector', () => {
+    expect(version.subresources).toEqual({
+      status: {},
+      scale: {
+        specReplicasPath: '.spec.replicas',
+        statusReplicasPath: '.status.replicas',
+        labelSelectorPath: '.status.selector',
+      },
+    });
+  });
+
+  test('podLabels refuses the label prefix the operator selects by', () => {
+    const rule = at(root, 'spec', 'podLabels')['x-kubernetes-validations']?.[0]?.rule ?? '';
+    expect(Object.values(Labels).every((key) => key.startsWith(`${API_GROUP}/`))).toBe(true);
+    expect(rule).toContain(`'${API_GROUP}/'`);
+  });
+});
+
+describe('member names and selectors', () => {
+  test.each([
+    ['main', 'main-0', 0],
+    ['main', 'main-12', 12],
+    ['main', 'main-1-0', undefined],
+    ['main-1', 'main-1-0', 0],
+    ['main', 'main-01', undefined],
+    ['main', 'other-0', undefined],
+    ['main', 'main-', undefined],
+  ])('in cluster %s the name %s has ordinal %s', (cluster, name, ordinal) => {
+    expect(memberOrdinal(cluster, name)).toBe(ordinal);
+  });
+
+  test('a generated member name parses back to its ordinal', () => {
+    expect(memberOrdinal('main', memberName('main', 7))).toBe(7);
+  });
+
+  test('the selector selects by the cluster label', () => {
+    expect(clusterSelector('main')).toBe('etcd.conductor.dev/cluster=main');
+  });
+});

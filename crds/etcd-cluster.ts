@@ -1,0 +1,229 @@
+// The EtcdCluster API as TypeScript: mirrors crds/etcdcluster.yaml field for field (etcd-cluster.test.ts proves it).
+
+/** API group and version of every kind the operator serves; defined here once. */
+export const API_GROUP = 'etcd.conductor.dev';
+export const API_VERSION_NAME = 'v1alpha1';
+export const API_VERSION = `${API_GROUP}/${API_VERSION_NAME}` as const;
+
+/** Names of the EtcdCluster kind, for clients, informers and RBAC. */
+export const ETCD_CLUSTER = {
+  kind: 'EtcdCluster',
+  listKind: 'EtcdClusterList',
+  plural: 'etcdclusters',
+  singular: 'etcdcluster',
+  shortNames: ['etcd'],
+  crdName: `etcdclusters.${API_GROUP}`,
+} as const;
+
+/** Defaults the apiserver applies (the schema's `default`s); the same values, for code that builds specs. */
+export const ETCD_CLUSTER_DEFAULTS = {
+  replicas: 3,
+  version: '3.6.16',
+  storage: { size: '1Gi', medium: '' },
+  progressDeadlineSeconds: 600,
+} as const satisfies Pick<EtcdClusterSpec, 'replicas' | 'version' | 'storage' | 'progressDeadlineSeconds'>;
+
+/** Bounds the schema enforces. */
+export const ETCD_CLUSTER_LIMITS = {
+  minReplicas: 0,
+  maxReplicas: 9,
+  minProgressDeadlineSeconds: 30,
+} as const;
+
+/**
+ * etcd flags the operator sets itself and `spec.options` may not override: identity, URLs, the initial
+ * cluster, discovery, the learner limit and strict reconfig checks (the planner relies on both), and TLS
+ * (owned by spec.tls once it exists). The CEL rule in the YAML lists exactly these.
+ */
+export const OPERATOR_OWNED_FLAGS = [
+  'name',
+  'data-dir',
+  'wal-dir',
+  'listen-client-urls',
+  'listen-client-http-urls',
+  'listen-peer-urls',
+  'listen-metrics-urls',
+  'advertise-client-urls',
+  'initial-advertise-peer-urls',
+  'initial-cluster',
+  'initial-cluster-state',
+  'initial-cluster-token',
+  'force-new-cluster',
+  'discovery',
+  'discovery-srv',
+  'discovery-srv-name',
+  'discovery-endpoints',
+  'discovery-token',
+  'config-file',
+  'max-learners',
+  'strict-reconfig-check',
+  'cert-file',
+  'key-file',
+  'trusted-ca-file',
+  'client-cert-auth',
+  'auto-tls',
+  'peer-cert-file',
+  'peer-key-file',
+  'peer-trusted-ca-file',
+  'peer-client-cert-auth',
+  'peer-auto-tls',
+] as const;
+
+export const STORAGE_MEDIA = ['', 'Memory'] as const;
+export type StorageMedium = (typeof STORAGE_MEDIA)[number];
+
+export const MEMBER_ROLES = ['voter', 'learner'] as const;
+export type MemberRole = (typeof MEMBER_ROLES)[number];
+
+/** The operations the cluster workflow runs as child workflows, one at a time. */
+export const OPERATION_TYPES = ['Bootstrap', 'ScaleUp', 'ScaleDown', 'Heal', 'Pause', 'Resume'] as const;
+export type OperationType = (typeof OPERATION_TYPES)[number];
+
+export const OPERATION_RESULTS = ['Succeeded', 'Failed', 'Cancelled', 'DeadlineExceeded'] as const;
+export type OperationResult = (typeof OPERATION_RESULTS)[number];
+
+export const CONDITION_STATUSES = ['True', 'False', 'Unknown'] as const;
+export type ConditionStatus = (typeof CONDITION_STATUSES)[number];
+
+/** A Kubernetes quantity: the apiserver keeps whichever form the user wrote ("1Gi" or 1073741824). */
+export type Quantity = string | number;
+
+export interface EtcdStorageSpec {
+  /** Defaulted to 1Gi; may grow, never shrink. */
+  size: Quantity;
+  /** Immutable once set. */
+  storageClassName?: string;
+  /** Defaulted to ""; immutable. */
+  medium: StorageMedium;
+}
+
+/** Core ResourceRequirements. */
+export interface ResourceRequirements {
+  limits?: Record<string, Quantity>;
+  requests?: Record<string, Quantity>;
+  claims?: { name: string; request?: string }[];
+}
+
+/** Core TopologySpreadConstraint; fields beyond the three required ones pass through unchecked. */
+export interface TopologySpreadConstraint {
+  maxSkew: number;
+  topologyKey: string;
+  whenUnsatisfiable: 'DoNotSchedule' | 'ScheduleAnyway';
+  [passThrough: string]: unknown;
+}
+
+/** Core Toleration. */
+export interface Toleration {
+  key?: string;
+  operator?: 'Exists' | 'Equal';
+  value?: string;
+  effect?: '' | 'NoSchedule' | 'PreferNoSchedule' | 'NoExecute';
+  tolerationSeconds?: number;
+}
+
+/**
+ * What the user asks for. Fields with a schema default are required here because the apiserver always
+ * fills them in before anyone reads the object.
+ */
+export interface EtcdClusterSpec {
+  /** 0..9; 0 pauses the cluster and keeps its last member's data. */
+  replicas: number;
+  /** major.minor.patch, e.g. 3.6.16. */
+  version: string;
+  storage: EtcdStorageSpec;
+  resources?: ResourceRequirements;
+  /** Core Affinity, passed through to member Pods. */
+  affinity?: Record<string, unknown>;
+  topologySpreadConstraints?: TopologySpreadConstraint[];
+  nodeSelector?: Record<string, string>;
+  tolerations?: Toleration[];
+  priorityClassName?: string;
+  podLabels?: Record<string, string>;
+  podAnnotations?: Record<string, string>;
+  /** Extra etcd flags by name without dashes; never one of OPERATOR_OWNED_FLAGS. */
+  options?: Record<string, string>;
+  /** Per operation; at least 30. */
+  progressDeadlineSeconds: number;
+}
+
+/** One etcd member as status shows it, keyed by its etcd member id. */
+export interface MemberStatus {
+  /** Decimal uint64: etcd member ids exceed 2^53, so never a JSON number. */
+  id: string;
+  name: string;
+  role: MemberRole;
+  ready: boolean;
+  leader: boolean;
+  /** etcd server version the member reports. */
+  version?: string;
+}
+
+/** The standard metav1.Condition shape. */
+export interface Condition {
+  type: string;
+  status: ConditionStatus;
+  reason: string;
+  message: string;
+  /** RFC 3339; moves only when `status` flips. */
+  lastTransitionTime: string;
+  observedGeneration?: number;
+}
+
+export interface CurrentOperation {
+  type: OperationType;
+  workflowId: string;
+  /** RFC 3339. */
+  startedAt: string;
+  /** The step in progress, as in the Temporal UI's current details. */
+  step?: string;
+}
+
+export interface LastOperation {
+  type: OperationType;
+  result: OperationResult;
+  /** RFC 3339. */
+  finishedAt: string;
+  message?: string;
+  workflowId: string;
+  /** The spec generation the operation worked toward; a halted operation is not restarted for the same one. */
+  observedGeneration?: number;
+}
+
+export interface EtcdClusterStatus {
+  observedGeneration?: number;
+  /** Members etcd lists (voters and learners); 0 while paused. */
+  replicas?: number;
+  /** Voters that answer and whose Pod is Ready. */
+  readyReplicas?: number;
+  /** Label selector of the member Pods, for /scale. */
+  selector?: string;
+  /** Decimal uint64; the same across pause and resume. */
+  clusterId?: string;
+  /** URL of the voters-only client Service. */
+  clientEndpoint?: string;
+  members?: MemberStatus[];
+  conditions?: Condition[];
+  currentOperation?: CurrentOperation;
+  lastOperation?: LastOperation;
+}
+
+/** The metadata fields the operator reads; a subset of ObjectMeta so this module needs no client library. */
+export interface EtcdClusterMetadata {
+  name: string;
+  namespace: string;
+  uid?: string;
+  generation?: number;
+  resourceVersion?: string;
+  creationTimestamp?: string;
+  deletionTimestamp?: string;
+  labels?: Record<string, string>;
+  annotations?: Record<string, string>;
+}
+
+export interface EtcdCluster {
+  apiVersion: typeof API_VERSION;
+  kind: typeof ETCD_CLUSTER.kind;
+  metadata: EtcdClusterMetadata;
+  spec: EtcdClusterSpec;
+  status?: EtcdClusterStatus;
+}
