@@ -9,6 +9,11 @@ describe('stackLayout', () => {
     const layout = stackLayout({ repoRoot: '/r', stateDir: '/s', hostIp });
     expect({ pods: layout.podCidr, services: layout.serviceCidr, nodes: layout.nodes.map((n) => n.hostIp) }).toEqual(expected);
   });
+  it('moves the S3 ports of a second stack, because MinIO also binds 127.0.0.1 at its port', () => {
+    const ports = (hostIp: string) => stackLayout({ repoRoot: '/r', stateDir: '/s', hostIp }).ports;
+    expect([ports('127.0.0.1').s3, ports('127.0.0.1').s3Console]).toEqual([9000, 9001]);
+    expect([ports('127.77.0.1').s3, ports('127.77.0.1').s3Console]).toEqual([9154, 9155]);
+  });
   it('refuses an address outside loopback', () => {
     expect(() => stackLayout({ repoRoot: '/r', stateDir: '/s', hostIp: '10.0.0.1' })).toThrow(/loopback only/);
   });

@@ -89,8 +89,9 @@ export function stackLayout(instance: StackInstance): StackLayout {
       temporalUi: 8233,
       temporalHttp: 7243,
       temporalMetrics: 7244,
-      s3: 9000,
-      s3Console: 9001,
+      // MinIO also listens on every loopback interface (127.0.0.1, ::1) at its port, so only the port can keep two stacks apart.
+      s3: 9000 + 2 * b,
+      s3Console: 9001 + 2 * b,
       faultControl: 7780,
     },
     nodes: NODE_NAMES.map((name, i) => ({

@@ -1,0 +1,42 @@
+// The machine-readable description of a running stack (`<stateDir>/stack.json`): what tests, `up` and `down` read; written only by the process that owns the stack.
+import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+
+export interface StackInfo {
+  version: 1;
+  phase: 'starting' | 'ready' | 'stopping';
+  stateDir: string;
+  hostIp: string;
+  podCidr: string;
+  serviceCidr: string;
+  /** The process that owns the stack: the `up` daemon or the foreground `start`. */
+  ownerPid: number;
+  /** Every server process the owner started, by component name. */
+  pids: Record<string, number>;
+  kubeconfig: string;
+  apiserverUrl: string;
+  temporal: { address: string; namespace: string; uiUrl: string };
+  s3: { endpoint: string; bucket: string; region: string; accessKeyId: string; secretAccessKey: string };
+  faultControlUrl: string | undefined;
+  nodes: Array<{ name: string; zone: string; hostIp: string }>;
+  tools: { kubectl: string; temporal: string; minio: string; etcdBinDirs: Record<string, string> };
+  logsDir: string;
+  startedAt: string;
+  readyAt: string | undefined;
+}
+
+/** Contains S3 credentials: readable by the owner only; replaced atomically so a reader never sees half a file. */
+export function writeStackInfo(path: string, info: StackInfo): void {
+  const tmp = `${path}.${process.pid}.tmp`;
+  writeFileSync(tmp, `${JSON.stringify(info, null, 2)}\n`, { mode: 0o600 });
+  renameSync(tmp, path);
+}
+
+export function readStackInfo(path: string): StackInfo | undefined {
+  if (!existsSync(path)) return undefined;
+  try {
+    const parsed = JSON.parse(readFileSync(path, 'utf8')) as StackInfo;
+    return parsed.version === 1 ? parsed : undefined;
+  } catch {
+    return undefined;
+  }
+}
