@@ -1,0 +1,266 @@
+// Brings one stack instance up (PKI, control plane, Temporal, MinIO, process-backed nodes, fault control) and down again; a stack is ready only when every part answers, and stop() leaves none of its processes running.
+import { CoreV1Api, KubeConfig, type V1Node } from '@kubernetes/client-node';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { apiserverSans, apiserverUrl, startControlPlane } from './control-plane';
+import { renderEnvFile } from './env-file';
+import { startFaultServer, type FaultServer } from './fault-server';
+import { createImageTable } from './image-table';
+import { writeKubeconfig } from './kubeconfig';
+import { startProcess, type ManagedProcess } from './managed-process';
+import { S3_BUCKET, S3_REGION, s3Endpoint, startMinioServer } from './minio-server';
+import type { NodeAgent, NodeAgentOptions, ImageTable } from './node/types';
+import { ensurePki, type ClientIdentity, type Pki } from './pki';
+import { writeStackInfo, type StackInfo } from './stack-info';
+import { createPodIpAllocator, type StackLayout } from './stack-layout';
+import { TEMPORAL_NAMESPACE, startTemporalServer, temporalAddress, temporalUiUrl } from './temporal-server';
+import type { ToolPaths } from './tool-cache';
+import { BACKING_ETCD_VERSION } from './versions';
+import { waitFor } from './wait-for';
+
+/** Once-per-stack helpers of the process-backed nodes (Service addresses and /etc/hosts, claim binding). */
+export interface StackServiceOptions {
+  kubeconfigPath: string;
+  stateDir: string;
+  hostIp: string;
+  serviceCidr: string;
+  nodeStateDirs: Record<string, string>;
+  log: (line: string) => void;
+}
+
+export interface StoppableService {
+  stop(): Promise<void>;
+}
+
+/** What the process-backed node implementation offers the stack (see localcluster/node/types.ts). */
+export interface NodeRuntime {
+  startNodeAgent(options: NodeAgentOptions): Promise<NodeAgent>;
+  /** Optional until localcluster/network lands; the stack logs its absence. */
+  startServiceNetwork?(options: StackServiceOptions): Promise<StoppableService>;
+  startClaimBinder?(options: StackServiceOptions): Promise<StoppableService & { wipeClaim?(namespace: string, claim: string): Promise<void> }>;
+}
+
+export interface StartStackOptions {
+  layout: StackLayout;
+  tools: ToolPaths;
+  nodes: NodeRuntime;
+  /** Starts `dist/worker/main.js` when it exists (the operator); off for throw-away test stacks. */
+  withOperator: boolean;
+  log: (line: string) => void;
+}
+
+export interface RunningStack {
+  info: StackInfo;
+  stop(): Promise<void>;
+}
+
+const LOCAL_SERVICES_IDENTITY: ClientIdentity = { file: 'local-services', commonName: 'etcd-conductor:local-services', organizations: ['system:masters'] };
+
+export function clientIdentities(layout: StackLayout): ClientIdentity[] {
+  return [
+    { file: 'admin', commonName: 'admin', organizations: ['system:masters'] },
+    { file: 'kube-controller-manager', commonName: 'system:kube-controller-manager', organizations: [] },
+    { file: 'kube-scheduler', commonName: 'system:kube-scheduler', organizations: [] },
+    LOCAL_SERVICES_IDENTITY,
+    // Node identities: the Node authorizer and NodeRestriction see each agent as the kubelet of its node.
+    ...layout.nodes.map((n) => ({ file: n.name, commonName: `system:node:${n.name}`, organizations: ['system:nodes'] })),
+  ];
+}
+
+function writeKubeconfigs(layout: StackLayout, pki: Pki): string {
+  mkdirSync(join(layout.stateDir, 'kubeconfigs'), { recursive: true, mode: 0o700 });
+  const server = apiserverUrl(layout);
+  const write = (path: string, file: string, user: string) => {
+    const pair = pki.clients[file];
+    if (!pair) throw new Error(`no client certificate ${file}`);
+    writeKubeconfig(path, server, pki.caCert, pair.cert, pair.key, user);
+  };
+  write(layout.paths.adminKubeconfig, 'admin', 'admin');
+  write(layout.paths.controllerManagerKubeconfig, 'kube-controller-manager', 'system:kube-controller-manager');
+  write(layout.paths.schedulerKubeconfig, 'kube-scheduler', 'system:kube-scheduler');
+  const servicesKubeconfig = join(layout.stateDir, 'kubeconfigs', 'local-services.kubeconfig');
+  write(servicesKubeconfig, LOCAL_SERVICES_IDENTITY.file, LOCAL_SERVICES_IDENTITY.commonName);
+  for (const n of layout.nodes) write(n.kubeconfig, n.name, `system:node:${n.name}`);
+  return servicesKubeconfig;
+}
+
+export function isNodeReady(node: V1Node): boolean {
+  return node.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false;
+}
+
+async function readyNodeNames(kubeconfigPath: string): Promise<string[]> {
+  const kc = new KubeConfig();
+  kc.loadFromFile(kubeconfigPath);
+  const nodes = await kc.makeApiClient(CoreV1Api).listNode();
+  return nodes.items.filter(isNodeReady).map((n) => n.metadata?.name ?? '');
+}
+
+export async function startStack(opts: StartStackOptions): Promise<RunningStack> {
+  const { layout, tools, log } = opts;
+  const startedAt = new Date().toISOString();
+  mkdirSync(layout.paths.logsDir, { recursive: true });
+  const stops: Array<() => Promise<void>> = [];
+  const pids: Record<string, number> = {};
+  const track = (p: ManagedProcess) => {
+    pids[p.name] = p.pid;
+  };
+  const stop = async () => {
+    for (const s of stops.splice(0).reverse()) {
+      await s().catch((e: unknown) => log(`stack: error while stopping: ${e instanceof Error ? e.message : String(e)}`));
+    }
+  };
+
+  try {
+    const sans = apiserverSans(layout);
+    const pki = await ensurePki({ dir: layout.paths.pkiDir, serverIps: sans.ips, serverDnsNames: sans.dnsNames, clients: clientIdentities(layout) });
+    const servicesKubeconfig = writeKubeconfigs(layout, pki);
+
+    // Temporal and MinIO do not depend on Kubernetes: start all three at once and wait for each.
+    const [controlPlane, temporal, minio] = await Promise.allSettled([
+      startControlPlane(layout, tools, pki, log),
+      startTemporalServer(layout, tools.temporal),
+      startMinioServer(layout, tools.minio),
+    ]);
+    if (controlPlane.status === 'fulfilled') {
+      stops.push(controlPlane.value.stop);
+      controlPlane.value.processes.forEach(track);
+    }
+    if (temporal.status === 'fulfilled') {
+      stops.push(() => temporal.value.stop());
+      track(temporal.value);
+    }
+    if (minio.status === 'fulfilled') {
+      stops.push(() => minio.value.process.stop());
+      track(minio.value.process);
+    }
+    for (const r of [controlPlane, temporal, minio]) if (r.status === 'rejected') throw r.reason;
+    if (temporal.status !== 'fulfilled' || minio.status !== 'fulfilled') throw new Error('unreachable');
+    log(`stack: Temporal ready on ${temporalAddress(layout)} (UI ${temporalUiUrl(layout)}); MinIO ready on ${s3Endpoint(layout)}`);
+
+    const serviceOptions: StackServiceOptions = {
+      kubeconfigPath: servicesKubeconfig,
+      stateDir: layout.stateDir,
+      hostIp: layout.hostIp,
+      serviceCidr: layout.serviceCidr,
+      nodeStateDirs: Object.fromEntries(layout.nodes.map((n) => [n.name, n.stateDir])),
+      log: (line) => log(`services: ${line}`),
+    };
+    if (opts.nodes.startServiceNetwork) {
+      const network = await opts.nodes.startServiceNetwork(serviceOptions);
+      stops.push(() => network.stop());
+    } else log('stack: no service network available: Service names and ClusterIPs will not resolve');
+    const claims = opts.nodes.startClaimBinder ? await opts.nodes.startClaimBinder(serviceOptions) : undefined;
+    if (claims) stops.push(() => claims.stop());
+    else log('stack: no claim binder available: PersistentVolumeClaims stay Pending');
+
+    const images: ImageTable = createImageTable({ repoRoot: layout.repoRoot, etcdBinDirs: tools.etcdBinDirs, projectEtcdVersion: BACKING_ETCD_VERSION });
+    const podIps = createPodIpAllocator(layout.podCidr);
+    const agents = new Map<string, { zone: string; agent: NodeAgent }>();
+    for (const n of layout.nodes) {
+      mkdirSync(n.stateDir, { recursive: true });
+      const agent = await opts.nodes.startNodeAgent({
+        kubeconfigPath: n.kubeconfig,
+        nodeName: n.name,
+        zone: n.zone,
+        stateDir: n.stateDir,
+        hostIp: n.hostIp,
+        allocatePodIp: podIps.allocate,
+        releasePodIp: podIps.release,
+        images,
+        log: (line) => log(`${n.name}: ${line}`),
+      });
+      agents.set(n.name, { zone: n.zone, agent });
+      stops.push(() => agent.stop());
+    }
+    const names = layout.nodes.map((n) => n.name);
+    await waitFor(`nodes ${names.join(', ')} to be Ready`, async () => {
+      const ready = await readyNodeNames(layout.paths.adminKubeconfig);
+      return names.every((n) => ready.includes(n));
+    }, { timeoutMs: 60000, intervalMs: 300 });
+    log(`stack: nodes ${names.join(', ')} Ready`);
+
+    const kc = new KubeConfig();
+    kc.loadFromFile(layout.paths.adminKubeconfig);
+    const core = kc.makeApiClient(CoreV1Api);
+    const faults: FaultServer = await startFaultServer(layout.hostIp, layout.ports.faultControl, {
+      nodes: new Map([...agents].map(([name, a]) => [name, { zone: a.zone, faults: a.agent }])),
+      nodeOfPod: async (namespace, name) => {
+        try {
+          return (await core.readNamespacedPod({ namespace, name })).spec?.nodeName;
+        } catch {
+          return undefined;
+        }
+      },
+      wipeClaim: claims?.wipeClaim ? (ns, claim) => claims.wipeClaim?.(ns, claim) ?? Promise.resolve() : undefined,
+    }, (line) => log(line));
+    stops.push(() => faults.close());
+
+    const creds = minio.value.credentials;
+    const info: StackInfo = {
+      version: 1,
+      phase: 'ready',
+      stateDir: layout.stateDir,
+      hostIp: layout.hostIp,
+      podCidr: layout.podCidr,
+      serviceCidr: layout.serviceCidr,
+      ownerPid: process.pid,
+      pids,
+      kubeconfig: layout.paths.adminKubeconfig,
+      apiserverUrl: apiserverUrl(layout),
+      temporal: { address: temporalAddress(layout), namespace: TEMPORAL_NAMESPACE, uiUrl: temporalUiUrl(layout) },
+      s3: { endpoint: s3Endpoint(layout), bucket: S3_BUCKET, region: S3_REGION, ...creds },
+      faultControlUrl: faults.url,
+      nodes: layout.nodes.map((n) => ({ name: n.name, zone: n.zone, hostIp: n.hostIp })),
+      tools: { kubectl: tools.kubectl, temporal: tools.temporal, minio: tools.minio, etcdBinDirs: tools.etcdBinDirs },
+      logsDir: layout.paths.logsDir,
+      startedAt,
+      readyAt: undefined,
+    };
+    writeFileSync(layout.paths.envSh, renderEnvFile(info), { mode: 0o600 });
+
+    if (opts.withOperator) {
+      const operator = startOperator(layout, info);
+      if (operator) {
+        track(operator);
+        stops.push(() => operator.stop(15000));
+        log(`stack: operator started (pid ${operator.pid}, log ${operator.logFile})`);
+      }
+    }
+    info.readyAt = new Date().toISOString();
+    writeStackInfo(layout.paths.stackJson, info);
+    return {
+      info,
+      stop: async () => {
+        writeStackInfo(layout.paths.stackJson, { ...info, phase: 'stopping' });
+        await stop();
+      },
+    };
+  } catch (e) {
+    await stop();
+    throw e;
+  }
+}
+
+/** The operator hook: once `dist/worker/main.js` exists, the stack runs it with the same environment env.sh exports. */
+function startOperator(layout: StackLayout, info: StackInfo): ManagedProcess | undefined {
+  const entry = join(layout.repoRoot, 'dist', 'worker', 'main.js');
+  if (!existsSync(entry)) return undefined;
+  return startProcess({
+    name: 'operator',
+    command: process.execPath,
+    args: [entry],
+    cwd: layout.repoRoot,
+    logFile: join(layout.paths.logsDir, 'operator.log'),
+    stackDir: layout.stateDir,
+    env: {
+      KUBECONFIG: info.kubeconfig,
+      TEMPORAL_ADDRESS: info.temporal.address,
+      TEMPORAL_NAMESPACE: info.temporal.namespace,
+      S3_ENDPOINT: info.s3.endpoint,
+      S3_BUCKET: info.s3.bucket,
+      AWS_REGION: info.s3.region,
+      AWS_ACCESS_KEY_ID: info.s3.accessKeyId,
+      AWS_SECRET_ACCESS_KEY: info.s3.secretAccessKey,
+    },
+  });
+}
