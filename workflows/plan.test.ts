@@ -1,0 +1,736 @@
+// Every branch of the planner as a table: learners, leader choice, quorum guards, heal, pause and resume, zombies, orphans.
+import {
+  canRemove,
+  continuesOperation,
+  currentSize,
+  describeStep,
+  learnerCaughtUp,
+  nextMemberName,
+  operationFor,
+  plan,
+  quorum,
+  summarize,
+} from './plan';
+import type { ActionStep, Desired, EtcdMemberView, KubeMemberView, Observed, Step } from './plan';
+
+// ----- fixtures: a member is described by its ordinal and what differs from a healthy voter -----
+
+type PodState = 'live' | 'notReady' | 'none' | 'terminating' | 'failed';
+type ClaimState = 'kept' | 'none' | 'lost' | 'terminating';
+
+interface M {
+  n: number;
+  learner?: boolean;
+  started?: boolean;
+  reachable?: boolean;
+  raft?: string;
+  pod?: PodState;
+  claim?: ClaimState;
+}
+
+// Member ids above 2^53, as etcd hands them out.
+const id = (n: number) => `1027665774393297${5400 + n}`;
+const name = (n: number) => `main-${n}`;
+
+function etcdMember(m: M): EtcdMemberView {
+  return {
+    id: id(m.n),
+    name: name(m.n),
+    isLearner: m.learner ?? false,
+    started: m.started ?? true,
+    reachable: m.reachable ?? true,
+    raftIndex: m.raft ?? '1000',
+  };
+}
+
+function kubeMember(
+  n: number,
+  pod: PodState = 'live',
+  claim: ClaimState = 'kept',
+): KubeMemberView | undefined {
+  const k: KubeMemberView = { name: name(n) };
+  if (pod !== 'none') {
+    k.pod = {
+      phase: pod === 'failed' ? 'Failed' : 'Running',
+      ready: pod === 'live',
+      terminating: pod === 'terminating',
+    };
+  }
+  if (claim !== 'none') k.claim = { terminating: claim === 'terminating', dataLost: claim === 'lost' };
+  return k.pod || k.claim ? k : undefined;
+}
+
+interface ClusterOptions {
+  leader?: number;
+  extraKube?: KubeMemberView[];
+  recorded?: Partial<Observed['recorded']>;
+}
+
+function observed(members: M[], o: ClusterOptions = {}): Observed {
+  return {
+    etcd: {
+      clusterId: '14841639068965178418',
+      leaderId: o.leader === undefined ? id(members[0]?.n ?? 0) : id(o.leader),
+      members: members.map(etcdMember),
+    },
+    kube: [...members.flatMap((m) => kubeMember(m.n, m.pod, m.claim) ?? []), ...(o.extraKube ?? [])],
+    recorded: {
+      clusterId: '14841639068965178418',
+      members: members.map((m) => name(m.n)),
+      paused: false,
+      ...o.recorded,
+    },
+  };
+}
+
+// Without etcd's view: only Kubernetes objects, and what status recorded.
+function unanswered(
+  kube: (KubeMemberView | undefined)[],
+  recorded: Partial<Observed['recorded']> = {},
+): Observed {
+  return {
+    kube: kube.flatMap((k) => k ?? []),
+    recorded: { clusterId: '14841639068965178418', members: [], paused: false, ...recorded },
+  };
+}
+
+const desired = (replicas = 3, over: Partial<Desired> = {}): Desired => ({
+  cluster: 'main',
+  replicas,
+  medium: '',
+  versionKnown: true,
+  ...over,
+});
+
+const three: M[] = [{ n: 0 }, { n: 1 }, { n: 2 }];
+const neverCreated = { clusterId: undefined };
+
+type Row = [string, Desired, Observed, Partial<Step> & { kind: Step['kind'] }, string?];
+
+function check(rows: Row[]) {
+  // Rest parameters keep Jest from taking a missing optional `by` for its `done` callback.
+  test.each(rows)('%s', (...row) => {
+    const [, d, o, step, by] = row as Row;
+    const decision = plan(d, o);
+    expect(decision.step).toMatchObject(step);
+    if (by) expect(decision.check).toBe(by);
+  });
+}
+
+// ----- the plan -----
+
+describe('plan, when no member answers', () => {
+  check([
+    [
+      'an EtcdCluster with nothing yet bootstraps its seed member main-0',
+      desired(3),
+      unanswered([], neverCreated),
+      { kind: 'Bootstrap', member: 'main-0' },
+    ],
+    [
+      'a bootstrap that died after creating the seed claim runs Bootstrap again on that claim',
+      desired(3),
+      unanswered([kubeMember(0, 'none')], neverCreated),
+      { kind: 'Bootstrap', member: 'main-0' },
+      'startPodsOnKeptData',
+    ],
+    [
+      'a seed Pod that runs but does not answer yet is waited for',
+      desired(3),
+      unanswered([kubeMember(0, 'notReady')], neverCreated),
+      { kind: 'Wait', reason: 'MemberNotReady' },
+    ],
+    [
+      'a cluster with a recorded id and no data left is not silently rebuilt empty',
+      desired(3),
+      unanswered([]),
+      { kind: 'Wait', reason: 'AllMembersLost' },
+    ],
+    [
+      'claims that are all marked data-lost count as no data left',
+      desired(3),
+      unanswered([kubeMember(0, 'none', 'lost')]),
+      { kind: 'Wait', reason: 'AllMembersLost' },
+    ],
+    [
+      'a Memory cluster whose every Pod is gone has lost everything',
+      desired(3, { medium: 'Memory' }),
+      unanswered([]),
+      { kind: 'Wait', reason: 'AllMembersLost' },
+    ],
+    [
+      'a paused cluster with only its kept claim stays paused',
+      desired(0),
+      unanswered([kubeMember(2, 'none')], { paused: true, members: ['main-2'] }),
+      { kind: 'None', reason: 'Paused' },
+    ],
+    [
+      'pausing with one member Pod left stops it even if it does not answer',
+      desired(0),
+      unanswered([kubeMember(0, 'notReady')]),
+      { kind: 'Pause', member: 'main-0' },
+    ],
+    [
+      'pausing waits while the last member Pod is stopping',
+      desired(0),
+      unanswered([kubeMember(0, 'terminating')]),
+      { kind: 'Wait', reason: 'WaitingForDeletion' },
+    ],
+    [
+      'pausing with several Pods and no answer waits, since only a one-member cluster can be stopped safely',
+      desired(0),
+      unanswered([kubeMember(0), kubeMember(1)]),
+      { kind: 'Wait', reason: 'MemberNotReady' },
+    ],
+    [
+      'a paused cluster scaled back up resumes the member status recorded, not an orphan claim',
+      desired(3),
+      unanswered([kubeMember(0, 'none'), kubeMember(2, 'none')], { paused: true, members: ['main-2'] }),
+      { kind: 'Resume', member: 'main-2' },
+    ],
+    [
+      'a cluster that was not paused and lost every Pod at once heals the lowest kept member',
+      desired(3),
+      unanswered([kubeMember(0, 'none'), kubeMember(1, 'none'), kubeMember(2, 'none')], {
+        members: ['main-0', 'main-1', 'main-2'],
+      }),
+      { kind: 'RecreatePod', member: 'main-0' },
+    ],
+    [
+      'with some Pods running and no answer, a kept claim without a Pod gets its Pod back',
+      desired(3),
+      unanswered([kubeMember(0, 'notReady'), kubeMember(1, 'none'), kubeMember(2, 'failed')]),
+      { kind: 'RecreatePod', member: 'main-1' },
+    ],
+    [
+      'with no answer and a Pod being deleted, planning waits for the deletion',
+      desired(3),
+      unanswered([kubeMember(0, 'notReady'), kubeMember(1, 'terminating')]),
+      { kind: 'Wait', reason: 'WaitingForDeletion' },
+    ],
+    [
+      'bootstrap with an etcd version that has no image waits instead of starting a Pod',
+      desired(3, { versionKnown: false }),
+      unanswered([], neverCreated),
+      { kind: 'Wait', reason: 'UnknownVersion' },
+      'versionHasImage',
+    ],
+  ]);
+});
+
+describe('plan, quorum guards', () => {
+  check([
+    [
+      'a 3-member cluster with two Pods gone restores quorum by recreating a voter Pod first',
+      desired(3),
+      observed([{ n: 0 }, { n: 1, reachable: false, pod: 'none' }, { n: 2, reachable: false, pod: 'none' }]),
+      { kind: 'RecreatePod', member: 'main-1', id: id(1) },
+      'restoreQuorumFirst',
+    ],
+    [
+      'without quorum a voter Pod is recreated before a learner Pod',
+      desired(3),
+      observed([
+        { n: 0 },
+        { n: 1, reachable: false },
+        { n: 2, reachable: false, pod: 'none' },
+        { n: 3, learner: true, reachable: false, pod: 'none' },
+      ]),
+      { kind: 'RecreatePod', member: 'main-2' },
+    ],
+    [
+      'without quorum and no Pod to restart, nothing membership-related is tried',
+      desired(1),
+      observed([{ n: 0 }, { n: 1, reachable: false }, { n: 2, reachable: false }]),
+      { kind: 'Wait', reason: 'QuorumLost' },
+    ],
+    [
+      'without quorum a Pod that is being deleted is waited for',
+      desired(3),
+      observed([{ n: 0 }, { n: 1, reachable: false, pod: 'terminating' }, { n: 2, reachable: false }]),
+      { kind: 'Wait', reason: 'WaitingForDeletion' },
+    ],
+    [
+      'scale 2 -> 1 with the follower not answering cannot commit the removal',
+      desired(1),
+      observed([{ n: 0 }, { n: 1, reachable: false }]),
+      { kind: 'Wait', reason: 'QuorumLost' },
+    ],
+    [
+      'a 2-member cluster whose follower lost its data has no quorum to remove it with',
+      desired(2),
+      observed([{ n: 0 }, { n: 1, reachable: false, pod: 'none', claim: 'none' }]),
+      { kind: 'Wait', reason: 'QuorumLost' },
+    ],
+    [
+      'a data-lost member is kept while removing it would leave the rest without quorum',
+      desired(3),
+      observed([{ n: 0 }, { n: 1, reachable: false, pod: 'notReady' }, { n: 2, claim: 'lost' }]),
+      { kind: 'Wait', reason: 'QuorumAtRisk' },
+      'removeLostMembers',
+    ],
+  ]);
+});
+
+describe('plan, healing', () => {
+  check([
+    [
+      'a member whose claim vanished is removed before anything else',
+      desired(3),
+      observed([{ n: 0 }, { n: 1, reachable: false, pod: 'none', claim: 'none' }, { n: 2 }]),
+      { kind: 'RemoveMember', member: 'main-1', id: id(1), reason: 'DataLost' },
+      'removeLostMembers',
+    ],
+    [
+      'a member whose claim is marked data-lost is removed even while its Pod runs',
+      desired(3),
+      observed([{ n: 0 }, { n: 1, claim: 'lost' }, { n: 2 }]),
+      { kind: 'RemoveMember', member: 'main-1', reason: 'DataLost' },
+    ],
+    [
+      'a data-lost leader hands leadership to the most caught-up healthy voter first',
+      desired(3),
+      observed(
+        [
+          { n: 0, claim: 'lost', raft: '900' },
+          { n: 1, raft: '880' },
+          { n: 2, raft: '899' },
+        ],
+        { leader: 0 },
+      ),
+      {
+        kind: 'MoveLeader',
+        from: { name: 'main-0', id: id(0) },
+        to: { name: 'main-2', id: id(2) },
+        reason: 'DataLost',
+      },
+    ],
+    [
+      'a data-lost leader in a 2-member cluster moves leadership so the removal is a follower removal',
+      desired(2),
+      observed([{ n: 0, claim: 'lost' }, { n: 1 }], { leader: 0 }),
+      { kind: 'MoveLeader', from: { name: 'main-0', id: id(0) }, to: { name: 'main-1', id: id(1) } },
+    ],
+    [
+      'after the data-lost member is removed, its leftover Pod and claim are deleted',
+      desired(3),
+      observed([{ n: 0 }, { n: 2 }], { extraKube: [kubeMember(1, 'notReady', 'lost') as KubeMemberView] }),
+      { kind: 'DeleteOrphan', member: 'main-1' },
+      'deleteOrphans',
+    ],
+    [
+      'after its old objects are gone, the lost member is re-added as a learner under its old name',
+      desired(3),
+      observed([{ n: 0 }, { n: 2 }]),
+      { kind: 'AddMember', member: 'main-1' },
+    ],
+    [
+      'a Memory member whose Pod is gone has lost its data and is removed',
+      desired(3, { medium: 'Memory' }),
+      observed([
+        { n: 0, claim: 'none' },
+        { n: 1, claim: 'none', pod: 'none', reachable: false },
+        { n: 2, claim: 'none' },
+      ]),
+      { kind: 'RemoveMember', member: 'main-1', reason: 'DataLost' },
+    ],
+    [
+      'a learner etcd knows but nobody created a claim or Pod for is a zombie and is removed',
+      desired(4),
+      observed([
+        ...three,
+        { n: 3, learner: true, started: false, reachable: false, pod: 'none', claim: 'none' },
+      ]),
+      { kind: 'RemoveMember', member: 'main-3', id: id(3), reason: 'Zombie' },
+    ],
+    [
+      'a zombie learner goes before a data-lost voter, since removing it never touches quorum',
+      desired(4),
+      observed([
+        { n: 0 },
+        { n: 1, claim: 'lost' },
+        { n: 2 },
+        { n: 3, learner: true, started: false, reachable: false, pod: 'none', claim: 'none' },
+      ]),
+      { kind: 'RemoveMember', member: 'main-3', reason: 'Zombie' },
+    ],
+    [
+      'a learner whose claim exists but whose Pod does not gets its Pod, finishing the join',
+      desired(4),
+      observed([...three, { n: 3, learner: true, started: false, reachable: false, pod: 'none' }]),
+      { kind: 'RecreatePod', member: 'main-3', id: id(3) },
+      'recreateMissingPods',
+    ],
+    [
+      'a killed member Pod with its claim kept comes back as the same member',
+      desired(3),
+      observed([{ n: 0 }, { n: 1, reachable: false, pod: 'none' }, { n: 2 }]),
+      { kind: 'RecreatePod', member: 'main-1', id: id(1) },
+    ],
+    [
+      'an evicted (Failed) member Pod is replaced on its kept claim',
+      desired(3),
+      observed([{ n: 0 }, { n: 1, reachable: false, pod: 'failed' }, { n: 2 }]),
+      { kind: 'RecreatePod', member: 'main-1' },
+    ],
+    [
+      'a member Pod that is being deleted is waited for before it is recreated',
+      desired(3),
+      observed([{ n: 0 }, { n: 1, reachable: false, pod: 'terminating' }, { n: 2 }]),
+      { kind: 'Wait', reason: 'WaitingForDeletion' },
+      'waitForTerminatingPods',
+    ],
+    [
+      'a Pod and claim left behind by a crash right after MemberRemove are deleted',
+      desired(2),
+      observed([{ n: 0 }, { n: 1 }], { extraKube: [kubeMember(2) as KubeMemberView] }),
+      { kind: 'DeleteOrphan', member: 'main-2' },
+    ],
+    [
+      'an orphan already being deleted is left alone and its name is not reused',
+      desired(3),
+      observed([{ n: 0 }, { n: 1 }], { extraKube: [kubeMember(2, 'none', 'terminating') as KubeMemberView] }),
+      { kind: 'AddMember', member: 'main-3' },
+    ],
+    [
+      'recreating a Pod under an etcd version with no image waits',
+      desired(3, { versionKnown: false }),
+      observed([{ n: 0 }, { n: 1, reachable: false, pod: 'none' }, { n: 2 }]),
+      { kind: 'Wait', reason: 'UnknownVersion' },
+    ],
+  ]);
+});
+
+describe('plan, learners and scale up', () => {
+  check([
+    [
+      'a learner that has caught up is promoted before anything else is added',
+      desired(5),
+      observed([...three, { n: 3, learner: true, raft: '950' }]),
+      { kind: 'PromoteLearner', member: 'main-3', id: id(3) },
+      'promoteLearner',
+    ],
+    [
+      'a learner at exactly 90% of the leader is promoted',
+      desired(4),
+      observed([...three, { n: 3, learner: true, raft: '900' }]),
+      { kind: 'PromoteLearner', member: 'main-3' },
+    ],
+    [
+      'a learner behind the leader is waited for, and no second learner is added',
+      desired(5),
+      observed([...three, { n: 3, learner: true, raft: '899' }]),
+      { kind: 'Wait', reason: 'LearnerCatchingUp' },
+    ],
+    [
+      'a learner whose process has not joined yet is waited for',
+      desired(4),
+      observed([...three, { n: 3, learner: true, started: false, reachable: false, pod: 'notReady' }]),
+      { kind: 'Wait', reason: 'LearnerCatchingUp' },
+    ],
+    [
+      'a learner is not promoted when the leader is unknown',
+      desired(4),
+      observed([...three, { n: 3, learner: true }], { leader: 9 }),
+      { kind: 'Wait', reason: 'LearnerCatchingUp' },
+    ],
+    [
+      'scale up adds the lowest free ordinal as a learner',
+      desired(5),
+      observed(three),
+      { kind: 'AddMember', member: 'main-3' },
+      'scaleUp',
+    ],
+    [
+      'scale up fills a gap in the ordinals',
+      desired(3),
+      observed([{ n: 0 }, { n: 2 }]),
+      { kind: 'AddMember', member: 'main-1' },
+    ],
+    [
+      'scale up waits while a member does not answer',
+      desired(5),
+      observed([{ n: 0 }, { n: 1, reachable: false, pod: 'notReady' }, { n: 2 }]),
+      { kind: 'Wait', reason: 'MemberNotReady' },
+      'waitForUnreadyMembers',
+    ],
+    [
+      'scale up under an etcd version with no image waits',
+      desired(5, { versionKnown: false }),
+      observed(three),
+      { kind: 'Wait', reason: 'UnknownVersion' },
+    ],
+  ]);
+});
+
+describe('plan, scale down and pause', () => {
+  check([
+    [
+      'scale down removes the newest healthy member',
+      desired(3),
+      observed([...three, { n: 3 }, { n: 4 }]),
+      { kind: 'RemoveMember', member: 'main-4', reason: 'ScaleDown' },
+      'scaleDown',
+    ],
+    [
+      'scale down prefers a member that does not answer over the newest',
+      desired(3),
+      observed([{ n: 0 }, { n: 1, reachable: false, pod: 'notReady' }, { n: 2 }, { n: 3 }]),
+      { kind: 'RemoveMember', member: 'main-1', reason: 'ScaleDown' },
+    ],
+    [
+      'scale down prefers a member whose Pod is gone to recreating it',
+      desired(2),
+      observed([{ n: 0 }, { n: 1, reachable: false, pod: 'none' }, { n: 2 }]),
+      { kind: 'RemoveMember', member: 'main-1', reason: 'ScaleDown' },
+    ],
+    [
+      'scale down removes a learner before any voter',
+      desired(3),
+      observed([...three, { n: 3, learner: true, raft: '10' }]),
+      { kind: 'RemoveMember', member: 'main-3', reason: 'ScaleDown' },
+    ],
+    [
+      'scale down never picks the leader while another member can go',
+      desired(2),
+      observed(three, { leader: 2 }),
+      { kind: 'RemoveMember', member: 'main-1', reason: 'ScaleDown' },
+    ],
+    [
+      'scale 2 -> 1 removes the follower, never the leader',
+      desired(1),
+      observed([{ n: 0 }, { n: 1 }], { leader: 1 }),
+      { kind: 'RemoveMember', member: 'main-0', reason: 'ScaleDown' },
+    ],
+    [
+      'pausing a 3-member cluster first removes members down to one',
+      desired(0),
+      observed(three),
+      { kind: 'RemoveMember', member: 'main-2', reason: 'ScaleDown' },
+    ],
+    [
+      'pausing a 1-member cluster stops its Pod and keeps its claim',
+      desired(0),
+      observed([{ n: 0 }]),
+      { kind: 'Pause', member: 'main-0' },
+      'pauseLastMember',
+    ],
+    [
+      'pausing does not need the last member to be ready',
+      desired(0),
+      observed([{ n: 1, pod: 'notReady' }]),
+      { kind: 'Pause', member: 'main-1' },
+    ],
+    [
+      'a healthy cluster of the desired size needs nothing',
+      desired(3),
+      observed(three),
+      { kind: 'None', reason: 'Converged' },
+      'converged',
+    ],
+    [
+      'a cluster of the desired size with a member not answering waits for it',
+      desired(3),
+      observed([{ n: 0 }, { n: 1 }, { n: 2, reachable: false, pod: 'notReady' }]),
+      { kind: 'Wait', reason: 'MemberNotReady' },
+    ],
+    [
+      'a started member with a name the operator never gave has no data the operator can see and is removed',
+      desired(3),
+      {
+        ...observed(three),
+        etcd: {
+          clusterId: '1',
+          leaderId: id(0),
+          members: [...three.map(etcdMember), { ...etcdMember({ n: 9 }), name: 'stranger' }],
+        },
+      },
+      { kind: 'RemoveMember', member: 'stranger', id: id(9), reason: 'DataLost' },
+    ],
+  ]);
+});
+
+// ----- helpers -----
+
+describe('quorum arithmetic', () => {
+  test.each([
+    [1, 1],
+    [2, 2],
+    [3, 2],
+    [4, 3],
+    [5, 3],
+    [9, 5],
+  ])('a cluster of %i voters needs %i', (voters, needed) => {
+    expect(quorum(voters)).toBe(needed);
+  });
+
+  const v = (n: number, healthy = true, isLearner = false) => ({ id: String(n), isLearner, healthy });
+  test.each([
+    ['a healthy follower of a healthy 2-member cluster can go', [v(0), v(1)], '1', true],
+    ['nothing can go from a 2-member cluster with one member down', [v(0), v(1, false)], '1', false],
+    ['the last voter never goes', [v(0)], '0', false],
+    ['a down member of 3 can go when the other two are healthy', [v(0), v(1), v(2, false)], '2', true],
+    ['a healthy member of 3 cannot go while another is down', [v(0), v(1), v(2, false)], '1', false],
+    [
+      'a learner can go whenever the voters have quorum',
+      [v(0), v(1), v(2, false), v(3, false, true)],
+      '3',
+      true,
+    ],
+    [
+      'a learner cannot go when the voters have no quorum',
+      [v(0), v(1, false), v(2, false), v(3, true, true)],
+      '3',
+      false,
+    ],
+    ['an unknown member cannot go', [v(0), v(1)], '7', false],
+    ['a healthy member of 5 with one down can go', [v(0), v(1), v(2), v(3), v(4, false)], '3', true],
+  ])('%s', (_name, members, target, expected) => {
+    expect(canRemove(members, target)).toBe(expected);
+  });
+});
+
+describe('learner catch-up', () => {
+  test.each([
+    ['900', '1000', true],
+    ['899', '1000', false],
+    ['18446744073709551000', '18446744073709551615', true],
+    [undefined, '1000', false],
+    ['1000', undefined, false],
+  ])('a learner at %s with the leader at %s is caught up: %s', (learner, leader, expected) => {
+    expect(learnerCaughtUp(learner, leader)).toBe(expected);
+  });
+});
+
+describe('member naming', () => {
+  test.each([
+    [[], 'main-0'],
+    [['main-0', 'main-1'], 'main-2'],
+    [['main-0', 'main-2'], 'main-1'],
+    [['main-1', 'other-0', 'main-x'], 'main-0'],
+  ])('with %j taken the next member is %s', (used, next) => {
+    expect(nextMemberName('main', used)).toBe(next);
+  });
+});
+
+describe('operations', () => {
+  const remove = (reason: 'ScaleDown' | 'DataLost' | 'Zombie'): ActionStep => ({
+    kind: 'RemoveMember',
+    member: 'main-2',
+    id: '2',
+    reason,
+  });
+  test.each<[string, ActionStep, number, string]>([
+    ['Bootstrap starts Bootstrap', { kind: 'Bootstrap', member: 'main-0' }, 3, 'Bootstrap'],
+    ['AddMember starts ScaleUp', { kind: 'AddMember', member: 'main-3' }, 5, 'ScaleUp'],
+    ['PromoteLearner starts ScaleUp', { kind: 'PromoteLearner', member: 'main-3', id: '3' }, 5, 'ScaleUp'],
+    ['a scale-down removal starts ScaleDown', remove('ScaleDown'), 2, 'ScaleDown'],
+    ['a removal toward replicas 0 starts Pause', remove('ScaleDown'), 0, 'Pause'],
+    ['a data-lost removal starts Heal', remove('DataLost'), 3, 'Heal'],
+    ['a zombie removal starts Heal even while pausing', remove('Zombie'), 0, 'Heal'],
+    [
+      'moving leadership for a scale down starts ScaleDown',
+      { kind: 'MoveLeader', from: { name: 'a', id: '1' }, to: { name: 'b', id: '2' }, reason: 'ScaleDown' },
+      1,
+      'ScaleDown',
+    ],
+    ['RecreatePod starts Heal', { kind: 'RecreatePod', member: 'main-1' }, 3, 'Heal'],
+    ['DeleteOrphan starts Heal', { kind: 'DeleteOrphan', member: 'main-4' }, 3, 'Heal'],
+    ['Pause starts Pause', { kind: 'Pause', member: 'main-0' }, 0, 'Pause'],
+    ['Resume starts Resume', { kind: 'Resume', member: 'main-0' }, 3, 'Resume'],
+  ])('%s', (_name, step, replicas, operation) => {
+    expect(operationFor(step, replicas)).toBe(operation);
+  });
+
+  test.each<[string, Parameters<typeof continuesOperation>[0], Step, number, boolean]>([
+    ['Bootstrap goes on to add members', 'Bootstrap', { kind: 'AddMember', member: 'main-1' }, 3, true],
+    [
+      'Heal goes on to re-add the member it removed',
+      'Heal',
+      { kind: 'AddMember', member: 'main-1' },
+      3,
+      true,
+    ],
+    [
+      'Resume goes on to grow the cluster',
+      'Resume',
+      { kind: 'PromoteLearner', member: 'main-1', id: '1' },
+      3,
+      true,
+    ],
+    ['ScaleUp ends when a heal is needed', 'ScaleUp', { kind: 'RecreatePod', member: 'main-1' }, 3, false],
+    [
+      'ScaleDown ends when the spec now asks for more',
+      'ScaleDown',
+      { kind: 'AddMember', member: 'main-3' },
+      5,
+      false,
+    ],
+    ['Pause continues its own removals', 'Pause', remove('ScaleDown'), 0, true],
+    [
+      'no operation continues with None',
+      'ScaleUp',
+      { kind: 'None', reason: 'Converged', message: '' },
+      3,
+      false,
+    ],
+    [
+      'a Wait is not a step an operation takes',
+      'ScaleUp',
+      { kind: 'Wait', reason: 'LearnerCatchingUp', message: '' },
+      3,
+      false,
+    ],
+  ])('%s', (_name, operation, step, replicas, expected) => {
+    expect(continuesOperation(operation, step, replicas)).toBe(expected);
+  });
+
+  const ref = { namespace: 'default', name: 'main' };
+  test.each<[Parameters<typeof summarize>[0], number, number, ActionStep | undefined, string]>([
+    ['ScaleUp', 3, 5, undefined, 'scale default/main 3 -> 5'],
+    ['ScaleDown', 5, 3, undefined, 'scale default/main 5 -> 3'],
+    ['Bootstrap', 0, 3, undefined, 'bootstrap default/main with 3 members'],
+    ['Bootstrap', 0, 1, undefined, 'bootstrap default/main with 1 member'],
+    ['Pause', 3, 0, undefined, 'pause default/main 3 -> 0'],
+    ['Resume', 0, 3, undefined, 'resume default/main 0 -> 3'],
+    [
+      'Heal',
+      3,
+      3,
+      { kind: 'RecreatePod', member: 'main-1' },
+      'heal default/main: recreate the Pod of main-1 on its kept data',
+    ],
+    ['Heal', 3, 3, undefined, 'heal default/main'],
+  ])('the %s summary from %i to %i reads as expected', (operation, from, to, first, text) => {
+    expect(summarize(operation, ref, from, to, first)).toBe(text);
+  });
+
+  test.each<[Step, string]>([
+    [{ kind: 'AddMember', member: 'main-4' }, 'add member main-4 as a learner'],
+    [{ kind: 'PromoteLearner', member: 'main-4', id: '4' }, 'promote learner main-4 to voter'],
+    [remove('DataLost'), 'remove member main-2 (its data is lost)'],
+    [
+      {
+        kind: 'MoveLeader',
+        from: { name: 'main-0', id: '0' },
+        to: { name: 'main-1', id: '1' },
+        reason: 'ScaleDown',
+      },
+      'move leadership from main-0 to main-1 before removing main-0',
+    ],
+    [
+      { kind: 'Wait', reason: 'LearnerCatchingUp', message: 'learner main-4 is starting' },
+      'wait (LearnerCatchingUp): learner main-4 is starting',
+    ],
+    [{ kind: 'Pause', member: 'main-0' }, 'stop main-0 and keep its claim'],
+  ])('step %j reads "%s"', (step, text) => {
+    expect(describeStep(step)).toBe(text);
+  });
+
+  test('the current size is what etcd lists, or the running Pods when etcd does not answer', () => {
+    expect(currentSize(observed([...three, { n: 3, learner: true }]))).toBe(4);
+    expect(
+      currentSize(unanswered([kubeMember(0), kubeMember(1, 'none'), kubeMember(2, 'terminating')])),
+    ).toBe(1);
+  });
+});

@@ -1,0 +1,672 @@
+// Decides the next step for one EtcdCluster from desired and observed state: one membership change per step, never one that costs quorum.
+//
+// Pure and sandbox-safe: no I/O, no clock, no randomness, so the workflow may call it at any point and a
+// replay makes the same decision. The decision is an ordered chain of named checks (after cert-manager's
+// certificate policy chain): the first check with an opinion wins, and its name travels with the step so
+// the Temporal history says why each step was taken.
+import { Reasons } from '../crds/conditions';
+import type { OperationType, StorageMedium } from '../crds/etcd-cluster';
+import { memberName, memberOrdinal } from '../crds/labels';
+
+// ---------------------------------------------------------------------------------------------------
+// Inputs
+
+/** What the spec asks for, reduced to what planning needs. */
+export interface Desired {
+  /** The EtcdCluster's name; members are `<cluster>-<ordinal>`. */
+  cluster: string;
+  /** spec.replicas; 0 means paused (the last member's claim is kept, its Pod stopped). */
+  replicas: number;
+  /** spec.storage.medium: with Memory, a member's data lives exactly as long as its Pod. */
+  medium: StorageMedium;
+  /** Whether an image exists for spec.version; without one no Pod is started. */
+  versionKnown: boolean;
+}
+
+/** One member as etcd's member list and the member's own status endpoint describe it. */
+export interface EtcdMemberView {
+  /** Decimal uint64 member id. */
+  id: string;
+  /**
+   * The operator's name for the member. etcd reports an empty name until the member has started, so the
+   * observer derives it from the peer URL, which the operator builds from the name.
+   */
+  name: string;
+  isLearner: boolean;
+  /** etcd lists a name for it: the process has joined at least once (so a claim, if any, holds its data). */
+  started: boolean;
+  /** Its client endpoint answered a status request during this observation. */
+  reachable: boolean;
+  /** Its raft index (decimal uint64) from its status; used to tell whether a learner has caught up. */
+  raftIndex?: string;
+  /** The etcd server version it reports. */
+  version?: string;
+}
+
+/** etcd's view of the cluster: present only when a linearizable member list succeeded (so quorum existed). */
+export interface EtcdView {
+  clusterId: string;
+  leaderId?: string;
+  members: EtcdMemberView[];
+}
+
+export type PodPhase = 'Pending' | 'Running' | 'Succeeded' | 'Failed' | 'Unknown';
+
+/** What Kubernetes holds for one member name: the Pod and claim labelled with it, either possibly absent. */
+export interface KubeMemberView {
+  name: string;
+  pod?: { phase: PodPhase; ready: boolean; terminating: boolean };
+  /**
+   * `dataLost` is the observer's verdict that the claim cannot hold the member's data: the claim carries
+   * the etcd.conductor.dev/data-lost annotation, or it is not the claim the member started on.
+   */
+  claim?: { terminating: boolean; dataLost: boolean };
+}
+
+export interface Observed {
+  /** Absent when no member answered a member list: nothing runs yet, the cluster is paused, or quorum is gone. */
+  etcd?: EtcdView;
+  /** Every member name that has a Pod or a claim of this cluster. */
+  kube: KubeMemberView[];
+  /**
+   * What status remembers: the cluster id once etcd reported one, and the names of the members it last
+   * listed, and whether it showed the cluster paused (Available=False, reason Paused). Lets planning
+   * tell "never created" from "all data gone", resume the member that really was the last one, and call
+   * restarting a stopped cluster Resume only when the user paused it.
+   */
+  recorded: { clusterId?: string; members: string[]; paused: boolean };
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Outputs
+
+export type RemoveReason = 'ScaleDown' | 'DataLost' | 'Zombie';
+
+export interface MemberRef {
+  name: string;
+  id: string;
+}
+
+/** The reasons a plan may wait for; each is also a Progressing reason (see docs/status.md). */
+export type WaitReason =
+  | typeof Reasons.LearnerCatchingUp
+  | typeof Reasons.MemberNotReady
+  | typeof Reasons.QuorumLost
+  | typeof Reasons.QuorumAtRisk
+  | typeof Reasons.WaitingForDeletion
+  | typeof Reasons.UnknownVersion
+  | typeof Reasons.AllMembersLost;
+
+export type Step =
+  /** Create the seed member's claim and Pod with `--initial-cluster-state new`; on a kept data dir etcd ignores that flag, so this is retry-safe. */
+  | { kind: 'Bootstrap'; member: string }
+  /** Create claim and Pod for `member` and MemberAddAsLearner it; the next plan promotes it once caught up. */
+  | { kind: 'AddMember'; member: string }
+  | { kind: 'PromoteLearner'; member: string; id: string }
+  /** MemberRemove, then delete the Pod and claim (a crash in between leaves an orphan, which a later plan deletes). */
+  | { kind: 'RemoveMember'; member: string; id: string; reason: RemoveReason }
+  /** Hand leadership from a member that is about to be removed (for `reason`) to a healthy voter. */
+  | { kind: 'MoveLeader'; from: MemberRef; to: MemberRef; reason: RemoveReason }
+  /** Start a new Pod on the member's kept claim: the same member comes back with its data. */
+  | { kind: 'RecreatePod'; member: string; id?: string }
+  /** Delete the Pod and claim of a name etcd does not list. */
+  | { kind: 'DeleteOrphan'; member: string }
+  /** Stop the last member's Pod and keep its claim. */
+  | { kind: 'Pause'; member: string }
+  /** Start the kept member's Pod again; it comes back with the same cluster id and data. */
+  | { kind: 'Resume'; member: string }
+  | { kind: 'Wait'; reason: WaitReason; message: string }
+  | { kind: 'None'; reason: typeof Reasons.Converged | typeof Reasons.Paused; message: string };
+
+export type StepKind = Step['kind'];
+export type ActionStep = Exclude<Step, { kind: 'Wait' | 'None' }>;
+
+/** A step and the name of the check that chose it. */
+export interface Decision {
+  check: string;
+  step: Step;
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Quorum arithmetic
+
+/** Votes needed to commit anything in a cluster of `voters` voters. */
+export function quorum(voters: number): number {
+  return Math.floor(voters / 2) + 1;
+}
+
+type Health = Pick<EtcdMemberView, 'id' | 'isLearner'> & { healthy: boolean };
+
+/**
+ * Whether removing member `id` keeps the cluster able to commit, both for the removal itself and after it.
+ *
+ * - The removal is a raft entry: a quorum of the current voters must be healthy to commit it.
+ * - Afterwards a quorum of the remaining voters must be healthy, or the cluster is down once it applies.
+ * - A learner does not vote, so only the first rule applies to it.
+ * - The last voter is never removed.
+ *
+ * For 2 -> 1 this means both members must be healthy (quorum of 2 is 2). etcd calls removal from a
+ * 2-member cluster unsafe because a failure of either member mid-removal leaves a 2-member configuration
+ * with one live voter, which cannot commit anything; and a leader that removes itself may stop before the
+ * follower learns the entry committed. The planner therefore also never removes the leader (it moves
+ * leadership first), so in 2 -> 1 the healthy leader removes its healthy follower; if the follower dies
+ * mid-way the cluster stalls only until its Pod restarts, because it is still a member.
+ */
+export function canRemove(members: readonly Health[], id: string): boolean {
+  const target = members.find((m) => m.id === id);
+  if (!target) return false;
+  const voters = members.filter((m) => !m.isLearner);
+  if (voters.filter((m) => m.healthy).length < quorum(voters.length)) return false;
+  if (target.isLearner) return true;
+  const remaining = voters.filter((m) => m.id !== id);
+  if (remaining.length === 0) return false;
+  return remaining.filter((m) => m.healthy).length >= quorum(remaining.length);
+}
+
+/** etcd promotes a learner only when its match index is at least 90% of the leader's (`isLearnerReady`). */
+export const LEARNER_READY_RATIO = { numerator: 9n, denominator: 10n } as const;
+
+/** Whether a learner is close enough to the leader's raft index that MemberPromote should succeed. */
+export function learnerCaughtUp(
+  learnerRaftIndex: string | undefined,
+  leaderRaftIndex: string | undefined,
+): boolean {
+  if (learnerRaftIndex === undefined || leaderRaftIndex === undefined) return false;
+  const { numerator, denominator } = LEARNER_READY_RATIO;
+  return BigInt(learnerRaftIndex) * denominator >= BigInt(leaderRaftIndex) * numerator;
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Classification
+
+/**
+ * Where one etcd member stands once its Kubernetes objects are taken into account:
+ * - running:     its Pod exists (healthy or not yet);
+ * - podMissing:  its data survives (claim kept) but no live Pod runs it: recreate the Pod, same member;
+ * - terminating: its Pod is being deleted: wait for it to go before starting another;
+ * - lost:        it has started once but its data is gone (claim missing or marked, or a Memory Pod gone):
+ *                it must be removed and a fresh member added, never restarted on empty data under its id;
+ * - zombie:      it never started and nothing can run it (no Pod, no claim), e.g. MemberAddAsLearner
+ *                succeeded and the claim and Pod were never created: remove it, a later AddMember redoes it.
+ */
+export type MemberState = 'running' | 'podMissing' | 'terminating' | 'lost' | 'zombie';
+
+interface Member extends EtcdMemberView {
+  state: MemberState;
+  healthy: boolean;
+  ordinal: number;
+}
+
+function podLive(k: KubeMemberView | undefined): boolean {
+  const pod = k?.pod;
+  return pod !== undefined && !pod.terminating && pod.phase !== 'Failed' && pod.phase !== 'Succeeded';
+}
+
+function dataKept(k: KubeMemberView | undefined, medium: StorageMedium): boolean {
+  if (medium === 'Memory') return podLive(k);
+  return k?.claim !== undefined && !k.claim.terminating && !k.claim.dataLost;
+}
+
+export function memberState(
+  m: EtcdMemberView,
+  k: KubeMemberView | undefined,
+  medium: StorageMedium,
+): MemberState {
+  const kept = dataKept(k, medium);
+  if (m.started && !kept) return 'lost';
+  if (podLive(k)) return 'running';
+  if (k?.pod?.terminating) return 'terminating';
+  if (kept) return 'podMissing';
+  return 'zombie';
+}
+
+// Names the operator did not give sort last, so they are never preferred as "lowest" and go first as "newest".
+function ordinalFor(cluster: string, name: string): number {
+  return memberOrdinal(cluster, name) ?? Number.MAX_SAFE_INTEGER;
+}
+
+const byOrdinal = <T extends { ordinal: number }>(a: T, b: T) => a.ordinal - b.ordinal;
+const newestFirst = <T extends { ordinal: number }>(a: T, b: T) => b.ordinal - a.ordinal;
+
+/**
+ * The lowest ordinal no etcd member and no Pod or claim uses. Lowest-free keeps names dense like a
+ * StatefulSet's, so "newest" is "highest ordinal" and a replaced member gets its old name back once the
+ * old objects are gone; names still being deleted count as used, so a new member never inherits them.
+ */
+export function nextMemberName(cluster: string, used: Iterable<string>): string {
+  const taken = new Set<number>();
+  for (const name of used) {
+    const ordinal = memberOrdinal(cluster, name);
+    if (ordinal !== undefined) taken.add(ordinal);
+  }
+  let ordinal = 0;
+  while (taken.has(ordinal)) ordinal++;
+  return memberName(cluster, ordinal);
+}
+
+/** Members the cluster has now: etcd's count when it answers, else the member Pods that run. */
+export function currentSize(observed: Observed): number {
+  if (observed.etcd) return observed.etcd.members.length;
+  return observed.kube.filter((k) => podLive(k)).length;
+}
+
+// ---------------------------------------------------------------------------------------------------
+// The chain
+
+interface WithEtcd {
+  desired: Desired;
+  observed: Observed;
+  etcd: EtcdView;
+  /** Membership target: replicas, but at least one, since pausing shrinks to one member and then stops it. */
+  target: number;
+  members: Member[];
+  voters: Member[];
+  learners: Member[];
+  leader: Member | undefined;
+  hasQuorum: boolean;
+}
+
+type Check<C> = { name: string; run: (c: C) => Step | undefined };
+
+const wait = (reason: WaitReason, message: string): Step => ({ kind: 'Wait', reason, message });
+
+function removeOrMoveLeader(c: WithEtcd, candidates: Member[], reason: RemoveReason): Step | undefined {
+  const removable = candidates.filter((m) => canRemove(c.members, m.id));
+  const nonLeader = removable.find((m) => m.id !== c.etcd.leaderId);
+  if (nonLeader) return { kind: 'RemoveMember', member: nonLeader.name, id: nonLeader.id, reason };
+  const leader = removable.find((m) => m.id === c.etcd.leaderId);
+  if (leader) {
+    // Removing the leader forces an election and, in a 2-member cluster, may strand the follower;
+    // MoveLeader first so the removal is an ordinary follower removal.
+    const to = moveLeaderTarget(c, leader);
+    if (to) {
+      return {
+        kind: 'MoveLeader',
+        from: { name: leader.name, id: leader.id },
+        to: { name: to.name, id: to.id },
+        reason,
+      };
+    }
+  }
+  return undefined;
+}
+
+// The most caught-up healthy voter takes over, ties to the oldest, so the election after the move is short.
+function moveLeaderTarget(c: WithEtcd, from: Member): Member | undefined {
+  const index = (m: Member) => BigInt(m.raftIndex ?? '0');
+  return c.voters
+    .filter((m) => m.healthy && m.id !== from.id)
+    .sort((a, b) => (index(a) === index(b) ? a.ordinal - b.ordinal : index(a) > index(b) ? -1 : 1))[0];
+}
+
+const withEtcdChain: Check<WithEtcd>[] = [
+  {
+    // Without quorum no membership change can commit; the only safe help is to run Pods whose data survives.
+    name: 'restoreQuorumFirst',
+    run: (c) => {
+      if (c.hasQuorum) return undefined;
+      const missing = c.members.filter((m) => m.state === 'podMissing').sort(byOrdinal);
+      const voter = missing.find((m) => !m.isLearner) ?? missing[0];
+      if (voter) return { kind: 'RecreatePod', member: voter.name, id: voter.id };
+      if (c.members.some((m) => m.state === 'terminating')) {
+        return wait(Reasons.WaitingForDeletion, 'a member Pod is being deleted; quorum needs it back');
+      }
+      const healthy = c.voters.filter((m) => m.healthy).length;
+      return wait(
+        Reasons.QuorumLost,
+        `${healthy} of ${c.voters.length} voters answer, ${quorum(c.voters.length)} needed; no membership change can commit`,
+      );
+    },
+  },
+  {
+    // Remove-before-add when replacing: a fresh member under the old id would claim raft state it lacks.
+    // Learners first (removing one never touches quorum), then zombies, then members whose data is lost.
+    name: 'removeLostMembers',
+    run: (c) => {
+      const rank = (m: Member) => (m.isLearner ? 0 : m.state === 'zombie' ? 1 : 2);
+      const gone = c.members
+        .filter((m) => m.state === 'lost' || m.state === 'zombie')
+        .sort((a, b) => rank(a) - rank(b) || a.ordinal - b.ordinal);
+      const first = gone[0];
+      if (!first) return undefined;
+      const reason: RemoveReason = first.state === 'lost' ? 'DataLost' : 'Zombie';
+      return (
+        removeOrMoveLeader(c, [first], reason) ??
+        wait(Reasons.QuorumAtRisk, `${first.name} must be removed, but removing it now would cost quorum`)
+      );
+    },
+  },
+  {
+    // Scale down prefers what costs least: a learner, then a member that is not healthy, then the newest.
+    name: 'scaleDown',
+    run: (c) => {
+      if (c.members.length <= c.target) return undefined;
+      const rank = (m: Member) => (m.isLearner ? 0 : m.healthy ? 2 : 1);
+      const candidates = [...c.members].sort((a, b) => rank(a) - rank(b) || newestFirst(a, b));
+      return (
+        removeOrMoveLeader(c, candidates, 'ScaleDown') ??
+        wait(
+          Reasons.QuorumAtRisk,
+          `no member can be removed without costing quorum (${c.members.length} -> ${c.target})`,
+        )
+      );
+    },
+  },
+  {
+    name: 'recreateMissingPods',
+    run: (c) => {
+      const m = c.members.filter((x) => x.state === 'podMissing').sort(byOrdinal)[0];
+      return m && { kind: 'RecreatePod', member: m.name, id: m.id };
+    },
+  },
+  {
+    name: 'waitForTerminatingPods',
+    run: (c) => {
+      const m = c.members.find((x) => x.state === 'terminating');
+      return m && wait(Reasons.WaitingForDeletion, `the Pod of ${m.name} is being deleted`);
+    },
+  },
+  {
+    // Only with quorum is the member list linearizable, so a name missing from it really is not a member
+    // (a lagging member's view could miss a learner added a moment ago). Objects already being deleted
+    // are left alone; their names stay taken until they are gone.
+    name: 'deleteOrphans',
+    run: (c) => {
+      const names = new Set(c.members.map((m) => m.name));
+      const orphan = c.observed.kube
+        .filter((k) => !names.has(k.name))
+        .filter((k) => (k.pod && !k.pod.terminating) || (k.claim && !k.claim.terminating))
+        .sort((a, b) => ordinalFor(c.desired.cluster, a.name) - ordinalFor(c.desired.cluster, b.name))[0];
+      return orphan && { kind: 'DeleteOrphan', member: orphan.name };
+    },
+  },
+  {
+    // A learner is promoted before anything else is added; etcd allows one learner and so do we.
+    name: 'promoteLearner',
+    run: (c) => {
+      const learner = [...c.learners].sort(byOrdinal)[0];
+      if (!learner) return undefined;
+      if (learner.healthy && learnerCaughtUp(learner.raftIndex, c.leader?.raftIndex)) {
+        return { kind: 'PromoteLearner', member: learner.name, id: learner.id };
+      }
+      return wait(
+        Reasons.LearnerCatchingUp,
+        learner.started
+          ? `learner ${learner.name} at raft index ${learner.raftIndex ?? '?'} of ${c.leader?.raftIndex ?? '?'}`
+          : `learner ${learner.name} is starting`,
+      );
+    },
+  },
+  {
+    // Pausing stops the one member left; its claim keeps the data and the cluster id for Resume.
+    name: 'pauseLastMember',
+    run: (c) => {
+      if (c.desired.replicas !== 0 || c.members.length !== 1) return undefined;
+      const last = c.members[0];
+      return last && { kind: 'Pause', member: last.name };
+    },
+  },
+  {
+    // "Add a single member, verify it starts correctly, and only then add the next" (etcd runtime reconfiguration guide).
+    name: 'waitForUnreadyMembers',
+    run: (c) => {
+      const m = c.members.filter((x) => !x.healthy).sort(byOrdinal)[0];
+      return m && wait(Reasons.MemberNotReady, `${m.name} does not answer yet`);
+    },
+  },
+  {
+    name: 'scaleUp',
+    run: (c) => {
+      if (c.members.length >= c.target) return undefined;
+      const used = [...c.members.map((m) => m.name), ...c.observed.kube.map((k) => k.name)];
+      return { kind: 'AddMember', member: nextMemberName(c.desired.cluster, used) };
+    },
+  },
+  {
+    name: 'converged',
+    run: (c) => ({
+      kind: 'None',
+      reason: Reasons.Converged,
+      message: `${c.voters.length} of ${c.desired.replicas} members healthy`,
+    }),
+  },
+];
+
+interface WithoutEtcd {
+  desired: Desired;
+  observed: Observed;
+}
+
+// The member the cluster last listed comes first, so Resume never starts an orphan left by a crash
+// between MemberRemove and the claim's deletion.
+function preferRecorded(c: WithoutEtcd, names: string[]): string | undefined {
+  const recorded = new Set(c.observed.recorded.members);
+  const ord = (n: string) => ordinalFor(c.desired.cluster, n);
+  return [...names].sort((a, b) => Number(recorded.has(b)) - Number(recorded.has(a)) || ord(a) - ord(b))[0];
+}
+
+// Without etcd's member list the only trustworthy facts are the Kubernetes objects; every step here only
+// starts or stops Pods on kept data, never changes membership.
+const withoutEtcdChain: Check<WithoutEtcd>[] = [
+  {
+    name: 'stayPaused',
+    run: (c) => {
+      if (c.desired.replicas !== 0) return undefined;
+      const live = c.observed.kube.filter((k) => podLive(k));
+      const stopping = c.observed.kube.filter((k) => k.pod?.terminating);
+      if (live.length === 0 && stopping.length === 0) {
+        return { kind: 'None', reason: Reasons.Paused, message: 'paused; the data is kept on its claim' };
+      }
+      if (live.length === 0) return wait(Reasons.WaitingForDeletion, 'the last member Pod is stopping');
+      const only = live[0];
+      if (live.length === 1 && only) return { kind: 'Pause', member: only.name };
+      return wait(Reasons.MemberNotReady, 'no member answers; pausing needs one member left first');
+    },
+  },
+  {
+    // A recorded cluster id means the cluster existed; starting an empty one under the same name would
+    // make clients see revisions go backwards, so that is left to a person.
+    name: 'bootstrapWhenNothingExists',
+    run: (c) => {
+      const anyData = c.observed.kube.some((k) => dataKept(k, c.desired.medium) || podLive(k));
+      if (anyData) return undefined;
+      if (c.observed.recorded.clusterId !== undefined) {
+        return wait(
+          Reasons.AllMembersLost,
+          `every member's data is gone (cluster ${c.observed.recorded.clusterId})`,
+        );
+      }
+      return { kind: 'Bootstrap', member: memberName(c.desired.cluster, 0) };
+    },
+  },
+  {
+    name: 'startPodsOnKeptData',
+    run: (c) => {
+      const idle = c.observed.kube.filter(
+        (k) => dataKept(k, c.desired.medium) && !podLive(k) && !k.pod?.terminating,
+      );
+      const member = preferRecorded(
+        c,
+        idle.map((k) => k.name),
+      );
+      if (member === undefined) return undefined;
+      if (c.observed.kube.some((k) => podLive(k))) return { kind: 'RecreatePod', member };
+      // Nothing runs. A bootstrap that never reported a cluster id runs again (its seed is started with
+      // `new`, which etcd ignores on a data dir that already has data); a paused cluster resumes; any
+      // other cluster lost all its Pods at once and heals.
+      if (c.observed.recorded.clusterId === undefined) return { kind: 'Bootstrap', member };
+      return c.observed.recorded.paused ? { kind: 'Resume', member } : { kind: 'RecreatePod', member };
+    },
+  },
+  {
+    name: 'waitForMembersToAnswer',
+    run: (c) =>
+      c.observed.kube.some((k) => k.pod?.terminating)
+        ? wait(Reasons.WaitingForDeletion, 'a member Pod is being deleted')
+        : wait(Reasons.MemberNotReady, 'member Pods run but no member answers yet'),
+  },
+];
+
+function runChain<C>(chain: Check<C>[], context: C): Decision {
+  for (const check of chain) {
+    const step = check.run(context);
+    if (step) return { check: check.name, step };
+  }
+  throw new Error('plan: the last check of a chain always decides');
+}
+
+/** Whether the step starts an etcd process, which needs an image for spec.version. */
+export function startsPod(step: Step): boolean {
+  return ['Bootstrap', 'AddMember', 'RecreatePod', 'Resume'].includes(step.kind);
+}
+
+/**
+ * The next step for this cluster. Call it after every observation; it assumes nothing about earlier
+ * steps, so a crash between any two effects is recovered by observing and planning again.
+ */
+export function plan(desired: Desired, observed: Observed): Decision {
+  const decision = observed.etcd
+    ? runChain(withEtcdChain, withEtcdContext(desired, observed, observed.etcd))
+    : runChain(withoutEtcdChain, { desired, observed });
+  if (!desired.versionKnown && startsPod(decision.step)) {
+    return {
+      check: 'versionHasImage',
+      step: wait(
+        Reasons.UnknownVersion,
+        `no image is known for the requested etcd version; ${describeStep(decision.step)} waits`,
+      ),
+    };
+  }
+  return decision;
+}
+
+function withEtcdContext(desired: Desired, observed: Observed, etcd: EtcdView): WithEtcd {
+  const kube = new Map(observed.kube.map((k) => [k.name, k]));
+  // Healthy means "votes now": a member marked data-lost still votes until it is removed, so it counts
+  // for quorum even though it is about to go.
+  const members: Member[] = etcd.members.map((m) => ({
+    ...m,
+    state: memberState(m, kube.get(m.name), desired.medium),
+    healthy: m.started && m.reachable && podLive(kube.get(m.name)),
+    ordinal: ordinalFor(desired.cluster, m.name),
+  }));
+  const voters = members.filter((m) => !m.isLearner);
+  return {
+    desired,
+    observed,
+    etcd,
+    target: Math.max(desired.replicas, 1),
+    members,
+    voters,
+    learners: members.filter((m) => m.isLearner),
+    leader: members.find((m) => m.id === etcd.leaderId),
+    hasQuorum: voters.filter((m) => m.healthy).length >= quorum(voters.length),
+  };
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Operations and readable text
+
+/**
+ * The operation a step starts when no operation runs. Removals toward replicas 0 belong to Pause, so
+ * `pause` is what a person sees in the Temporal UI from the first removal on.
+ */
+export function operationFor(step: ActionStep, desiredReplicas: number): OperationType {
+  switch (step.kind) {
+    case 'Bootstrap':
+      return 'Bootstrap';
+    case 'Resume':
+      return 'Resume';
+    case 'Pause':
+      return 'Pause';
+    case 'AddMember':
+    case 'PromoteLearner':
+      return 'ScaleUp';
+    case 'RemoveMember':
+    case 'MoveLeader':
+      if (step.reason !== 'ScaleDown') return 'Heal';
+      return desiredReplicas === 0 ? 'Pause' : 'ScaleDown';
+    case 'RecreatePod':
+    case 'DeleteOrphan':
+      return 'Heal';
+  }
+}
+
+// Steps a running operation takes on itself instead of ending: bootstrap and resume grow to size, heal
+// re-adds the member it removed.
+const alsoContinues: Record<OperationType, readonly StepKind[]> = {
+  Bootstrap: ['AddMember', 'PromoteLearner'],
+  Resume: ['AddMember', 'PromoteLearner', 'RecreatePod'],
+  Heal: ['AddMember', 'PromoteLearner'],
+  ScaleUp: [],
+  ScaleDown: [],
+  Pause: [],
+};
+
+/**
+ * Whether a running operation should take this step itself. On a Wait it keeps waiting (its progress
+ * deadline bounds that); on None, or a step it does not continue with, it ends Succeeded and the cluster
+ * workflow starts the next operation.
+ */
+export function continuesOperation(operation: OperationType, step: Step, desiredReplicas: number): boolean {
+  if (step.kind === 'Wait' || step.kind === 'None') return false;
+  return operationFor(step, desiredReplicas) === operation || alsoContinues[operation].includes(step.kind);
+}
+
+const removeWhy: Record<RemoveReason, string> = {
+  ScaleDown: 'scale down',
+  DataLost: 'its data is lost',
+  Zombie: 'it never started and nothing runs it',
+};
+
+/** One line for the Temporal UI's current details and status.currentOperation.step. */
+export function describeStep(step: Step): string {
+  switch (step.kind) {
+    case 'Bootstrap':
+      return `start seed member ${step.member}`;
+    case 'AddMember':
+      return `add member ${step.member} as a learner`;
+    case 'PromoteLearner':
+      return `promote learner ${step.member} to voter`;
+    case 'RemoveMember':
+      return `remove member ${step.member} (${removeWhy[step.reason]})`;
+    case 'MoveLeader':
+      return `move leadership from ${step.from.name} to ${step.to.name} before removing ${step.from.name}`;
+    case 'RecreatePod':
+      return `recreate the Pod of ${step.member} on its kept data`;
+    case 'DeleteOrphan':
+      return `delete the Pod and claim of ${step.member}, which etcd does not list`;
+    case 'Pause':
+      return `stop ${step.member} and keep its claim`;
+    case 'Resume':
+      return `start ${step.member} again from its kept claim`;
+    case 'Wait':
+      return `wait (${step.reason}): ${step.message}`;
+    case 'None':
+      return step.message;
+  }
+}
+
+/** The static summary of an operation workflow, e.g. "scale default/main 3 -> 5". */
+export function summarize(
+  operation: OperationType,
+  cluster: { namespace: string; name: string },
+  from: number,
+  to: number,
+  first?: ActionStep,
+): string {
+  const ref = `${cluster.namespace}/${cluster.name}`;
+  switch (operation) {
+    case 'Bootstrap':
+      return `bootstrap ${ref} with ${to} member${to === 1 ? '' : 's'}`;
+    case 'ScaleUp':
+    case 'ScaleDown':
+      return `scale ${ref} ${from} -> ${to}`;
+    case 'Pause':
+      return `pause ${ref} ${from} -> 0`;
+    case 'Resume':
+      return `resume ${ref} 0 -> ${to}`;
+    case 'Heal':
+      return first ? `heal ${ref}: ${describeStep(first)}` : `heal ${ref}`;
+  }
+}
