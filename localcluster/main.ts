@@ -69,7 +69,6 @@ function requireTools(): string {
 /** Runs a stack in this process until SIGINT/SIGTERM; used by `start` (foreground) and `daemon` (detached by `up`). */
 async function runInForeground(layout: StackLayout, cli: Cli, onReady: (stack: RunningStack) => void): Promise<void> {
   let stack: RunningStack | undefined;
-  let stopping = false;
   const stopSignal = new Promise<NodeJS.Signals>((res) => {
     process.once('SIGINT', () => res('SIGINT'));
     process.once('SIGTERM', () => res('SIGTERM'));
@@ -77,17 +76,15 @@ async function runInForeground(layout: StackLayout, cli: Cli, onReady: (stack: R
   const started = startStack({ layout, tools: toolPaths(requireTools()), nodes: processNodeRuntime, withOperator: cli.withOperator, log: stamp });
   const first = await Promise.race([started.then((s) => ({ kind: 'ready' as const, s })), stopSignal.then((sig) => ({ kind: 'signal' as const, sig }))]);
   if (first.kind === 'signal') {
-    stopping = true;
     stamp(`stack: ${first.sig} during start-up; stopping what was started`);
     stack = await started.catch(() => undefined);
   } else {
     stack = first.s;
     onReady(stack);
     const sig = await stopSignal;
-    stopping = true;
     stamp(`stack: ${sig}, stopping`);
   }
-  if (stopping && stack) await stack.stop();
+  if (stack) await stack.stop();
   rmSync(layout.paths.stackJson, { force: true });
   rmSync(layout.paths.envSh, { force: true });
   stamp('stack: stopped');
