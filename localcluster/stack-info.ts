@@ -1,5 +1,6 @@
 // The machine-readable description of a running stack (`<stateDir>/stack.json`): what tests, `up` and `down` read; written only by the process that owns the stack.
 import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 
 export interface StackInfo {
   version: 1;
@@ -38,5 +39,20 @@ export function readStackInfo(path: string): StackInfo | undefined {
     return parsed.version === 1 ? parsed : undefined;
   } catch {
     return undefined;
+  }
+}
+
+/** For tests and tools: the running default stack (or the one named by ETCD_CONDUCTOR_STACK_JSON), or a clear error. */
+export function requireStackInfo(path: string = process.env.ETCD_CONDUCTOR_STACK_JSON ?? join(repoRoot(), '.local', 'stack.json')): StackInfo {
+  const info = readStackInfo(path);
+  if (info?.phase !== 'ready') throw new Error(`no ready local stack at ${path}; run \`npm run up\` first`);
+  return info;
+}
+
+/** The folder holding the project's package.json, from source (ts-jest) and from dist/ alike. */
+export function repoRoot(from: string = __dirname): string {
+  for (let dir = from; ; dir = dirname(dir)) {
+    if (existsSync(join(dir, 'package.json')) && existsSync(join(dir, 'localcluster'))) return dir;
+    if (dirname(dir) === dir) throw new Error(`no project root above ${from}`);
   }
 }
