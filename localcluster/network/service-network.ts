@@ -1,0 +1,157 @@
+// Once per stack: serves Service names through a managed /etc/hosts block and ClusterIP ports through loopback forwarders; stop() removes both.
+import { createHash } from 'node:crypto';
+import { readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { CoreV1Api, DiscoveryV1Api, KubeConfig } from '@kubernetes/client-node';
+import type { V1EndpointSlice, V1Service } from '@kubernetes/client-node';
+import { startRestartingInformer } from '../node/restarting-informer';
+import { renderHostsBlock, spliceHostsBlock } from './hosts-block';
+import { isLoopback, planServices } from './service-plan';
+import type { ServiceView, SliceView } from './service-plan';
+import { startTcpForwarder } from './tcp-forwarder';
+import type { TcpForwarder } from './tcp-forwarder';
+
+export interface ServiceNetworkOptions {
+  kubeconfigPath: string;
+  /** Names this stack's hosts block; defaults to a hash of stateDir. */
+  stackId?: string;
+  stateDir?: string;
+  /** Loopback address for a ClusterIP Service whose clusterIP is not loopback; without it such Services are skipped. */
+  allocateServiceIp?: () => string;
+  releaseServiceIp?: (ip: string) => void;
+  /** Defaults to /etc/hosts. */
+  hostsPath?: string;
+  log: (line: string) => void;
+}
+
+export interface ServiceNetwork {
+  stop(): Promise<void>;
+}
+
+const LABEL_SERVICE_NAME = 'kubernetes.io/service-name';
+
+function serviceView(s: V1Service): ServiceView {
+  return {
+    namespace: s.metadata?.namespace ?? '',
+    name: s.metadata?.name ?? '',
+    uid: s.metadata?.uid ?? '',
+    clusterIP: s.spec?.clusterIP ?? '',
+    type: s.spec?.type ?? 'ClusterIP',
+    publishNotReadyAddresses: s.spec?.publishNotReadyAddresses ?? false,
+    ports: (s.spec?.ports ?? []).map((p) => ({ name: p.name ?? '', port: p.port, protocol: p.protocol ?? 'TCP' })),
+  };
+}
+
+function sliceView(s: V1EndpointSlice): SliceView {
+  return {
+    namespace: s.metadata?.namespace ?? '',
+    serviceName: s.metadata?.labels?.[LABEL_SERVICE_NAME] ?? '',
+    ports: (s.ports ?? []).map((p) => ({ name: p.name ?? '', port: p.port ?? 0, protocol: p.protocol ?? 'TCP' })),
+    endpoints: (s.endpoints ?? []).map((e) => ({ addresses: e.addresses, ready: e.conditions?.ready !== false, ...(e.hostname ? { hostname: e.hostname } : {}) })),
+  };
+}
+
+/** Rewrites the hosts file atomically (temp file + rename in the same directory). */
+function writeHostsBlock(path: string, stackId: string, block: string | undefined): void {
+  const current = readFileSync(path, 'utf8');
+  const next = spliceHostsBlock(current, stackId, block);
+  if (next === current) return;
+  const tmp = join(dirname(path), `.hosts.${stackId}.${process.pid}.tmp`);
+  writeFileSync(tmp, next, { mode: 0o644 });
+  renameSync(tmp, path);
+}
+
+export async function startServiceNetwork(options: ServiceNetworkOptions): Promise<ServiceNetwork> {
+  const stackId = options.stackId ?? createHash('sha256').update(options.stateDir ?? options.kubeconfigPath).digest('hex').slice(0, 12);
+  const hostsPath = options.hostsPath ?? '/etc/hosts';
+  const log = (line: string): void => options.log(`service network: ${line}`);
+  const kc = new KubeConfig();
+  kc.loadFromFile(options.kubeconfigPath);
+  const core = kc.makeApiClient(CoreV1Api);
+  const discovery = kc.makeApiClient(DiscoveryV1Api);
+  const allocated = new Map<string, string>();
+  const forwarders = new Map<string, { listen: string; fwd: TcpForwarder }>();
+  let lastBlock: string | undefined;
+  let stopped = false;
+  let timer: NodeJS.Timeout | undefined;
+  let running: Promise<void> = Promise.resolve();
+
+  const serviceIp = (svc: ServiceView): string | undefined => {
+    if (isLoopback(svc.clusterIP)) return svc.clusterIP;
+    if (options.allocateServiceIp === undefined) return undefined;
+    let ip = allocated.get(svc.uid);
+    if (ip === undefined) {
+      ip = options.allocateServiceIp();
+      allocated.set(svc.uid, ip);
+    }
+    return ip;
+  };
+
+  const reconcile = async (): Promise<void> => {
+    if (stopped) return;
+    const services = serviceInformer.list().map(serviceView);
+    const plan = planServices(services, sliceInformer.list().map(sliceView), serviceIp);
+    const live = new Set(services.map((s) => s.uid));
+    for (const [uid, ip] of allocated) {
+      if (live.has(uid)) continue;
+      allocated.delete(uid);
+      options.releaseServiceIp?.(ip);
+    }
+    const wanted = new Map(plan.forwarders.map((f) => [f.key, f]));
+    for (const [key, f] of forwarders) {
+      const w = wanted.get(key);
+      if (w === undefined || `${w.listenIp}:${w.listenPort}` !== f.listen) {
+        forwarders.delete(key);
+        await f.fwd.close();
+      }
+    }
+    for (const f of plan.forwarders) {
+      let entry = forwarders.get(f.key);
+      if (entry === undefined) {
+        try {
+          entry = { listen: `${f.listenIp}:${f.listenPort}`, fwd: await startTcpForwarder(f.listenIp, f.listenPort, log) };
+          forwarders.set(f.key, entry);
+        } catch (e) {
+          log(`cannot forward ${f.key} on ${f.listenIp}:${f.listenPort}: ${e instanceof Error ? e.message : String(e)}`);
+          continue;
+        }
+      }
+      entry.fwd.setTargets(f.targets);
+    }
+    const block = renderHostsBlock(stackId, plan.hosts);
+    if (block !== lastBlock) {
+      writeHostsBlock(hostsPath, stackId, block);
+      lastBlock = block;
+    }
+  };
+  const schedule = (): void => {
+    if (stopped) return;
+    clearTimeout(timer);
+    timer = setTimeout(() => {
+      running = running.then(reconcile).catch((e: unknown) => log(`reconcile failed: ${e instanceof Error ? e.message : String(e)}`));
+    }, 100);
+  };
+  const serviceInformer = startRestartingInformer<V1Service>({ kc, path: '/api/v1/services', list: () => core.listServiceForAllNamespaces(), onEvent: schedule, log });
+  const sliceInformer = startRestartingInformer<V1EndpointSlice>({
+    kc,
+    path: '/apis/discovery.k8s.io/v1/endpointslices',
+    list: () => discovery.listEndpointSliceForAllNamespaces(),
+    onEvent: schedule,
+    log,
+  });
+  const resync = setInterval(schedule, 30_000);
+  log(`managing the "${stackId}" block of ${hostsPath}`);
+  return {
+    stop: async () => {
+      stopped = true;
+      clearTimeout(timer);
+      clearInterval(resync);
+      await Promise.all([serviceInformer.stop(), sliceInformer.stop()]);
+      await running;
+      await Promise.all([...forwarders.values()].map((f) => f.fwd.close()));
+      forwarders.clear();
+      for (const ip of allocated.values()) options.releaseServiceIp?.(ip);
+      writeHostsBlock(hostsPath, stackId, undefined);
+    },
+  };
+}
