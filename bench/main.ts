@@ -1,0 +1,31 @@
+// `npm run bench`: runs the bench sections (all, or those named on the command line) and prints one table of figures; never fails on a time.
+import { localStackSection } from './local-stack';
+import { formatTable, type BenchSection, type Figure } from './section';
+
+const SECTIONS: BenchSection[] = [localStackSection];
+
+async function main(argv: string[]): Promise<number> {
+  const wanted = argv.length > 0 ? SECTIONS.filter((s) => argv.includes(s.name)) : SECTIONS;
+  if (wanted.length === 0) {
+    console.error(`unknown section(s) ${argv.join(', ')}; sections: ${SECTIONS.map((s) => s.name).join(', ')}`);
+    return 2;
+  }
+  const rows: Array<{ section: string } & Figure> = [];
+  for (const section of wanted) {
+    try {
+      rows.push(...(await section.run((line) => console.log(line))).map((f) => ({ section: section.name, ...f })));
+    } catch (e) {
+      rows.push({ section: section.name, name: 'section failed', value: undefined, unit: '', note: e instanceof Error ? e.message.split('\n')[0] : String(e) });
+    }
+  }
+  console.log(`\n${formatTable(rows)}`);
+  return 0;
+}
+
+main(process.argv.slice(2)).then(
+  (code) => process.exit(code),
+  (e: unknown) => {
+    console.error(e);
+    process.exit(1);
+  },
+);
