@@ -197,12 +197,12 @@ interface Member extends EtcdMemberView {
   ordinal: number;
 }
 
-function podLive(k: KubeMemberView | undefined): boolean {
+export function podLive(k: KubeMemberView | undefined): boolean {
   const pod = k?.pod;
   return pod !== undefined && !pod.terminating && pod.phase !== 'Failed' && pod.phase !== 'Succeeded';
 }
 
-function dataKept(k: KubeMemberView | undefined, medium: StorageMedium): boolean {
+export function dataKept(k: KubeMemberView | undefined, medium: StorageMedium): boolean {
   if (medium === 'Memory') return podLive(k);
   return k?.claim !== undefined && !k.claim.terminating && !k.claim.dataLost;
 }

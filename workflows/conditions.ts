@@ -1,0 +1,266 @@
+// Computes EtcdCluster status from an observation and the running operation; lastTransitionTime moves only when a condition flips.
+//
+// Pure: `now` comes in as a parameter (the workflow passes its deterministic clock), so the same inputs
+// always give the same status, and `statusChanged` lets the caller skip writes that would change nothing.
+import { ConditionTypes, Reasons } from '../crds/conditions';
+import type { ConditionType, Reason } from '../crds/conditions';
+import type {
+  Condition,
+  ConditionStatus,
+  CurrentOperation,
+  EtcdClusterStatus,
+  LastOperation,
+  MemberStatus,
+  OperationResult,
+  OperationType,
+} from '../crds/etcd-cluster';
+import { memberOrdinal } from '../crds/labels';
+import { currentSize, memberState, operationFor, podLive, quorum } from './plan';
+import type { Decision, Desired, EtcdMemberView, KubeMemberView, Observed } from './plan';
+
+export interface StatusInput {
+  /** metadata.generation of the spec these inputs were computed for. */
+  generation: number;
+  desired: Desired;
+  observed: Observed;
+  /** The latest plan for this observation. */
+  decision: Decision;
+  currentOperation?: CurrentOperation;
+  lastOperation?: LastOperation;
+  /**
+   * The last operation stopped short (deadline, cancel, failure) and the cluster starts nothing until the
+   * spec changes or the retry annotation is set.
+   */
+  halted: boolean;
+  selector: string;
+  clientEndpoint: string;
+  previous?: EtcdClusterStatus;
+  /** RFC 3339, from the workflow's clock. */
+  now: string;
+}
+
+const progressingReason: Record<OperationType, Reason> = {
+  Bootstrap: Reasons.Bootstrapping,
+  ScaleUp: Reasons.ScalingUp,
+  ScaleDown: Reasons.ScalingDown,
+  Heal: Reasons.Healing,
+  Pause: Reasons.Pausing,
+  Resume: Reasons.Resuming,
+};
+
+const haltedReason: Record<Exclude<OperationResult, 'Succeeded'>, Reason> = {
+  DeadlineExceeded: Reasons.ProgressDeadlineExceeded,
+  Cancelled: Reasons.OperationCancelled,
+  Failed: Reasons.OperationFailed,
+};
+
+/** A member is ready when it answers from a live Pod; a voter's Pod must also be Ready (learners fail /readyz by design). */
+export function memberReady(m: EtcdMemberView, k: KubeMemberView | undefined): boolean {
+  return m.started && m.reachable && podLive(k) && (m.isLearner || k?.pod?.ready === true);
+}
+
+type Verdict = { status: ConditionStatus; reason: Reason; message: string };
+
+function members(input: StatusInput): MemberStatus[] {
+  const { observed, previous, desired } = input;
+  const ordinal = (name: string) => memberOrdinal(desired.cluster, name) ?? Number.MAX_SAFE_INTEGER;
+  const byName = (a: MemberStatus, b: MemberStatus) =>
+    ordinal(a.name) - ordinal(b.name) || a.id.localeCompare(b.id);
+  const kube = new Map(observed.kube.map((k) => [k.name, k]));
+  if (!observed.etcd) {
+    // Without etcd's answer the last known members stay listed while something of theirs exists (a paused
+    // cluster shows its kept member), but none is ready or leads.
+    return (previous?.members ?? [])
+      .filter((m) => kube.has(m.name))
+      .map((m) => ({ ...m, ready: false, leader: false }))
+      .sort(byName);
+  }
+  const leaderId = observed.etcd.leaderId;
+  return observed.etcd.members
+    .map((m): MemberStatus => {
+      const status: MemberStatus = {
+        id: m.id,
+        name: m.name,
+        role: m.isLearner ? 'learner' : 'voter',
+        ready: memberReady(m, kube.get(m.name)),
+        leader: m.id === leaderId,
+      };
+      if (m.version !== undefined) status.version = m.version;
+      return status;
+    })
+    .sort(byName);
+}
+
+function available(input: StatusInput): Verdict {
+  const { observed, decision, desired } = input;
+  const etcd = observed.etcd;
+  if (!etcd) {
+    if (decision.step.kind === 'None' && decision.step.reason === Reasons.Paused) {
+      return { status: 'False', reason: Reasons.Paused, message: 'paused by replicas 0; the data is kept' };
+    }
+    if (observed.recorded.paused && desired.replicas > 0) {
+      return { status: 'False', reason: Reasons.Paused, message: 'resuming from the kept claim' };
+    }
+    if (observed.recorded.clusterId === undefined) {
+      return { status: 'False', reason: Reasons.Bootstrapping, message: 'the cluster has not answered yet' };
+    }
+    if (decision.step.kind === 'Wait' && decision.step.reason === Reasons.AllMembersLost) {
+      return { status: 'False', reason: Reasons.AllMembersLost, message: decision.step.message };
+    }
+    return { status: 'False', reason: Reasons.QuorumLost, message: 'no member answers' };
+  }
+  const voters = etcd.members.filter((m) => !m.isLearner);
+  const kube = new Map(observed.kube.map((k) => [k.name, k]));
+  const voting = voters.filter((m) => m.started && m.reachable && podLive(kube.get(m.name))).length;
+  const needed = quorum(voters.length);
+  const message = `${voting} of ${voters.length} voters answer; ${needed} needed`;
+  return voting >= needed
+    ? { status: 'True', reason: Reasons.ClusterAvailable, message }
+    : { status: 'False', reason: Reasons.QuorumLost, message };
+}
+
+function degraded(input: StatusInput, availability: Verdict): Verdict {
+  const { observed, desired } = input;
+  const etcd = observed.etcd;
+  if (
+    availability.reason === Reasons.Paused ||
+    availability.reason === Reasons.Bootstrapping ||
+    availability.reason === Reasons.AllMembersLost
+  ) {
+    const status: ConditionStatus = availability.reason === Reasons.AllMembersLost ? 'True' : 'False';
+    return { status, reason: availability.reason, message: availability.message };
+  }
+  if (availability.status === 'False')
+    return { status: 'True', reason: Reasons.QuorumLost, message: availability.message };
+  const kube = new Map(observed.kube.map((k) => [k.name, k]));
+  const all = etcd?.members ?? [];
+  const lost = all.filter((m) => {
+    const state = memberState(m, kube.get(m.name), desired.medium);
+    return state === 'lost' || state === 'zombie';
+  });
+  if (lost.length > 0) {
+    return {
+      status: 'True',
+      reason: Reasons.MemberDataLost,
+      message: `${lost.map((m) => m.name).join(', ')} must be replaced`,
+    };
+  }
+  // A learner that is still catching up is the normal course of a scale up, not a degradation.
+  const unready = all.filter((m) => !m.isLearner && !memberReady(m, kube.get(m.name)));
+  if (unready.length > 0) {
+    return {
+      status: 'True',
+      reason: Reasons.MemberNotReady,
+      message: `${unready.map((m) => m.name).join(', ')} not ready`,
+    };
+  }
+  return { status: 'False', reason: Reasons.MembersHealthy, message: `${all.length} members healthy` };
+}
+
+function progressing(input: StatusInput): Verdict {
+  const { currentOperation, lastOperation, halted, decision, desired } = input;
+  if (currentOperation) {
+    return {
+      status: 'True',
+      reason: progressingReason[currentOperation.type],
+      message: currentOperation.step ?? `${currentOperation.type} running`,
+    };
+  }
+  if (halted && lastOperation && lastOperation.result !== 'Succeeded') {
+    return {
+      status: 'False',
+      reason: haltedReason[lastOperation.result],
+      message: `${lastOperation.type} ${lastOperation.workflowId}: ${lastOperation.message ?? lastOperation.result}; change the spec or set the retry annotation`,
+    };
+  }
+  const step = decision.step;
+  if (step.kind === 'Wait' || step.kind === 'None')
+    return { status: 'False', reason: step.reason, message: step.message };
+  // A step is planned and its operation is about to start.
+  return {
+    status: 'True',
+    reason: progressingReason[operationFor(step, desired.replicas)],
+    message: 'starting',
+  };
+}
+
+/**
+ * Sets `next` in the list the way metav1 does: lastTransitionTime changes only when the status flips, so
+ * a new reason or message alone does not look like a transition.
+ */
+export function setCondition(
+  conditions: readonly Condition[] | undefined,
+  next: Omit<Condition, 'lastTransitionTime'>,
+  now: string,
+): Condition[] {
+  const list = [...(conditions ?? [])];
+  const index = list.findIndex((c) => c.type === next.type);
+  const old = index >= 0 ? list[index] : undefined;
+  const condition: Condition = {
+    ...next,
+    lastTransitionTime: old && old.status === next.status ? old.lastTransitionTime : now,
+  };
+  if (index >= 0) list[index] = condition;
+  else list.push(condition);
+  return list;
+}
+
+export function findCondition(
+  status: EtcdClusterStatus | undefined,
+  type: ConditionType,
+): Condition | undefined {
+  return status?.conditions?.find((c) => c.type === type);
+}
+
+/** The whole status for this observation; write it only when `statusChanged(previous, result)`. */
+export function computeStatus(input: StatusInput): EtcdClusterStatus {
+  const { previous, observed, generation, now } = input;
+  const availability = available(input);
+  const verdicts: [ConditionType, Verdict][] = [
+    [ConditionTypes.Available, availability],
+    [ConditionTypes.Progressing, progressing(input)],
+    [ConditionTypes.Degraded, degraded(input, availability)],
+  ];
+  let conditions = previous?.conditions ?? [];
+  for (const [type, v] of verdicts) {
+    conditions = setCondition(conditions, { type, ...v, observedGeneration: generation }, now);
+  }
+  const memberList = members(input);
+  const status: EtcdClusterStatus = {
+    observedGeneration: generation,
+    replicas: currentSize(observed),
+    readyReplicas: memberList.filter((m) => m.role === 'voter' && m.ready).length,
+    selector: input.selector,
+    clientEndpoint: input.clientEndpoint,
+    members: memberList,
+    conditions,
+  };
+  const clusterId = observed.etcd?.clusterId ?? previous?.clusterId ?? observed.recorded.clusterId;
+  if (clusterId !== undefined) status.clusterId = clusterId;
+  if (input.currentOperation) status.currentOperation = input.currentOperation;
+  if (input.lastOperation) status.lastOperation = input.lastOperation;
+  return status;
+}
+
+// Key order and absent-versus-undefined must not count as a change, or every pass would write status.
+function canonical(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(canonical);
+  if (value !== null && typeof value === 'object') {
+    return Object.fromEntries(
+      Object.entries(value)
+        .filter(([, v]) => v !== undefined)
+        .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+        .map(([k, v]) => [k, canonical(v)]),
+    );
+  }
+  return value;
+}
+
+export function equalStatus(a: EtcdClusterStatus | undefined, b: EtcdClusterStatus | undefined): boolean {
+  return JSON.stringify(canonical(a ?? {})) === JSON.stringify(canonical(b ?? {}));
+}
+
+/** Whether writing `next` would change anything a reader can see. */
+export function statusChanged(previous: EtcdClusterStatus | undefined, next: EtcdClusterStatus): boolean {
+  return !equalStatus(previous, next);
+}
