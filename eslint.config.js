@@ -21,7 +21,7 @@ module.exports = tseslint.config(
         { selector: "CallExpression[callee.object.name='process'][callee.property.name='exit']", message: 'Only a main.ts may exit the process.' },
       ],
     },
-    settings: { 'import-x/resolver': { typescript: false, node: { extensions: ['.ts', '.js'] } } },
+    settings: { 'import-x/resolver': { node: { extensions: ['.ts', '.js'] } } },
   },
   {
     files: ['**/main.ts', 'bench/**/*.ts', 'test/**/*.ts'],

@@ -1,0 +1,270 @@
+// The cluster's side effects, one idempotent external effect per activity; each looks before it acts.
+import { ApplicationFailure } from '@temporalio/common';
+import type { KubernetesObject } from '@kubernetes/client-node';
+import { FailureTypes } from '../crds/conditions';
+import type { EtcdClusterSpec, EtcdClusterStatus } from '../crds/etcd-cluster';
+import { API_VERSION, ETCD_CLUSTER } from '../crds/etcd-cluster';
+import { Labels } from '../crds/labels';
+import type { EtcdAdmin } from './etcd-admin';
+import type { KubeObjects } from './kube-objects';
+import type { ClusterRef, MemberRole } from './member-manifests';
+import {
+  claimName,
+  clientService,
+  disruptionBudget,
+  initialCluster,
+  memberClaim,
+  memberClientURL,
+  memberFromPeerURL,
+  memberPeerURL,
+  memberPod,
+  peerService,
+} from './member-manifests';
+import type { EventRecorder } from './event-recorder';
+import type { ClusterObservation, EtcdMemberObservation, KubeMemberObservation } from './observation';
+
+export interface ActivityDeps {
+  kube: KubeObjects;
+  etcd: EtcdAdmin;
+  events: EventRecorder;
+  /** The image for an etcd version, or undefined when none is known for it. */
+  imageFor: (version: string) => string | undefined;
+}
+
+interface PodLike extends KubernetesObject {
+  metadata?: KubernetesObject['metadata'] & { deletionTimestamp?: Date | string };
+  status?: {
+    phase?: string;
+    conditions?: { type: string; status: string }[];
+    containerStatuses?: { state?: { waiting?: { reason?: string; message?: string } }; restartCount?: number }[];
+  };
+}
+
+const podRef = (ref: ClusterRef, name: string) => ({ apiVersion: 'v1', kind: 'Pod', namespace: ref.namespace, name });
+const claimRef = (ref: ClusterRef, member: string) => ({
+  apiVersion: 'v1',
+  kind: 'PersistentVolumeClaim',
+  namespace: ref.namespace,
+  name: claimName(member),
+});
+const clusterObjectRef = (ref: ClusterRef) => ({
+  apiVersion: API_VERSION,
+  kind: ETCD_CLUSTER.kind,
+  namespace: ref.namespace,
+  name: ref.name,
+});
+
+export function createActivities(deps: ActivityDeps) {
+  const { kube, etcd } = deps;
+
+  async function memberPods(ref: ClusterRef): Promise<PodLike[]> {
+    return kube.list<PodLike>('v1', 'Pod', ref.namespace, `${Labels.cluster}=${ref.name}`);
+  }
+
+  /** Client URLs worth asking cluster-wide questions: voters first, then anything else with a Pod. */
+  async function endpointsOf(ref: ClusterRef): Promise<string[]> {
+    const pods = (await memberPods(ref)).filter((p) => !p.metadata?.deletionTimestamp);
+    const voters = pods.filter((p) => p.metadata?.labels?.[Labels.role] === 'voter');
+    const names = [...voters, ...pods.filter((p) => !voters.includes(p))].map((p) => p.metadata?.name ?? '');
+    return names.filter(Boolean).map((n) => memberClientURL(ref, n));
+  }
+
+  /** Asks each endpoint in turn: one dead member must not hide the others' answer. */
+  async function firstAnswer<T>(endpoints: string[], fn: (endpoint: string) => Promise<T>): Promise<T> {
+    let last: unknown = new Error('no member Pod to ask');
+    for (const endpoint of endpoints) {
+      try {
+        return await fn(endpoint);
+      } catch (err) {
+        last = err;
+      }
+    }
+    throw last;
+  }
+
+  return {
+    /** Reads Pods, claims and etcd's member list and per-member status; never changes anything. */
+    async observeCluster(input: { ref: ClusterRef }): Promise<ClusterObservation> {
+      const { ref } = input;
+      const [pods, claims] = await Promise.all([
+        memberPods(ref),
+        kube.list<KubernetesObject & { metadata?: { deletionTimestamp?: unknown } }>(
+          'v1',
+          'PersistentVolumeClaim',
+          ref.namespace,
+          `${Labels.cluster}=${ref.name}`,
+        ),
+      ]);
+      const kube_: Map<string, KubeMemberObservation> = new Map();
+      const entry = (name: string) => {
+        let e = kube_.get(name);
+        if (!e) kube_.set(name, (e = { name }));
+        return e;
+      };
+      for (const p of pods) {
+        const name = p.metadata?.labels?.[Labels.member];
+        if (!name) continue;
+        const waiting = p.status?.containerStatuses?.[0]?.state?.waiting;
+        entry(name).pod = {
+          phase: (p.status?.phase ?? 'Pending') as NonNullable<KubeMemberObservation['pod']>['phase'],
+          ready: p.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false,
+          terminating: Boolean(p.metadata?.deletionTimestamp),
+          ...(waiting?.reason ? { waitingReason: waiting.reason } : {}),
+          restartCount: p.status?.containerStatuses?.[0]?.restartCount ?? 0,
+          uid: p.metadata?.uid ?? '',
+        };
+      }
+      for (const c of claims) {
+        const name = c.metadata?.labels?.[Labels.member];
+        if (!name) continue;
+        entry(name).claim = {
+          terminating: Boolean(c.metadata?.deletionTimestamp),
+          dataLost: c.metadata?.annotations?.['etcd.conductor.dev/data-lost'] === 'true',
+        };
+      }
+
+      const endpoints = [...kube_.values()]
+        .filter((k) => k.pod && !k.pod.terminating)
+        .map((k) => memberClientURL(ref, k.name));
+      let etcdView: ClusterObservation['etcd'];
+      try {
+        const listed = await firstAnswer(endpoints, async (e) => etcd.listMembersWithHeader([e]));
+        const members: (EtcdMemberObservation & { leaderId?: string })[] = await Promise.all(
+          listed.members.map(async (m) => {
+            const name = memberFromPeerURL(ref, m.peerURLs[0] ?? '') ?? m.name;
+            const base = { id: m.id, name, isLearner: m.isLearner, started: m.name !== '' };
+            try {
+              const s = await etcd.status(memberClientURL(ref, name));
+              return { ...base, reachable: true, raftIndex: s.raftIndex, version: s.version, leaderId: s.leaderId };
+            } catch {
+              return { ...base, reachable: false };
+            }
+          }),
+        );
+        const leaderId = members.find((m) => m.leaderId && m.leaderId !== '0')?.leaderId;
+        etcdView = {
+          clusterId: listed.clusterId,
+          ...(leaderId ? { leaderId } : {}),
+          members: members.map(({ leaderId: _l, ...m }) => m),
+        };
+      } catch {
+        etcdView = undefined;
+      }
+      return { ...(etcdView ? { etcd: etcdView } : {}), kube: [...kube_.values()].sort((a, b) => a.name.localeCompare(b.name)) };
+    },
+
+    /** The headless peer Service, the voters-only client Service and the PodDisruptionBudget. */
+    async ensureClusterObjects(input: { ref: ClusterRef; voters: number }): Promise<void> {
+      const { ref, voters } = input;
+      await kube.createIfAbsent(peerService(ref));
+      await kube.createIfAbsent(clientService(ref));
+      const pdb = disruptionBudget(ref, voters);
+      if ((await kube.createIfAbsent(pdb)) === 'exists') {
+        await kube.mergePatch(
+          { apiVersion: 'policy/v1', kind: 'PodDisruptionBudget', namespace: ref.namespace, name: ref.name },
+          { spec: { minAvailable: pdb.spec.minAvailable } },
+        );
+      }
+    },
+
+    async createMemberClaim(input: { ref: ClusterRef; spec: EtcdClusterSpec; member: string }): Promise<void> {
+      if (input.spec.storage.medium === 'Memory') return;
+      await kube.createIfAbsent(memberClaim(input));
+    },
+
+    /** MemberAddAsLearner with the member's derived peer URL; a retry finds the member it added before. */
+    async addLearner(input: { ref: ClusterRef; member: string }): Promise<{ id: string }> {
+      const endpoints = await endpointsOf(input.ref);
+      const { member } = await etcd.addLearner(endpoints, memberPeerURL(input.ref, input.member));
+      return { id: member.id };
+    },
+
+    /**
+     * Creates the member's Pod. `seed` starts a new cluster of one; `join` and `restart` take the member list
+     * etcd reports now (which must already hold this member), so a Pod created after a crash gets the same
+     * flags it would have had.
+     */
+    async createMemberPod(input: {
+      ref: ClusterRef;
+      spec: EtcdClusterSpec;
+      member: string;
+      mode: 'seed' | 'join' | 'restart';
+    }): Promise<'created' | 'exists'> {
+      const { ref, spec, member, mode } = input;
+      const image = deps.imageFor(spec.version);
+      if (!image) {
+        throw ApplicationFailure.nonRetryable(
+          `no etcd image is known for version ${spec.version}`,
+          FailureTypes.UnknownVersion,
+        );
+      }
+      let cluster = `${member}=${memberPeerURL(ref, member)}`;
+      let role: MemberRole = 'voter';
+      if (mode !== 'seed') {
+        const members = await etcd.listMembers(await endpointsOf(ref));
+        const self = members.find((m) => m.peerURLs.includes(memberPeerURL(ref, member)));
+        if (!self) {
+          throw ApplicationFailure.nonRetryable(
+            `etcd does not list member ${member}; it must be added before its Pod starts`,
+            FailureTypes.MemberMismatch,
+          );
+        }
+        role = self.isLearner ? 'learner' : 'voter';
+        cluster = initialCluster(
+          members.map((m) => ({ name: memberFromPeerURL(ref, m.peerURLs[0] ?? '') ?? m.name, peerURL: m.peerURLs[0] ?? '' })),
+        );
+      }
+      const pod = memberPod({
+        ref,
+        spec,
+        member,
+        role,
+        image,
+        initialClusterState: mode === 'seed' ? 'new' : 'existing',
+        initialCluster: cluster,
+      });
+      return kube.createIfAbsent(pod as KubernetesObject);
+    },
+
+    /** Promotes a learner once etcd agrees it has caught up; `not-caught-up` lets the workflow wait on a timer. */
+    async promoteLearner(input: { ref: ClusterRef; member: string; id: string }) {
+      const result = await etcd.promote(await endpointsOf(input.ref), input.id);
+      if (result === 'promoted') {
+        await kube.mergePatch(podRef(input.ref, input.member), { metadata: { labels: { [Labels.role]: 'voter' } } });
+      }
+      return result;
+    },
+
+    /** Moves leadership from the member at `from` to member `toId`. */
+    async moveLeader(input: { ref: ClusterRef; from: string; toId: string }): Promise<void> {
+      await etcd.moveLeader(memberClientURL(input.ref, input.from), input.toId);
+    },
+
+    async removeMember(input: { ref: ClusterRef; id: string }): Promise<'removed' | 'not-found'> {
+      return etcd.remove(await endpointsOf(input.ref), input.id);
+    },
+
+    async deleteMemberPod(input: { ref: ClusterRef; member: string }): Promise<'deleted' | 'absent'> {
+      return kube.deleteIfPresent(podRef(input.ref, input.member));
+    },
+
+    async deleteMemberClaim(input: { ref: ClusterRef; member: string }): Promise<'deleted' | 'absent'> {
+      return kube.deleteIfPresent(claimRef(input.ref, input.member));
+    },
+
+    /** Writes status through the status subresource; the workflow calls it only when status changed. */
+    async writeStatus(input: { ref: ClusterRef; status: EtcdClusterStatus }): Promise<'written' | 'cluster-gone'> {
+      const current = await kube.read<KubernetesObject>(clusterObjectRef(input.ref));
+      if (!current || current.metadata?.uid !== input.ref.uid) return 'cluster-gone';
+      await kube.mergePatch(clusterObjectRef(input.ref), { status: input.status }, 'status');
+      return 'written';
+    },
+
+    /** A Kubernetes Event on the EtcdCluster, so `kubectl describe` tells what the operator did. */
+    async recordEvent(input: { ref: ClusterRef; type: 'Normal' | 'Warning'; reason: string; message: string }) {
+      await deps.events.record(input);
+    },
+  };
+}
+
+export type ClusterActivities = ReturnType<typeof createActivities>;

@@ -1,0 +1,164 @@
+// Talks to etcd's cluster and maintenance APIs; every call is bounded by a deadline and idempotent by lookup.
+import { Etcd3 } from 'etcd3';
+import type { IOptions } from 'etcd3';
+
+/** A member as etcd reports it. Member ids are uint64: always decimal strings, never numbers. */
+export interface EtcdMember {
+  id: string;
+  /** Empty until the member has started once. */
+  name: string;
+  peerURLs: string[];
+  clientURLs: string[];
+  isLearner: boolean;
+}
+
+/** What one member says about itself through Maintenance.Status. */
+export interface EtcdMemberStatus {
+  endpoint: string;
+  id: string;
+  leaderId: string;
+  version: string;
+  raftIndex: string;
+  raftAppliedIndex: string;
+  dbSize: number;
+  dbSizeInUse: number;
+  isLearner: boolean;
+  errors: string[];
+}
+
+export interface EtcdAdmin {
+  listMembers(endpoints: string[]): Promise<EtcdMember[]>;
+  /** The member list with the cluster id it came from (linearizable: it needs a quorum). */
+  listMembersWithHeader(endpoints: string[]): Promise<{ clusterId: string; members: EtcdMember[] }>;
+  /** Adds a learner with this peer URL, or returns the member that already has it (a retry finds its own work). */
+  addLearner(endpoints: string[], peerURL: string): Promise<{ member: EtcdMember; members: EtcdMember[] }>;
+  /** Promotes a learner; resolves `not-caught-up` while etcd says the learner is not in sync yet. */
+  promote(endpoints: string[], id: string): Promise<'promoted' | 'not-caught-up' | 'not-found'>;
+  /** Removes a member; a member that is already gone counts as removed. */
+  remove(endpoints: string[], id: string): Promise<'removed' | 'not-found'>;
+  /** Asks the current leader (at `leaderEndpoint`) to hand leadership to `targetId`. */
+  moveLeader(leaderEndpoint: string, targetId: string): Promise<void>;
+  status(endpoint: string): Promise<EtcdMemberStatus>;
+  hashKV(endpoint: string): Promise<{ hash: string; compactRevision: string; revision: string }>;
+}
+
+export interface EtcdAdminOptions {
+  /** Per-call deadline; without one a call to a dead member hangs until the dial timeout. */
+  callTimeoutMs?: number;
+  credentials?: IOptions['credentials'];
+}
+
+// etcd returns these while a learner is still catching up; promotion must be retried, never forced.
+const NOT_CAUGHT_UP = /can only promote a learner member which is in sync with leader|learner member not ready/i;
+const MEMBER_NOT_FOUND = /member not found/i;
+
+export function createEtcdAdmin(options: EtcdAdminOptions = {}): EtcdAdmin {
+  const timeout = options.callTimeoutMs ?? 5000;
+
+  // One short-lived client per call: etcd3 load-balances over `hosts` and keeps circuit breakers per host,
+  // which would send per-member RPCs (status, hashKV) to the wrong member and keep broken channels around.
+  async function withClient<T>(hosts: string[], fn: (client: Etcd3) => Promise<T>): Promise<T> {
+    if (hosts.length === 0) throw new Error('no etcd endpoints to talk to');
+    const client = new Etcd3({
+      hosts,
+      dialTimeout: timeout,
+      defaultCallOptions: (ctx) => (ctx.isStream ? {} : { deadline: Date.now() + timeout }),
+      ...(options.credentials ? { credentials: options.credentials } : {}),
+    });
+    try {
+      return await fn(client);
+    } finally {
+      client.close();
+    }
+  }
+
+  const toMember = (m: { ID: string; name: string; peerURLs: string[]; clientURLs: string[]; isLearner: boolean }) => ({
+    id: m.ID,
+    name: m.name,
+    peerURLs: [...m.peerURLs],
+    clientURLs: [...m.clientURLs],
+    isLearner: Boolean(m.isLearner),
+  });
+
+  async function listMembers(endpoints: string[]): Promise<EtcdMember[]> {
+    return withClient(endpoints, async (c) => {
+      const res = await c.cluster.memberList({ linearizable: true });
+      return res.members.map(toMember);
+    });
+  }
+
+  return {
+    listMembers,
+
+    async listMembersWithHeader(endpoints) {
+      return withClient(endpoints, async (c) => {
+        const res = await c.cluster.memberList({ linearizable: true });
+        return { clusterId: res.header.cluster_id, members: res.members.map(toMember) };
+      });
+    },
+
+    async addLearner(endpoints, peerURL) {
+      const before = await listMembers(endpoints);
+      const existing = before.find((m) => m.peerURLs.includes(peerURL));
+      if (existing) return { member: existing, members: before };
+      return withClient(endpoints, async (c) => {
+        const res = await c.cluster.memberAdd({ peerURLs: [peerURL], isLearner: true });
+        return { member: toMember(res.member), members: res.members.map(toMember) };
+      });
+    },
+
+    async promote(endpoints, id) {
+      const members = await listMembers(endpoints);
+      const target = members.find((m) => m.id === id);
+      if (!target) return 'not-found';
+      if (!target.isLearner) return 'promoted';
+      try {
+        await withClient(endpoints, (c) => c.cluster.memberPromote({ ID: id }));
+        return 'promoted';
+      } catch (err) {
+        if (NOT_CAUGHT_UP.test(String((err as Error).message))) return 'not-caught-up';
+        throw err;
+      }
+    },
+
+    async remove(endpoints, id) {
+      try {
+        await withClient(endpoints, (c) => c.cluster.memberRemove({ ID: id }));
+        return 'removed';
+      } catch (err) {
+        if (MEMBER_NOT_FOUND.test(String((err as Error).message))) return 'not-found';
+        throw err;
+      }
+    },
+
+    async moveLeader(leaderEndpoint, targetId) {
+      await withClient([leaderEndpoint], (c) => c.maintenance.moveLeader({ targetID: targetId }));
+    },
+
+    async status(endpoint) {
+      return withClient([endpoint], async (c) => {
+        const s = await c.maintenance.status();
+        return {
+          endpoint,
+          id: s.header.member_id,
+          leaderId: s.leader,
+          version: s.version,
+          raftIndex: s.raftIndex,
+          raftAppliedIndex: s.raftAppliedIndex,
+          dbSize: Number(s.dbSize),
+          dbSizeInUse: Number(s.dbSizeInUse),
+          isLearner: Boolean(s.isLearner),
+          errors: [...(s.errors ?? [])],
+        };
+      });
+    },
+
+    async hashKV(endpoint) {
+      return withClient([endpoint], async (c) => {
+        const h = await c.maintenance.hashKV({ revision: '0' });
+        return { hash: String(h.hash), compactRevision: h.compact_revision, revision: h.header.revision };
+      });
+    },
+  };
+}
+

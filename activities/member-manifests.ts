@@ -1,0 +1,301 @@
+// Builds the Kubernetes objects of a cluster and its members as plain data; every name derives from the member name.
+import type { EtcdClusterSpec } from '../crds/etcd-cluster';
+import { API_VERSION, ETCD_CLUSTER } from '../crds/etcd-cluster';
+import { Labels } from '../crds/labels';
+
+/** The cluster identity every object is built for. */
+export interface ClusterRef {
+  namespace: string;
+  name: string;
+  uid: string;
+}
+
+export const PORTS = { client: 2379, peer: 2380, metrics: 2381 } as const;
+export const DATA_DIR = '/var/lib/etcd';
+const MANAGED_BY = 'etcd-conductor';
+
+export const peerServiceName = (cluster: string) => `${cluster}-peer`;
+export const clientServiceName = (cluster: string) => `${cluster}-client`;
+export const claimName = (member: string) => `data-${member}`;
+
+/** The stable DNS name of a member: its Pod hostname under the headless peer Service. */
+export function memberHost(ref: Pick<ClusterRef, 'namespace' | 'name'>, member: string): string {
+  return `${member}.${peerServiceName(ref.name)}.${ref.namespace}.svc`;
+}
+export const memberPeerURL = (ref: Pick<ClusterRef, 'namespace' | 'name'>, member: string) =>
+  `http://${memberHost(ref, member)}:${PORTS.peer}`;
+export const memberClientURL = (ref: Pick<ClusterRef, 'namespace' | 'name'>, member: string) =>
+  `http://${memberHost(ref, member)}:${PORTS.client}`;
+export const clusterClientEndpoint = (ref: Pick<ClusterRef, 'namespace' | 'name'>) =>
+  `http://${clientServiceName(ref.name)}.${ref.namespace}.svc:${PORTS.client}`;
+
+/** The member name a peer URL built by memberPeerURL belongs to, or undefined for a URL of another shape. */
+export function memberFromPeerURL(ref: Pick<ClusterRef, 'namespace' | 'name'>, url: string): string | undefined {
+  const suffix = `.${peerServiceName(ref.name)}.${ref.namespace}.svc:${PORTS.peer}`;
+  const m = /^https?:\/\/([^/]+)$/.exec(url.replace(/\/$/, ''));
+  if (!m?.[1]?.endsWith(suffix)) return undefined;
+  return m[1].slice(0, -suffix.length);
+}
+
+function ownerReference(ref: ClusterRef) {
+  return {
+    apiVersion: API_VERSION,
+    kind: ETCD_CLUSTER.kind,
+    name: ref.name,
+    uid: ref.uid,
+    controller: true,
+    blockOwnerDeletion: true,
+  };
+}
+
+function commonLabels(cluster: string): Record<string, string> {
+  return {
+    'app.kubernetes.io/name': 'etcd',
+    'app.kubernetes.io/instance': cluster,
+    'app.kubernetes.io/managed-by': MANAGED_BY,
+    [Labels.cluster]: cluster,
+  };
+}
+
+/** Image reference for an etcd version; `repository` is the operator's setting (e.g. quay.io/coreos/etcd). */
+export function etcdImage(repository: string, version: string): string {
+  return `${repository}:v${version}`;
+}
+
+export type MemberRole = 'voter' | 'learner';
+
+export interface MemberPodInput {
+  ref: ClusterRef;
+  spec: EtcdClusterSpec;
+  member: string;
+  role: MemberRole;
+  image: string;
+  /** `new` for the seed member of a fresh cluster; `existing` for every member that joins one. */
+  initialClusterState: 'new' | 'existing';
+  /** name=peerURL pairs of every member etcd lists, this one included. */
+  initialCluster: string;
+}
+
+/** Flags in etcd's `--flag=value` form; the operator's own flags come last so nothing overrides them. */
+export function etcdArgs(input: MemberPodInput): string[] {
+  const { ref, member } = input;
+  const own: Record<string, string> = {
+    name: member,
+    'data-dir': `${DATA_DIR}/data`,
+    'listen-peer-urls': `http://$(POD_IP):${PORTS.peer}`,
+    'listen-client-urls': `http://$(POD_IP):${PORTS.client}`,
+    'listen-metrics-urls': `http://$(POD_IP):${PORTS.metrics}`,
+    'advertise-client-urls': memberClientURL(ref, member),
+    'initial-advertise-peer-urls': memberPeerURL(ref, member),
+    'initial-cluster': input.initialCluster,
+    'initial-cluster-state': input.initialClusterState,
+    // The uid keeps two clusters that reuse a name from ever joining each other's members.
+    'initial-cluster-token': `${ref.namespace}/${ref.name}/${ref.uid}`,
+  };
+  const extra = Object.entries(input.spec.options ?? {})
+    .filter(([k]) => !(k in own))
+    .sort(([a], [b]) => a.localeCompare(b))
+    .map(([k, v]) => `--${k}=${v}`);
+  return [...extra, ...Object.entries(own).map(([k, v]) => `--${k}=${v}`)];
+}
+
+export function memberLabels(input: Pick<MemberPodInput, 'ref' | 'spec' | 'member' | 'role'>): Record<string, string> {
+  return {
+    ...(input.spec.podLabels ?? {}),
+    ...commonLabels(input.ref.name),
+    [Labels.member]: input.member,
+    [Labels.role]: input.role,
+  };
+}
+
+/** Spread members over nodes unless the user said otherwise. */
+function defaultAffinity(cluster: string) {
+  return {
+    podAntiAffinity: {
+      preferredDuringSchedulingIgnoredDuringExecution: [
+        {
+          weight: 100,
+          podAffinityTerm: {
+            topologyKey: 'kubernetes.io/hostname',
+            labelSelector: { matchLabels: { [Labels.cluster]: cluster } },
+          },
+        },
+      ],
+    },
+  };
+}
+
+export function memberPod(input: MemberPodInput) {
+  const { ref, spec, member } = input;
+  const memory = spec.storage.medium === 'Memory';
+  return {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: {
+      name: member,
+      namespace: ref.namespace,
+      labels: memberLabels(input),
+      annotations: { ...(spec.podAnnotations ?? {}) },
+      ownerReferences: [ownerReference(ref)],
+    },
+    spec: {
+      hostname: member,
+      subdomain: peerServiceName(ref.name),
+      restartPolicy: 'Always',
+      automountServiceAccountToken: false,
+      enableServiceLinks: false,
+      terminationGracePeriodSeconds: 30,
+      ...(spec.priorityClassName ? { priorityClassName: spec.priorityClassName } : {}),
+      ...(spec.nodeSelector ? { nodeSelector: spec.nodeSelector } : {}),
+      ...(spec.tolerations ? { tolerations: spec.tolerations } : {}),
+      ...(spec.topologySpreadConstraints ? { topologySpreadConstraints: spec.topologySpreadConstraints } : {}),
+      affinity: spec.affinity ?? defaultAffinity(ref.name),
+      // The restricted Pod Security Standard: non-root, no privilege escalation, no capabilities, RuntimeDefault.
+      securityContext: {
+        runAsNonRoot: true,
+        runAsUser: 65532,
+        runAsGroup: 65532,
+        fsGroup: 65532,
+        seccompProfile: { type: 'RuntimeDefault' },
+      },
+      containers: [
+        {
+          name: 'etcd',
+          image: input.image,
+          command: ['etcd'],
+          args: etcdArgs(input),
+          env: [
+            { name: 'POD_NAME', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } },
+            { name: 'POD_IP', valueFrom: { fieldRef: { fieldPath: 'status.podIP' } } },
+          ],
+          ports: [
+            { name: 'client', containerPort: PORTS.client },
+            { name: 'peer', containerPort: PORTS.peer },
+            { name: 'metrics', containerPort: PORTS.metrics },
+          ],
+          ...(spec.resources ? { resources: spec.resources } : {}),
+          volumeMounts: [{ name: 'data', mountPath: DATA_DIR }],
+          // /livez needs no quorum, so a minority partition does not restart healthy members.
+          livenessProbe: {
+            httpGet: { path: '/livez', port: PORTS.metrics },
+            periodSeconds: 10,
+            timeoutSeconds: 5,
+            failureThreshold: 6,
+          },
+          startupProbe: {
+            httpGet: { path: '/livez', port: PORTS.metrics },
+            periodSeconds: 1,
+            timeoutSeconds: 5,
+            failureThreshold: 300,
+          },
+          // /readyz fails for learners: a learner is never Ready, so promotion must not wait for readiness
+          // (the planner asks etcd instead), and the voters-only client Service never routes to it.
+          readinessProbe: {
+            httpGet: { path: '/readyz', port: PORTS.metrics },
+            periodSeconds: 1,
+            timeoutSeconds: 5,
+            failureThreshold: 3,
+          },
+          securityContext: {
+            allowPrivilegeEscalation: false,
+            readOnlyRootFilesystem: true,
+            runAsNonRoot: true,
+            capabilities: { drop: ['ALL'] },
+          },
+        },
+      ],
+      volumes: [
+        memory
+          ? { name: 'data', emptyDir: { medium: 'Memory', sizeLimit: String(spec.storage.size) } }
+          : { name: 'data', persistentVolumeClaim: { claimName: claimName(member) } },
+      ],
+    },
+  };
+}
+
+export function memberClaim(input: Pick<MemberPodInput, 'ref' | 'spec' | 'member'>) {
+  const { ref, spec, member } = input;
+  return {
+    apiVersion: 'v1',
+    kind: 'PersistentVolumeClaim',
+    metadata: {
+      name: claimName(member),
+      namespace: ref.namespace,
+      labels: { ...commonLabels(ref.name), [Labels.member]: member },
+      ownerReferences: [ownerReference(ref)],
+    },
+    spec: {
+      accessModes: ['ReadWriteOnce'],
+      resources: { requests: { storage: String(spec.storage.size) } },
+      ...(spec.storage.storageClassName ? { storageClassName: spec.storage.storageClassName } : {}),
+    },
+  };
+}
+
+/** Headless Service that gives each member its stable DNS name, learners and unready members included. */
+export function peerService(ref: ClusterRef) {
+  return {
+    apiVersion: 'v1',
+    kind: 'Service',
+    metadata: {
+      name: peerServiceName(ref.name),
+      namespace: ref.namespace,
+      labels: commonLabels(ref.name),
+      ownerReferences: [ownerReference(ref)],
+    },
+    spec: {
+      clusterIP: 'None',
+      publishNotReadyAddresses: true,
+      selector: { [Labels.cluster]: ref.name },
+      ports: [
+        { name: 'client', port: PORTS.client, targetPort: PORTS.client },
+        { name: 'peer', port: PORTS.peer, targetPort: PORTS.peer },
+      ],
+    },
+  };
+}
+
+/** ClusterIP Service for clients: voters only, and of those only the Ready ones. */
+export function clientService(ref: ClusterRef) {
+  return {
+    apiVersion: 'v1',
+    kind: 'Service',
+    metadata: {
+      name: clientServiceName(ref.name),
+      namespace: ref.namespace,
+      labels: commonLabels(ref.name),
+      ownerReferences: [ownerReference(ref)],
+    },
+    spec: {
+      type: 'ClusterIP',
+      selector: { [Labels.cluster]: ref.name, [Labels.role]: 'voter' },
+      ports: [{ name: 'client', port: PORTS.client, targetPort: PORTS.client }],
+    },
+  };
+}
+
+/** Voluntary disruptions may never take more voters than quorum allows. */
+export function disruptionBudget(ref: ClusterRef, voters: number) {
+  return {
+    apiVersion: 'policy/v1',
+    kind: 'PodDisruptionBudget',
+    metadata: {
+      name: ref.name,
+      namespace: ref.namespace,
+      labels: commonLabels(ref.name),
+      ownerReferences: [ownerReference(ref)],
+    },
+    spec: {
+      minAvailable: Math.floor(Math.max(voters, 1) / 2) + 1,
+      selector: { matchLabels: { [Labels.cluster]: ref.name, [Labels.role]: 'voter' } },
+    },
+  };
+}
+
+/** etcd's --initial-cluster value from member names and peer URLs, in a stable order. */
+export function initialCluster(members: { name: string; peerURL: string }[]): string {
+  return [...members]
+    .sort((a, b) => a.name.localeCompare(b.name))
+    .map((m) => `${m.name}=${m.peerURL}`)
+    .join(',');
+}

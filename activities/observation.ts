@@ -1,0 +1,45 @@
+// What observeCluster reports: Kubernetes' and etcd's views of one cluster, as plain serialisable data.
+
+export type PodPhase = 'Pending' | 'Running' | 'Succeeded' | 'Failed' | 'Unknown';
+
+/** The Pod and claim labelled with one member name, either possibly absent. */
+export interface KubeMemberObservation {
+  name: string;
+  pod?: {
+    phase: PodPhase;
+    ready: boolean;
+    terminating: boolean;
+    uid: string;
+    restartCount: number;
+    /** e.g. ErrImagePull or CrashLoopBackOff, when the container waits. */
+    waitingReason?: string;
+  };
+  /** dataLost: the claim carries the etcd.conductor.dev/data-lost annotation. */
+  claim?: { terminating: boolean; dataLost: boolean };
+}
+
+/** One member as etcd's member list and the member's own status describe it. */
+export interface EtcdMemberObservation {
+  /** Decimal uint64 member id. */
+  id: string;
+  /** The operator's name for it, derived from its peer URL (etcd reports no name until it has started). */
+  name: string;
+  isLearner: boolean;
+  /** etcd lists a name for it: the process has joined at least once. */
+  started: boolean;
+  reachable: boolean;
+  raftIndex?: string;
+  version?: string;
+}
+
+/** etcd's view, present only when a linearizable member list succeeded (so a quorum answered). */
+export interface EtcdObservation {
+  clusterId: string;
+  leaderId?: string;
+  members: EtcdMemberObservation[];
+}
+
+export interface ClusterObservation {
+  etcd?: EtcdObservation;
+  kube: KubeMemberObservation[];
+}

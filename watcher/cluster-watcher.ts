@@ -1,0 +1,185 @@
+// The Kubernetes -> Temporal bridge: turns EtcdCluster, member Pod and claim changes into signals; decides nothing.
+//
+// Invariant: a watch that fails is restarted (relist with back-off), never left silently stopped, and a
+// change the workflow already knows about (resync, duplicate) sends no signal.
+import type { Informer, KubeConfig, KubernetesObject } from '@kubernetes/client-node';
+import { CoreV1Api, CustomObjectsApi, makeInformer } from '@kubernetes/client-node';
+import type { Client } from '@temporalio/client';
+import { WorkflowNotFoundError } from '@temporalio/client';
+import { API_GROUP, API_VERSION_NAME, ETCD_CLUSTER } from '../crds/etcd-cluster';
+import type { EtcdCluster } from '../crds/etcd-cluster';
+import { Annotations } from '../crds/labels';
+import type { ClusterChange, ClusterWorkflowInput } from '../workflows/messages';
+import {
+  clusterChangedSignal,
+  clusterWorkflowId,
+  membersChangedSignal,
+  SearchAttributes,
+  TASK_QUEUE,
+  WorkflowTypes,
+} from '../workflows/messages';
+import { clusterChangeKey, memberChangeKey, owningCluster } from './change-keys';
+
+export interface WatcherOptions {
+  kubeConfig: KubeConfig;
+  temporal: Client;
+  taskQueue?: string;
+  /** Limit to one namespace; all namespaces when absent. */
+  namespace?: string;
+  log: (msg: string, fields?: Record<string, unknown>) => void;
+  /** Called for each signal sent, for metrics. */
+  onSignal?: (kind: 'cluster' | 'members') => void;
+  onWatchRestart?: (resource: string) => void;
+}
+
+export interface ClusterWatcher {
+  stop(): Promise<void>;
+}
+
+const MANAGED_SELECTOR = 'app.kubernetes.io/managed-by=etcd-conductor';
+const MAX_BACKOFF_MS = 30_000;
+
+export async function startClusterWatcher(opts: WatcherOptions): Promise<ClusterWatcher> {
+  const { kubeConfig: kc, temporal, log } = opts;
+  const taskQueue = opts.taskQueue ?? TASK_QUEUE;
+  const custom = kc.makeApiClient(CustomObjectsApi);
+  const core = kc.makeApiClient(CoreV1Api);
+  const ns = opts.namespace;
+  const sent = new Map<string, string>();
+  let stopped = false;
+
+  async function signalCluster(obj: EtcdCluster, deleted: boolean): Promise<void> {
+    const { namespace, name, uid } = obj.metadata;
+    if (!uid) return;
+    const key = `${namespace}/${name}`;
+    const changeKey = deleted ? `deleted:${uid}` : clusterChangeKey(obj);
+    if (sent.get(key) === changeKey) return;
+    const change: ClusterChange = {
+      uid,
+      generation: obj.metadata.generation ?? 0,
+      spec: obj.spec,
+      ...(obj.metadata.annotations?.[Annotations.retry] ? { retryToken: obj.metadata.annotations[Annotations.retry] } : {}),
+      ...(deleted || obj.metadata.deletionTimestamp ? { deleted: true } : {}),
+    };
+    const workflowId = clusterWorkflowId(namespace, name);
+    if (change.deleted) {
+      // A deleted cluster's workflow is told to stop; one that does not run needs no start.
+      try {
+        await temporal.workflow.getHandle(workflowId).signal(clusterChangedSignal, change);
+      } catch (err) {
+        if (!(err instanceof WorkflowNotFoundError)) throw err;
+      }
+    } else {
+      const input: ClusterWorkflowInput = { ref: { namespace, name, uid }, change };
+      await temporal.workflow.signalWithStart(WorkflowTypes.cluster, {
+        workflowId,
+        taskQueue,
+        args: [input],
+        signal: clusterChangedSignal,
+        signalArgs: [change],
+        typedSearchAttributes: [
+          { key: SearchAttributes.clusterNamespace, value: namespace },
+          { key: SearchAttributes.clusterName, value: name },
+          { key: SearchAttributes.clusterUid, value: uid },
+        ],
+        staticSummary: `etcd cluster ${namespace}/${name}`,
+        staticDetails: `Keeps EtcdCluster **${namespace}/${name}** (uid ${uid}) as its spec says; each operation runs as a child workflow.`,
+      });
+    }
+    sent.set(key, changeKey);
+    opts.onSignal?.('cluster');
+    log('signalled cluster change', { cluster: key, workflowId, generation: change.generation, deleted: Boolean(change.deleted) });
+  }
+
+  const memberKeys = new Map<string, string>();
+  async function signalMembers(obj: KubernetesObject, deleted: boolean): Promise<void> {
+    const owner = owningCluster(obj);
+    if (!owner || !obj.metadata?.uid) return;
+    const objKey = `${obj.kind ?? ''}/${obj.metadata.uid}`;
+    const changeKey = deleted ? 'deleted' : memberChangeKey(obj);
+    if (memberKeys.get(objKey) === changeKey) return;
+    if (deleted) memberKeys.delete(objKey);
+    else memberKeys.set(objKey, changeKey);
+    try {
+      await temporal.workflow.getHandle(clusterWorkflowId(owner.namespace, owner.name)).signal(membersChangedSignal);
+      opts.onSignal?.('members');
+    } catch (err) {
+      if (!(err instanceof WorkflowNotFoundError)) throw err;
+    }
+  }
+
+  /** Runs an informer forever: any error leads to a relist after a growing back-off. */
+  function keepWatching<T extends KubernetesObject>(
+    resource: string,
+    informer: Informer<T>,
+    onChange: (obj: T, deleted: boolean) => Promise<void>,
+  ): void {
+    let backoff = 1000;
+    const handle = (deleted: boolean) => (obj: T) => {
+      onChange(obj, deleted).catch((err: unknown) => {
+        log('signal failed; the next change or resync retries it', { resource, error: String(err) });
+        // Forget what was sent so the retry is not filtered out as a duplicate.
+        sent.clear();
+        memberKeys.clear();
+      });
+    };
+    informer.on('add', handle(false));
+    informer.on('update', handle(false));
+    informer.on('delete', handle(true));
+    informer.on('connect', () => {
+      backoff = 1000;
+    });
+    informer.on('error', (err: unknown) => {
+      if (stopped) return;
+      opts.onWatchRestart?.(resource);
+      log('watch failed; relisting after back-off', { resource, error: String(err), backoffMs: backoff });
+      const delay = backoff;
+      backoff = Math.min(backoff * 2, MAX_BACKOFF_MS);
+      setTimeout(() => {
+        if (!stopped) informer.start().catch(() => undefined);
+      }, delay);
+    });
+  }
+
+  const clusterPath = ns
+    ? `/apis/${API_GROUP}/${API_VERSION_NAME}/namespaces/${ns}/${ETCD_CLUSTER.plural}`
+    : `/apis/${API_GROUP}/${API_VERSION_NAME}/${ETCD_CLUSTER.plural}`;
+  const clusters = makeInformer<EtcdCluster & KubernetesObject>(kc, clusterPath, async () =>
+    (ns
+      ? custom.listNamespacedCustomObject({ group: API_GROUP, version: API_VERSION_NAME, namespace: ns, plural: ETCD_CLUSTER.plural })
+      : custom.listClusterCustomObject({ group: API_GROUP, version: API_VERSION_NAME, plural: ETCD_CLUSTER.plural })) as never,
+  );
+  const pods = makeInformer(
+    kc,
+    ns ? `/api/v1/namespaces/${ns}/pods` : '/api/v1/pods',
+    async () =>
+      (ns
+        ? core.listNamespacedPod({ namespace: ns, labelSelector: MANAGED_SELECTOR })
+        : core.listPodForAllNamespaces({ labelSelector: MANAGED_SELECTOR })) as never,
+    MANAGED_SELECTOR,
+  );
+  const claims = makeInformer(
+    kc,
+    ns ? `/api/v1/namespaces/${ns}/persistentvolumeclaims` : '/api/v1/persistentvolumeclaims',
+    async () =>
+      (ns
+        ? core.listNamespacedPersistentVolumeClaim({ namespace: ns, labelSelector: MANAGED_SELECTOR })
+        : core.listPersistentVolumeClaimForAllNamespaces({ labelSelector: MANAGED_SELECTOR })) as never,
+    MANAGED_SELECTOR,
+  );
+
+  keepWatching('etcdclusters', clusters, (obj, deleted) => signalCluster(obj, deleted));
+  keepWatching('pods', pods, (obj, deleted) => signalMembers({ ...obj, kind: 'Pod' }, deleted));
+  keepWatching('persistentvolumeclaims', claims, (obj, deleted) =>
+    signalMembers({ ...obj, kind: 'PersistentVolumeClaim' }, deleted),
+  );
+  await Promise.all([clusters.start(), pods.start(), claims.start()]);
+  log('watching EtcdClusters, member Pods and claims', { namespace: ns ?? '(all)' });
+
+  return {
+    async stop() {
+      stopped = true;
+      await Promise.all([clusters.stop(), pods.stop(), claims.stop()]);
+    },
+  };
+}

@@ -1,0 +1,69 @@
+// Names the watcher and the workflows share: task queue, workflow ids, signals, queries, search attributes.
+import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
+import { defineQuery, defineSignal } from '@temporalio/workflow';
+import type { EtcdClusterSpec, OperationType } from '../crds/etcd-cluster';
+
+/** The one task queue every worker polls; the watcher starts workflows on it. */
+export const TASK_QUEUE = 'etcd-conductor';
+
+/** One cluster workflow per EtcdCluster, found again from the object's namespace and name. */
+export function clusterWorkflowId(namespace: string, name: string): string {
+  return `etcdcluster/${namespace}/${name}`;
+}
+
+/** Readable, unique per operation: `etcdcluster/default/main/op/3-scaleup`. */
+export function operationWorkflowId(namespace: string, name: string, seq: number, type: OperationType): string {
+  return `${clusterWorkflowId(namespace, name)}/op/${seq}-${type.toLowerCase()}`;
+}
+
+/** What the watcher tells a cluster workflow about its EtcdCluster object. */
+export interface ClusterChange {
+  uid: string;
+  generation: number;
+  spec: EtcdClusterSpec;
+  /** The etcd.conductor.dev/retry annotation's value: a new value retries a halted operation. */
+  retryToken?: string;
+  /** The object has a deletionTimestamp or is gone: the workflow stops and leaves cleanup to owner references. */
+  deleted?: boolean;
+}
+
+/** The EtcdCluster changed (spec, retry annotation, or deletion). Coalesced: only the newest generation counts. */
+export const clusterChangedSignal = defineSignal<[ClusterChange]>('clusterChanged');
+
+/** A member Pod or claim changed: observe again now instead of at the next drift check. */
+export const membersChangedSignal = defineSignal<[]>('membersChanged');
+
+export interface ClusterProgress {
+  generation: number;
+  operation?: { type: OperationType; workflowId: string; step?: string };
+  halted?: { generation: number; reason: string };
+  lastDecision?: string;
+}
+
+/** The cluster workflow's view of itself, for `temporal workflow query --name progress`. */
+export const progressQuery = defineQuery<ClusterProgress>('progress');
+
+/** Search attributes, registered on the server (the local stack's dev server registers them at start). */
+export const SearchAttributes = {
+  clusterNamespace: defineSearchAttributeKey('EtcdClusterNamespace', SearchAttributeType.KEYWORD),
+  clusterName: defineSearchAttributeKey('EtcdClusterName', SearchAttributeType.KEYWORD),
+  clusterUid: defineSearchAttributeKey('EtcdClusterUID', SearchAttributeType.KEYWORD),
+  operationType: defineSearchAttributeKey('EtcdOperationType', SearchAttributeType.KEYWORD),
+} as const;
+
+/** The same list as `temporal operator search-attribute create` / `server start-dev --search-attribute` want it. */
+export const SEARCH_ATTRIBUTE_DEFINITIONS: readonly { name: string; type: 'Keyword' }[] = Object.values(
+  SearchAttributes,
+).map((k) => ({ name: k.name, type: 'Keyword' as const }));
+
+/** Workflow type names, so the watcher can start workflows without importing workflow code. */
+export const WorkflowTypes = {
+  cluster: 'etcdClusterWorkflow',
+  operation: 'clusterOperationWorkflow',
+} as const;
+
+/** The cluster workflow's start argument. */
+export interface ClusterWorkflowInput {
+  ref: { namespace: string; name: string; uid: string };
+  change: ClusterChange;
+}

@@ -1,0 +1,166 @@
+// One operation (bootstrap, scale, heal, pause, resume) as a child workflow: observe, plan, act, one step at a time, until done.
+//
+// Invariant: a cancelled or timed-out operation undoes only its own half-done step (a learner it added and
+// has not promoted) and never anything that could cost quorum or data.
+import {
+  CancellationScope,
+  isCancellation,
+  proxyActivities,
+  setCurrentDetails,
+  sleep,
+} from '@temporalio/workflow';
+import type { ClusterActivities } from '../activities/cluster-activities';
+import type { ClusterRef } from '../activities/member-manifests';
+import type { EtcdClusterSpec, OperationType } from '../crds/etcd-cluster';
+import type { ActionStep, Decision, Observed, Step } from './plan';
+import { continuesOperation, describeStep, plan } from './plan';
+import { desiredOf, recordedAfter } from './observation';
+
+export interface OperationInput {
+  ref: ClusterRef;
+  spec: EtcdClusterSpec;
+  generation: number;
+  type: OperationType;
+  summary: string;
+  versionKnown: boolean;
+  recorded: Observed['recorded'];
+}
+
+export interface OperationOutcome {
+  result: 'Succeeded' | 'DeadlineExceeded';
+  message: string;
+  steps: number;
+  recorded: Observed['recorded'];
+}
+
+const acts = proxyActivities<ClusterActivities>({
+  startToCloseTimeout: '30s',
+  retry: { initialInterval: '500ms', backoffCoefficient: 2, maximumInterval: '10s' },
+});
+
+// Pause between observations while a step waits on something outside the operator (a learner catching
+// up, a Pod starting): short, because each wait is bounded by the progress deadline anyway.
+const WAIT_INTERVAL = '1s';
+
+export async function clusterOperationWorkflow(input: OperationInput): Promise<OperationOutcome> {
+  const { ref, spec, type } = input;
+  let recorded = input.recorded;
+  let steps = 0;
+  /** A learner this operation added and has not promoted: the one thing a halt undoes. */
+  let pendingLearner: { member: string; id: string } | undefined;
+
+  const details = (line: string) =>
+    setCurrentDetails(`**${input.summary}**\n\nstep ${steps}: ${line}\n\ngeneration ${input.generation}`);
+
+  async function execute(step: ActionStep): Promise<void> {
+    switch (step.kind) {
+      case 'Bootstrap':
+        await acts.ensureClusterObjects({ ref, voters: spec.replicas });
+        await acts.createMemberClaim({ ref, spec, member: step.member });
+        await acts.createMemberPod({ ref, spec, member: step.member, mode: 'seed' });
+        return;
+      case 'AddMember': {
+        await acts.ensureClusterObjects({ ref, voters: spec.replicas });
+        await acts.createMemberClaim({ ref, spec, member: step.member });
+        const { id } = await acts.addLearner({ ref, member: step.member });
+        pendingLearner = { member: step.member, id };
+        details(`member ${step.member} added as learner, starting its Pod`);
+        await acts.createMemberPod({ ref, spec, member: step.member, mode: 'join' });
+        details(`member ${step.member} added as learner, catching up`);
+        return;
+      }
+      case 'PromoteLearner': {
+        const result = await acts.promoteLearner({ ref, member: step.member, id: step.id });
+        if (result === 'not-caught-up') {
+          await sleep(WAIT_INTERVAL, { summary: `learner ${step.member} catching up` });
+          return;
+        }
+        if (pendingLearner?.id === step.id) pendingLearner = undefined;
+        await acts.ensureClusterObjects({ ref, voters: spec.replicas });
+        return;
+      }
+      case 'RemoveMember':
+        await acts.removeMember({ ref, id: step.id });
+        await acts.deleteMemberPod({ ref, member: step.member });
+        await acts.deleteMemberClaim({ ref, member: step.member });
+        await acts.ensureClusterObjects({ ref, voters: Math.max(spec.replicas, 1) });
+        return;
+      case 'MoveLeader':
+        await acts.moveLeader({ ref, from: step.from.name, toId: step.to.id });
+        return;
+      case 'RecreatePod':
+        await acts.createMemberPod({ ref, spec, member: step.member, mode: step.id ? 'restart' : 'seed' });
+        return;
+      case 'Resume':
+        await acts.ensureClusterObjects({ ref, voters: Math.max(spec.replicas, 1) });
+        await acts.createMemberPod({ ref, spec, member: step.member, mode: 'restart' });
+        return;
+      case 'DeleteOrphan':
+        await acts.deleteMemberPod({ ref, member: step.member });
+        await acts.deleteMemberClaim({ ref, member: step.member });
+        return;
+      case 'Pause':
+        await acts.deleteMemberPod({ ref, member: step.member });
+        return;
+    }
+  }
+
+  async function run(): Promise<string> {
+    for (;;) {
+      const observation = await acts.observeCluster({ ref });
+      recorded = recordedAfter(recorded, observation);
+      const decision: Decision = plan(desiredOf(ref, spec, input.versionKnown), { ...observation, recorded });
+      const step: Step = decision.step;
+      if (step.kind === 'Wait') {
+        details(describeStep(step));
+        await sleep(WAIT_INTERVAL, { summary: step.reason });
+        continue;
+      }
+      if (step.kind === 'None') return step.message;
+      if (!continuesOperation(type, step, spec.replicas)) return `done; next: ${describeStep(step)}`;
+      steps += 1;
+      details(describeStep(step));
+      await execute(step);
+    }
+  }
+
+  /** Undo what this operation left half-done; runs even when the operation was cancelled. */
+  async function compensate(): Promise<string> {
+    if (!pendingLearner) return 'nothing was left half-done';
+    const { member, id } = pendingLearner;
+    details(`halted: removing learner ${member} it added`);
+    await acts.removeMember({ ref, id });
+    await acts.deleteMemberPod({ ref, member });
+    await acts.deleteMemberClaim({ ref, member });
+    pendingLearner = undefined;
+    return `learner ${member} that it added was removed`;
+  }
+
+  const deadlineMs = spec.progressDeadlineSeconds * 1000;
+  let deadlinePassed = false;
+  const work = new CancellationScope();
+  const deadline = CancellationScope.cancellable(async () => {
+    await sleep(deadlineMs, { summary: `progress deadline ${spec.progressDeadlineSeconds}s` });
+    deadlinePassed = true;
+    work.cancel();
+  });
+  deadline.catch(() => undefined);
+  try {
+    const message = await work.run(run);
+    return { result: 'Succeeded', message, steps, recorded };
+  } catch (err) {
+    if (!isCancellation(err)) throw err;
+    const undone = await CancellationScope.nonCancellable(compensate);
+    if (deadlinePassed) {
+      return {
+        result: 'DeadlineExceeded',
+        message: `no progress within ${spec.progressDeadlineSeconds}s after ${steps} step(s); ${undone}`,
+        steps,
+        recorded,
+      };
+    }
+    // Cancelled from outside (e.g. `temporal workflow cancel`): report what was undone, then end as cancelled.
+    setCurrentDetails(`**${input.summary}**\n\ncancelled after ${steps} step(s); ${undone}`);
+    throw err;
+  }
+}
