@@ -4,7 +4,7 @@ import { rmSync } from 'node:fs';
 import { down, daemonPidFile, stackHealthy, up } from './stack-daemon';
 import { readStackInfo, type StackInfo } from './stack-info';
 import { stackLayout, type StackLayout } from './stack-layout';
-import { processNodeRuntime } from './node-runtime';
+import { processNodeRuntime, removeHostsBlock } from './node-runtime';
 import { startStack, type RunningStack } from './stack';
 import { ALL_TOOLS, cacheRoot, isInstalled, toolId, toolPaths } from './tool-cache';
 import { ensureTools } from './tools';
@@ -101,12 +101,12 @@ async function main(argv: string[]): Promise<number> {
     case 'up': {
       const t0 = Date.now();
       await ensureAllTools();
-      const result = await up(layout, { mainJs: __filename, extraArgs, timeoutMs: 300000, log });
+      const result = await up(layout, { mainJs: __filename, extraArgs, timeoutMs: 300000, log, cleanups: [() => removeHostsBlock(layout.stateDir)] });
       log(`${result.alreadyRunning ? 'up: already running' : `up: ready in ${((Date.now() - t0) / 1000).toFixed(1)}s`}\n${summary(result.info, layout.stateDir)}`);
       return 0;
     }
     case 'down': {
-      const result = await down(layout, { log });
+      const result = await down(layout, { log, cleanups: [() => removeHostsBlock(layout.stateDir)] });
       const strays = result.killed.length > 0 ? `; killed ${result.killed.length} leftover process(es): ${result.killed.map((k) => `${k.pid} ${k.command}`).join(', ')}` : '';
       log(result.wasRunning ? `down: stack in ${layout.stateDir} stopped${strays}` : `down: no stack running in ${layout.stateDir}`);
       return 0;
@@ -127,7 +127,7 @@ async function main(argv: string[]): Promise<number> {
         log(`start: a stack is already running in ${layout.stateDir} (pid ${existing.ownerPid}); \`npm run down\` stops it`);
         return 1;
       }
-      if (existing) await down(layout, { log });
+      if (existing) await down(layout, { log, cleanups: [() => removeHostsBlock(layout.stateDir)] });
       await runInForeground(layout, cli, (stack) => log(`\nstack ready; Ctrl-C stops everything\n${summary(stack.info, layout.stateDir)}\n`));
       return 0;
     }

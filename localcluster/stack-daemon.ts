@@ -33,6 +33,8 @@ export interface UpOptions {
   extraArgs: string[];
   timeoutMs: number;
   log: (line: string) => void;
+  /** Extra clean-up `down` runs for a stack that died uncleanly (e.g. its /etc/hosts block). */
+  cleanups?: Array<() => Promise<void>>;
 }
 
 export type UpResult = { info: StackInfo; alreadyRunning: boolean };
@@ -47,7 +49,7 @@ export async function up(layout: StackLayout, opts: UpOptions): Promise<UpResult
   }
   if (existing || starting) {
     opts.log('up: the previous stack did not stop cleanly; cleaning up first');
-    await down(layout, { log: opts.log });
+    await down(layout, { log: opts.log, cleanups: opts.cleanups ?? [] });
   }
   mkdirSync(layout.stateDir, { recursive: true });
   const fd = openSync(layout.paths.daemonLog, 'a');
