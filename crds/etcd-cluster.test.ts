@@ -24,6 +24,7 @@ import type {
   LastOperation,
   MemberStatus,
 } from './etcd-cluster';
+import { Reasons } from './conditions';
 import { Labels, clusterSelector, memberName, memberOrdinal } from './labels';
 
 interface Schema {
@@ -281,5 +282,13 @@ describe('member names and selectors', () => {
 
   test('the selector selects by the cluster label', () => {
     expect(clusterSelector('main')).toBe('etcd.conductor.dev/cluster=main');
+  });
+});
+
+describe('docs/status.md', () => {
+  const doc = readFileSync(join(__dirname, '..', 'docs', 'status.md'), 'utf8');
+  test.each(Object.values(Reasons))('explains the reason %s', (reason) => {
+    // A table row whose first cell is the reason; Prettier pads the cell, hence the spaces.
+    expect(doc).toMatch(new RegExp(`^\\| \`${reason}\` +\\|`, 'm'));
   });
 });
