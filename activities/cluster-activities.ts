@@ -84,8 +84,9 @@ export function createActivities(deps: ActivityDeps) {
 
   return {
     /** Reads Pods, claims and etcd's member list and per-member status; never changes anything. */
-    async observeCluster(input: { ref: ClusterRef }): Promise<ClusterObservation> {
+    async observeCluster(input: { ref: ClusterRef; version: string }): Promise<ClusterObservation> {
       const { ref } = input;
+      const versionKnown = deps.imageFor(input.version) !== undefined;
       const [pods, claims] = await Promise.all([
         memberPods(ref),
         kube.list<KubernetesObject & { metadata?: { deletionTimestamp?: unknown } }>(
@@ -150,7 +151,11 @@ export function createActivities(deps: ActivityDeps) {
       } catch {
         etcdView = undefined;
       }
-      return { ...(etcdView ? { etcd: etcdView } : {}), kube: [...kube_.values()].sort((a, b) => a.name.localeCompare(b.name)) };
+      return {
+        ...(etcdView ? { etcd: etcdView } : {}),
+        kube: [...kube_.values()].sort((a, b) => a.name.localeCompare(b.name)),
+        versionKnown,
+      };
     },
 
     /** The headless peer Service, the voters-only client Service and the PodDisruptionBudget. */
@@ -256,7 +261,9 @@ export function createActivities(deps: ActivityDeps) {
     async writeStatus(input: { ref: ClusterRef; status: EtcdClusterStatus }): Promise<'written' | 'cluster-gone'> {
       const current = await kube.read<KubernetesObject>(clusterObjectRef(input.ref));
       if (!current || current.metadata?.uid !== input.ref.uid) return 'cluster-gone';
-      await kube.mergePatch(clusterObjectRef(input.ref), { status: input.status }, 'status');
+      // A merge patch keeps fields it does not mention: a finished operation must be cleared explicitly.
+      const patch = { currentOperation: null, lastOperation: null, ...input.status };
+      await kube.mergePatch(clusterObjectRef(input.ref), { status: patch }, 'status');
       return 'written';
     },
 

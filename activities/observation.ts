@@ -42,4 +42,6 @@ export interface EtcdObservation {
 export interface ClusterObservation {
   etcd?: EtcdObservation;
   kube: KubeMemberObservation[];
+  /** Whether an image is known for the requested etcd version. */
+  versionKnown: boolean;
 }

@@ -30,6 +30,9 @@ export interface ClusterChange {
 /** The EtcdCluster changed (spec, retry annotation, or deletion). Coalesced: only the newest generation counts. */
 export const clusterChangedSignal = defineSignal<[ClusterChange]>('clusterChanged');
 
+/** An operation's child workflow tells its cluster workflow the step it is on, for status.currentOperation.step. */
+export const operationStepSignal = defineSignal<[string]>('operationStep');
+
 /** A member Pod or claim changed: observe again now instead of at the next drift check. */
 export const membersChangedSignal = defineSignal<[]>('membersChanged');
 

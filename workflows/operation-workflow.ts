@@ -4,16 +4,19 @@
 // has not promoted) and never anything that could cost quorum or data.
 import {
   CancellationScope,
+  getExternalWorkflowHandle,
   isCancellation,
   proxyActivities,
   setCurrentDetails,
   sleep,
+  workflowInfo,
 } from '@temporalio/workflow';
 import type { ClusterActivities } from '../activities/cluster-activities';
 import type { ClusterRef } from '../activities/member-manifests';
 import type { EtcdClusterSpec, OperationType } from '../crds/etcd-cluster';
 import type { ActionStep, Decision, Observed, Step } from './plan';
 import { continuesOperation, describeStep, plan } from './plan';
+import { operationStepSignal } from './messages';
 import { desiredOf, recordedAfter } from './observation';
 
 export interface OperationInput {
@@ -49,8 +52,12 @@ export async function clusterOperationWorkflow(input: OperationInput): Promise<O
   /** A learner this operation added and has not promoted: the one thing a halt undoes. */
   let pendingLearner: { member: string; id: string } | undefined;
 
-  const details = (line: string) =>
+  const parent = workflowInfo().parent;
+  const details = (line: string) => {
     setCurrentDetails(`**${input.summary}**\n\nstep ${steps}: ${line}\n\ngeneration ${input.generation}`);
+    // The cluster workflow mirrors the step into status.currentOperation.step; losing one update is harmless.
+    if (parent) void getExternalWorkflowHandle(parent.workflowId).signal(operationStepSignal, line).catch(() => undefined);
+  };
 
   async function execute(step: ActionStep): Promise<void> {
     switch (step.kind) {
@@ -107,9 +114,10 @@ export async function clusterOperationWorkflow(input: OperationInput): Promise<O
 
   async function run(): Promise<string> {
     for (;;) {
-      const observation = await acts.observeCluster({ ref });
+      const observation = await acts.observeCluster({ ref, version: spec.version });
       recorded = recordedAfter(recorded, observation);
-      const decision: Decision = plan(desiredOf(ref, spec, input.versionKnown), { ...observation, recorded });
+      const observed: Observed = { kube: observation.kube, recorded, ...(observation.etcd ? { etcd: observation.etcd } : {}) };
+      const decision: Decision = plan(desiredOf(ref, spec, observation.versionKnown), observed);
       const step: Step = decision.step;
       if (step.kind === 'Wait') {
         details(describeStep(step));

@@ -1,0 +1,75 @@
+// Hosts the operator in one process: the Temporal worker (workflows and activities) and the CR watcher.
+import { KubeConfig } from '@kubernetes/client-node';
+import { Client, Connection } from '@temporalio/client';
+import { NativeConnection, Worker } from '@temporalio/worker';
+import { createActivities } from '../activities/cluster-activities';
+import { createEtcdAdmin } from '../activities/etcd-admin';
+import { etcdImageFor } from '../activities/etcd-images';
+import { createEventRecorder } from '../activities/event-recorder';
+import { createKubeObjects } from '../activities/kube-objects';
+import { startClusterWatcher } from '../watcher/cluster-watcher';
+import { TASK_QUEUE } from '../workflows/messages';
+import type { OperatorConfig } from './config';
+
+export interface Operator {
+  /** Resolves when the worker stops (after `stop()` or a fatal error). */
+  done: Promise<void>;
+  stop(): Promise<void>;
+}
+
+export type Logger = (msg: string, fields?: Record<string, unknown>) => void;
+
+export async function startOperator(config: OperatorConfig, log: Logger): Promise<Operator> {
+  const kc = new KubeConfig();
+  if (config.kubeconfig) kc.loadFromFile(config.kubeconfig);
+  else kc.loadFromDefault();
+
+  const taskQueue = config.taskQueue ?? TASK_QUEUE;
+  const stops: (() => Promise<void>)[] = [];
+  let worker: Worker | undefined;
+  let markStopped: () => void = () => undefined;
+  // Without a worker role nothing else keeps the process busy: `done` then resolves when stop() is called.
+  let done: Promise<void> = new Promise<void>((resolve) => (markStopped = resolve));
+
+  if (config.roles.includes('worker')) {
+    const connection = await NativeConnection.connect({ address: config.temporalAddress });
+    const activities = createActivities({
+      kube: createKubeObjects(kc),
+      etcd: createEtcdAdmin(),
+      events: createEventRecorder(kc),
+      imageFor: (version) => etcdImageFor(version, config.etcdRepository),
+    });
+    worker = await Worker.create({
+      connection,
+      namespace: config.temporalNamespace,
+      taskQueue,
+      workflowsPath: require.resolve('../workflows/index'),
+      activities,
+    });
+    const w = worker;
+    done = w.run().finally(() => connection.close());
+    stops.push(async () => {
+      if (w.getState() === 'RUNNING') w.shutdown();
+      await done;
+    });
+    log('worker polling', { taskQueue, namespace: config.temporalNamespace });
+  }
+
+  if (config.roles.includes('watcher')) {
+    const connection = await Connection.connect({ address: config.temporalAddress });
+    const client = new Client({ connection, namespace: config.temporalNamespace });
+    const watcher = await startClusterWatcher({ kubeConfig: kc, temporal: client, taskQueue, log, ...(config.watchNamespace ? { namespace: config.watchNamespace } : {}) });
+    stops.unshift(async () => {
+      await watcher.stop();
+      await connection.close();
+    });
+  }
+
+  return {
+    done,
+    async stop() {
+      for (const s of stops) await s();
+      markStopped();
+    },
+  };
+}

@@ -1,0 +1,274 @@
+// One long-lived workflow per EtcdCluster: keeps the desired spec, observes, plans, and runs one operation at a time as a child workflow.
+//
+// Invariants: at most one operation runs; an operation that was cancelled, timed out or failed is not
+// started again for the same spec generation until the retry annotation changes; status is written only
+// when it changed; deleting the EtcdCluster ends this workflow and leaves cleanup to owner references.
+import {
+  ApplicationFailure,
+  CancellationScope,
+  ChildWorkflowFailure,
+  CancelledFailure,
+  ParentClosePolicy,
+  ChildWorkflowCancellationType,
+  allHandlersFinished,
+  condition,
+  continueAsNew,
+  proxyActivities,
+  setCurrentDetails,
+  setHandler,
+  startChild,
+  workflowInfo,
+} from '@temporalio/workflow';
+import type { ClusterActivities } from '../activities/cluster-activities';
+import { clusterClientEndpoint } from '../activities/member-manifests';
+import type { EtcdClusterStatus, LastOperation, CurrentOperation, OperationResult, OperationType } from '../crds/etcd-cluster';
+import { clusterSelector } from '../crds/labels';
+import { computeStatus, statusChanged } from './conditions';
+import type { ClusterChange, ClusterProgress, ClusterWorkflowInput } from './messages';
+import {
+  clusterChangedSignal,
+  membersChangedSignal,
+  operationStepSignal,
+  operationWorkflowId,
+  progressQuery,
+  SearchAttributes,
+} from './messages';
+import { desiredOf, recordedAfter } from './observation';
+import type { OperationInput } from './operation-workflow';
+import { clusterOperationWorkflow } from './operation-workflow';
+import type { Observed } from './plan';
+import { currentSize, describeStep, operationFor, plan, summarize } from './plan';
+
+/** What survives continue-as-new besides the newest change. */
+export interface CarriedState {
+  recorded: Observed['recorded'];
+  status?: EtcdClusterStatus;
+  halted?: Halt;
+  lastOperation?: LastOperation;
+  seq: number;
+}
+
+interface Halt {
+  generation: number;
+  retryToken: string;
+  result: OperationResult;
+}
+
+const acts = proxyActivities<ClusterActivities>({
+  startToCloseTimeout: '30s',
+  retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '30s' },
+});
+
+/**
+ * How often an idle cluster is observed without being told of a change. The watcher signals every Pod
+ * and claim change, so this only catches what no watch reports (an etcd member going quiet); it is also
+ * what an idle cluster costs in Temporal actions: two per interval (one timer, one activity).
+ */
+export const DRIFT_CHECK_INTERVAL = '10m';
+/** While the plan waits on something outside the operator (a Pod starting, quorum coming back). */
+const WAIT_RECHECK_INTERVAL = '5s';
+
+const RESULT_EVENT: Record<OperationResult, { type: 'Normal' | 'Warning'; reason: string }> = {
+  Succeeded: { type: 'Normal', reason: 'OperationSucceeded' },
+  Failed: { type: 'Warning', reason: 'OperationFailed' },
+  Cancelled: { type: 'Warning', reason: 'OperationCancelled' },
+  DeadlineExceeded: { type: 'Warning', reason: 'ProgressDeadlineExceeded' },
+};
+
+export async function etcdClusterWorkflow(input: ClusterWorkflowInput & { carried?: CarriedState }): Promise<void> {
+  const { ref } = input;
+  let desired: ClusterChange = input.change;
+  let deleted = Boolean(desired.deleted);
+  let dirty = true;
+  let recorded: Observed['recorded'] = input.carried?.recorded ?? { members: [], paused: false };
+  let status = input.carried?.status;
+  let halted = input.carried?.halted;
+  let lastOperation = input.carried?.lastOperation;
+  let seq = input.carried?.seq ?? 0;
+  let current: CurrentOperation | undefined;
+  let stepChanged = false;
+  let lastDecision = '';
+
+  setHandler(clusterChangedSignal, (change) => {
+    // A signal for another object of the same name (deleted and recreated) is not for this run.
+    if (change.uid !== ref.uid) return;
+    if (change.deleted) {
+      deleted = true;
+    } else if (change.generation > desired.generation || (change.retryToken ?? '') !== (desired.retryToken ?? '')) {
+      desired = change;
+    }
+    dirty = true;
+  });
+  setHandler(membersChangedSignal, () => {
+    dirty = true;
+  });
+  setHandler(operationStepSignal, (step) => {
+    if (current) {
+      current = { ...current, step };
+      stepChanged = true;
+    }
+  });
+  setHandler(progressQuery, (): ClusterProgress => ({
+    generation: desired.generation,
+    ...(current ? { operation: { type: current.type, workflowId: current.workflowId, ...(current.step ? { step: current.step } : {}) } } : {}),
+    ...(halted ? { halted: { generation: halted.generation, reason: halted.result } } : {}),
+    lastDecision,
+  }));
+
+  const isHalted = () =>
+    halted !== undefined && halted.generation === desired.generation && halted.retryToken === (desired.retryToken ?? '');
+
+  async function publish(observed: Observed, decision: ReturnType<typeof plan>, versionKnown: boolean): Promise<void> {
+    const next = computeStatus({
+      generation: desired.generation,
+      desired: desiredOf(ref, desired.spec, versionKnown),
+      observed,
+      decision,
+      ...(current ? { currentOperation: current } : {}),
+      ...(lastOperation ? { lastOperation } : {}),
+      halted: isHalted(),
+      selector: clusterSelector(ref.name),
+      clientEndpoint: clusterClientEndpoint(ref),
+      ...(status ? { previous: status } : {}),
+      now: new Date().toISOString(),
+    });
+    if (!statusChanged(status, next)) return;
+    if ((await acts.writeStatus({ ref, status: next })) === 'cluster-gone') {
+      deleted = true;
+      return;
+    }
+    status = next;
+  }
+
+  async function runOperation(type: OperationType, opInput: OperationInput, workflowId: string): Promise<void> {
+    const startedAt = new Date().toISOString();
+    current = { type, workflowId, startedAt, step: 'starting' };
+    setCurrentDetails(`**${opInput.summary}** running as \`${workflowId}\``);
+    await acts.recordEvent({ ref, type: 'Normal', reason: `${type}Started`, message: `${opInput.summary} (${workflowId})` });
+
+    let result: OperationResult = 'Succeeded';
+    let message = '';
+    const scope = new CancellationScope();
+    // Deleting the EtcdCluster cancels the running operation; its own compensation still runs.
+    void condition(() => deleted).then(() => scope.cancel());
+    try {
+      const outcome = await scope.run(async () => {
+        const child = await startChild(clusterOperationWorkflow, {
+          workflowId,
+          args: [opInput],
+          staticSummary: opInput.summary,
+          staticDetails: `Operation **${type}** on EtcdCluster ${ref.namespace}/${ref.name} for spec generation ${opInput.generation}. Cancel it with \`temporal workflow cancel --workflow-id ${workflowId}\`.`,
+          typedSearchAttributes: [
+            { key: SearchAttributes.clusterNamespace, value: ref.namespace },
+            { key: SearchAttributes.clusterName, value: ref.name },
+            { key: SearchAttributes.clusterUid, value: ref.uid },
+            { key: SearchAttributes.operationType, value: type },
+          ],
+          parentClosePolicy: ParentClosePolicy.REQUEST_CANCEL,
+          cancellationType: ChildWorkflowCancellationType.WAIT_CANCELLATION_COMPLETED,
+        });
+        const done = child.result();
+        let finished = false;
+        void done.then(
+          () => (finished = true),
+          () => (finished = true),
+        );
+        // Mirror the child's current step into status while it runs.
+        for (;;) {
+          await condition(() => finished || stepChanged);
+          if (finished) break;
+          stepChanged = false;
+          if (status && current) {
+            const next: EtcdClusterStatus = { ...status, currentOperation: current };
+            if ((await acts.writeStatus({ ref, status: next })) === 'written') status = next;
+          }
+        }
+        return done;
+      });
+      result = outcome.result;
+      message = outcome.message;
+      recorded = { ...outcome.recorded, paused: type === 'Pause' ? true : type === 'Resume' ? false : recorded.paused };
+    } catch (err) {
+      if (err instanceof ChildWorkflowFailure && err.cause instanceof CancelledFailure) {
+        result = 'Cancelled';
+        message = deleted ? 'cancelled because the EtcdCluster is being deleted' : 'cancelled from outside the operator';
+      } else if (err instanceof CancelledFailure || (err instanceof ChildWorkflowFailure && deleted)) {
+        result = 'Cancelled';
+        message = 'cancelled because the EtcdCluster is being deleted';
+      } else if (err instanceof ChildWorkflowFailure) {
+        result = 'Failed';
+        message = err.cause instanceof ApplicationFailure ? err.cause.message : String(err.cause?.message ?? err.message);
+      } else {
+        throw err;
+      }
+    }
+    current = undefined;
+    lastOperation = {
+      type,
+      result,
+      finishedAt: new Date().toISOString(),
+      message,
+      workflowId,
+      observedGeneration: opInput.generation,
+    };
+    if (result !== 'Succeeded') {
+      halted = { generation: opInput.generation, retryToken: desired.retryToken ?? '', result };
+    }
+    const event = RESULT_EVENT[result];
+    await acts.recordEvent({ ref, type: event.type, reason: event.reason, message: `${opInput.summary}: ${result}. ${message}` });
+    setCurrentDetails(`last operation: **${opInput.summary}**: ${result}. ${message}`);
+  }
+
+  while (!deleted) {
+    if (workflowInfo().continueAsNewSuggested) {
+      await condition(allHandlersFinished);
+      return continueAsNew<typeof etcdClusterWorkflow>({
+        ref,
+        change: desired,
+        carried: { recorded, ...(status ? { status } : {}), ...(halted ? { halted } : {}), ...(lastOperation ? { lastOperation } : {}), seq },
+      });
+    }
+    dirty = false;
+    const target = desired;
+    const observation = await acts.observeCluster({ ref, version: target.spec.version });
+    recorded = recordedAfter(recorded, observation);
+    const observed: Observed = { etcd: observation.etcd, kube: observation.kube, recorded };
+    if (!observed.etcd) delete observed.etcd;
+    const decision = plan(desiredOf(ref, target.spec, observation.versionKnown), observed);
+    lastDecision = `${decision.check}: ${describeStep(decision.step)}`;
+    const step = decision.step;
+
+    if (step.kind !== 'Wait' && step.kind !== 'None' && !isHalted()) {
+      const type = operationFor(step, target.spec.replicas);
+      seq += 1;
+      const workflowId = operationWorkflowId(ref.namespace, ref.name, seq, type);
+      const summary = summarize(type, ref, currentSize(observed), target.spec.replicas, step);
+      current = { type, workflowId, startedAt: new Date().toISOString(), step: describeStep(step) };
+      await publish(observed, decision, observation.versionKnown);
+      if (deleted) break;
+      await runOperation(
+        type,
+        {
+          ref,
+          spec: target.spec,
+          generation: target.generation,
+          type,
+          summary,
+          versionKnown: observation.versionKnown,
+          recorded,
+        },
+        workflowId,
+      );
+      dirty = true;
+      continue;
+    }
+
+    await publish(observed, decision, observation.versionKnown);
+    setCurrentDetails(
+      isHalted()
+        ? `halted after **${lastOperation?.type ?? 'an operation'}** ${lastOperation?.result ?? ''}: change the spec or set the retry annotation to go on`
+        : `idle: ${describeStep(step)}`,
+    );
+    await condition(() => dirty || deleted, step.kind === 'Wait' ? WAIT_RECHECK_INTERVAL : DRIFT_CHECK_INTERVAL);
+  }
+}
