@@ -36,11 +36,19 @@ interface PodLike extends KubernetesObject {
   status?: {
     phase?: string;
     conditions?: { type: string; status: string }[];
-    containerStatuses?: { state?: { waiting?: { reason?: string; message?: string } }; restartCount?: number }[];
+    containerStatuses?: {
+      state?: { waiting?: { reason?: string; message?: string } };
+      restartCount?: number;
+    }[];
   };
 }
 
-const podRef = (ref: ClusterRef, name: string) => ({ apiVersion: 'v1', kind: 'Pod', namespace: ref.namespace, name });
+const podRef = (ref: ClusterRef, name: string) => ({
+  apiVersion: 'v1',
+  kind: 'Pod',
+  namespace: ref.namespace,
+  name,
+});
 const claimRef = (ref: ClusterRef, member: string) => ({
   apiVersion: 'v1',
   kind: 'PersistentVolumeClaim',
@@ -136,7 +144,13 @@ export function createActivities(deps: ActivityDeps) {
             const base = { id: m.id, name, isLearner: m.isLearner, started: m.name !== '' };
             try {
               const s = await etcd.status(memberClientURL(ref, name));
-              return { ...base, reachable: true, raftIndex: s.raftIndex, version: s.version, leaderId: s.leaderId };
+              return {
+                ...base,
+                reachable: true,
+                raftIndex: s.raftIndex,
+                version: s.version,
+                leaderId: s.leaderId,
+              };
             } catch {
               return { ...base, reachable: false };
             }
@@ -172,7 +186,11 @@ export function createActivities(deps: ActivityDeps) {
       }
     },
 
-    async createMemberClaim(input: { ref: ClusterRef; spec: EtcdClusterSpec; member: string }): Promise<void> {
+    async createMemberClaim(input: {
+      ref: ClusterRef;
+      spec: EtcdClusterSpec;
+      member: string;
+    }): Promise<void> {
       if (input.spec.storage.medium === 'Memory') return;
       await kube.createIfAbsent(memberClaim(input));
     },
@@ -216,7 +234,10 @@ export function createActivities(deps: ActivityDeps) {
         }
         role = self.isLearner ? 'learner' : 'voter';
         cluster = initialCluster(
-          members.map((m) => ({ name: memberFromPeerURL(ref, m.peerURLs[0] ?? '') ?? m.name, peerURL: m.peerURLs[0] ?? '' })),
+          members.map((m) => ({
+            name: memberFromPeerURL(ref, m.peerURLs[0] ?? '') ?? m.name,
+            peerURL: m.peerURLs[0] ?? '',
+          })),
         );
       }
       const pod = memberPod({
@@ -235,7 +256,9 @@ export function createActivities(deps: ActivityDeps) {
     async promoteLearner(input: { ref: ClusterRef; member: string; id: string }) {
       const result = await etcd.promote(await endpointsOf(input.ref), input.id);
       if (result === 'promoted') {
-        await kube.mergePatch(podRef(input.ref, input.member), { metadata: { labels: { [Labels.role]: 'voter' } } });
+        await kube.mergePatch(podRef(input.ref, input.member), {
+          metadata: { labels: { [Labels.role]: 'voter' } },
+        });
       }
       return result;
     },
@@ -258,7 +281,10 @@ export function createActivities(deps: ActivityDeps) {
     },
 
     /** Writes status through the status subresource; the workflow calls it only when status changed. */
-    async writeStatus(input: { ref: ClusterRef; status: EtcdClusterStatus }): Promise<'written' | 'cluster-gone'> {
+    async writeStatus(input: {
+      ref: ClusterRef;
+      status: EtcdClusterStatus;
+    }): Promise<'written' | 'cluster-gone'> {
       const current = await kube.read<KubernetesObject>(clusterObjectRef(input.ref));
       if (!current || current.metadata?.uid !== input.ref.uid) return 'cluster-gone';
       // A merge patch keeps fields it does not mention: a finished operation must be cleared explicitly.
@@ -268,7 +294,12 @@ export function createActivities(deps: ActivityDeps) {
     },
 
     /** A Kubernetes Event on the EtcdCluster, so `kubectl describe` tells what the operator did. */
-    async recordEvent(input: { ref: ClusterRef; type: 'Normal' | 'Warning'; reason: string; message: string }) {
+    async recordEvent(input: {
+      ref: ClusterRef;
+      type: 'Normal' | 'Warning';
+      reason: string;
+      message: string;
+    }) {
       await deps.events.record(input);
     },
   };

@@ -49,7 +49,8 @@ export interface EtcdAdminOptions {
 }
 
 // etcd returns these while a learner is still catching up; promotion must be retried, never forced.
-const NOT_CAUGHT_UP = /can only promote a learner member which is in sync with leader|learner member not ready/i;
+const NOT_CAUGHT_UP =
+  /can only promote a learner member which is in sync with leader|learner member not ready/i;
 const MEMBER_NOT_FOUND = /member not found/i;
 
 export function createEtcdAdmin(options: EtcdAdminOptions = {}): EtcdAdmin {
@@ -72,7 +73,13 @@ export function createEtcdAdmin(options: EtcdAdminOptions = {}): EtcdAdmin {
     }
   }
 
-  const toMember = (m: { ID: string; name: string; peerURLs: string[]; clientURLs: string[]; isLearner: boolean }) => ({
+  const toMember = (m: {
+    ID: string;
+    name: string;
+    peerURLs: string[];
+    clientURLs: string[];
+    isLearner: boolean;
+  }) => ({
     id: m.ID,
     name: m.name,
     peerURLs: [...m.peerURLs],
@@ -161,4 +168,3 @@ export function createEtcdAdmin(options: EtcdAdminOptions = {}): EtcdAdmin {
     },
   };
 }
-

@@ -12,7 +12,12 @@ export interface KubeObjects {
     options?: { uid?: string; gracePeriodSeconds?: number },
   ): Promise<'deleted' | 'absent'>;
   read<T extends KubernetesObject>(ref: ObjectRef): Promise<T | undefined>;
-  list<T extends KubernetesObject>(apiVersion: string, kind: string, namespace: string, labelSelector: string): Promise<T[]>;
+  list<T extends KubernetesObject>(
+    apiVersion: string,
+    kind: string,
+    namespace: string,
+    labelSelector: string,
+  ): Promise<T[]>;
   /** JSON merge patch; on a `/status` target, patches the status subresource. */
   mergePatch(ref: ObjectRef, patch: object, subresource?: 'status'): Promise<void>;
 }
@@ -50,7 +55,15 @@ export function createKubeObjects(kc: KubeConfig): KubeObjects {
     async deleteIfPresent(ref, options = {}) {
       try {
         const body = options.uid ? { preconditions: { uid: options.uid } } : undefined;
-        await api.delete(header(ref), undefined, undefined, options.gracePeriodSeconds, undefined, 'Background', body);
+        await api.delete(
+          header(ref),
+          undefined,
+          undefined,
+          options.gracePeriodSeconds,
+          undefined,
+          'Background',
+          body,
+        );
         return 'deleted';
       } catch (err) {
         // 404: already gone; 409 on a uid precondition: a newer object of the same name, not ours to delete.
@@ -68,8 +81,22 @@ export function createKubeObjects(kc: KubeConfig): KubeObjects {
       }
     },
 
-    async list<T extends KubernetesObject>(apiVersion: string, kind: string, namespace: string, labelSelector: string) {
-      const res = await api.list<T>(apiVersion, kind, namespace, undefined, undefined, undefined, undefined, labelSelector);
+    async list<T extends KubernetesObject>(
+      apiVersion: string,
+      kind: string,
+      namespace: string,
+      labelSelector: string,
+    ) {
+      const res = await api.list<T>(
+        apiVersion,
+        kind,
+        namespace,
+        undefined,
+        undefined,
+        undefined,
+        undefined,
+        labelSelector,
+      );
       return res.items;
     },
 
@@ -94,7 +121,8 @@ export function createKubeObjects(kc: KubeConfig): KubeObjects {
 async function patchStatus(kc: KubeConfig, ref: ObjectRef, patch: object): Promise<void> {
   const { CustomObjectsApi, setHeaderOptions } = await import('@kubernetes/client-node');
   const [group, version] = ref.apiVersion.split('/');
-  if (!group || !version) throw new Error(`status patches need a group/version apiVersion, got ${ref.apiVersion}`);
+  if (!group || !version)
+    throw new Error(`status patches need a group/version apiVersion, got ${ref.apiVersion}`);
   const api = kc.makeApiClient(CustomObjectsApi);
   await api.patchNamespacedCustomObjectStatus(
     { group, version, namespace: ref.namespace, plural: pluralOf(ref.kind), name: ref.name, body: patch },

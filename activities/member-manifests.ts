@@ -2,39 +2,24 @@
 import type { EtcdClusterSpec } from '../crds/etcd-cluster';
 import { API_VERSION, ETCD_CLUSTER } from '../crds/etcd-cluster';
 import { Labels } from '../crds/labels';
+import {
+  claimName,
+  clientServiceName,
+  memberClientURL,
+  memberPeerURL,
+  peerServiceName,
+  PORTS,
+} from '../crds/names';
+export * from '../crds/names';
+
+export const DATA_DIR = '/var/lib/etcd';
+const MANAGED_BY = 'etcd-conductor';
 
 /** The cluster identity every object is built for. */
 export interface ClusterRef {
   namespace: string;
   name: string;
   uid: string;
-}
-
-export const PORTS = { client: 2379, peer: 2380, metrics: 2381 } as const;
-export const DATA_DIR = '/var/lib/etcd';
-const MANAGED_BY = 'etcd-conductor';
-
-export const peerServiceName = (cluster: string) => `${cluster}-peer`;
-export const clientServiceName = (cluster: string) => `${cluster}-client`;
-export const claimName = (member: string) => `data-${member}`;
-
-/** The stable DNS name of a member: its Pod hostname under the headless peer Service. */
-export function memberHost(ref: Pick<ClusterRef, 'namespace' | 'name'>, member: string): string {
-  return `${member}.${peerServiceName(ref.name)}.${ref.namespace}.svc`;
-}
-export const memberPeerURL = (ref: Pick<ClusterRef, 'namespace' | 'name'>, member: string) =>
-  `http://${memberHost(ref, member)}:${PORTS.peer}`;
-export const memberClientURL = (ref: Pick<ClusterRef, 'namespace' | 'name'>, member: string) =>
-  `http://${memberHost(ref, member)}:${PORTS.client}`;
-export const clusterClientEndpoint = (ref: Pick<ClusterRef, 'namespace' | 'name'>) =>
-  `http://${clientServiceName(ref.name)}.${ref.namespace}.svc:${PORTS.client}`;
-
-/** The member name a peer URL built by memberPeerURL belongs to, or undefined for a URL of another shape. */
-export function memberFromPeerURL(ref: Pick<ClusterRef, 'namespace' | 'name'>, url: string): string | undefined {
-  const suffix = `.${peerServiceName(ref.name)}.${ref.namespace}.svc:${PORTS.peer}`;
-  const m = /^https?:\/\/([^/]+)$/.exec(url.replace(/\/$/, ''));
-  if (!m?.[1]?.endsWith(suffix)) return undefined;
-  return m[1].slice(0, -suffix.length);
 }
 
 function ownerReference(ref: ClusterRef) {
@@ -99,7 +84,9 @@ export function etcdArgs(input: MemberPodInput): string[] {
   return [...extra, ...Object.entries(own).map(([k, v]) => `--${k}=${v}`)];
 }
 
-export function memberLabels(input: Pick<MemberPodInput, 'ref' | 'spec' | 'member' | 'role'>): Record<string, string> {
+export function memberLabels(
+  input: Pick<MemberPodInput, 'ref' | 'spec' | 'member' | 'role'>,
+): Record<string, string> {
   return {
     ...(input.spec.podLabels ?? {}),
     ...commonLabels(input.ref.name),
@@ -148,7 +135,9 @@ export function memberPod(input: MemberPodInput) {
       ...(spec.priorityClassName ? { priorityClassName: spec.priorityClassName } : {}),
       ...(spec.nodeSelector ? { nodeSelector: spec.nodeSelector } : {}),
       ...(spec.tolerations ? { tolerations: spec.tolerations } : {}),
-      ...(spec.topologySpreadConstraints ? { topologySpreadConstraints: spec.topologySpreadConstraints } : {}),
+      ...(spec.topologySpreadConstraints
+        ? { topologySpreadConstraints: spec.topologySpreadConstraints }
+        : {}),
       affinity: spec.affinity ?? defaultAffinity(ref.name),
       // The restricted Pod Security Standard: non-root, no privilege escalation, no capabilities, RuntimeDefault.
       securityContext: {

@@ -8,10 +8,18 @@ describe('clusterChangeKey', () => {
   const base = clusterChangeKey(cluster());
   test.each([
     ['a resync of the same object is no change', cluster(), true],
-    ['a status-only update (same generation) is no change', { ...cluster(), status: { readyReplicas: 2 } }, true],
+    [
+      'a status-only update (same generation) is no change',
+      { ...cluster(), status: { readyReplicas: 2 } },
+      true,
+    ],
     ['an unrelated annotation is no change', cluster({ annotations: { note: 'x' } }), true],
     ['a new generation is a change', cluster({ generation: 4 }), false],
-    ['a new retry annotation value is a change', cluster({ annotations: { 'etcd.conductor.dev/retry': '1' } }), false],
+    [
+      'a new retry annotation value is a change',
+      cluster({ annotations: { 'etcd.conductor.dev/retry': '1' } }),
+      false,
+    ],
     ['a deletion timestamp is a change', cluster({ deletionTimestamp: '2026-01-01T00:00:00Z' }), false],
     ['a recreated object (new uid) is a change', cluster({ uid: 'u2' }), false],
   ])('%s', (_name, obj, same) => {
@@ -22,17 +30,30 @@ describe('clusterChangeKey', () => {
 describe('memberChangeKey', () => {
   const pod = (status: Record<string, unknown>, meta: Record<string, unknown> = {}) => ({
     metadata: { uid: 'p1', labels: { 'etcd.conductor.dev/role': 'voter' }, ...meta },
-    status: { phase: 'Running', conditions: [{ type: 'Ready', status: 'True' }], containerStatuses: [{ restartCount: 0 }], ...status },
+    status: {
+      phase: 'Running',
+      conditions: [{ type: 'Ready', status: 'True' }],
+      containerStatuses: [{ restartCount: 0 }],
+      ...status,
+    },
   });
   const base = memberChangeKey(pod({}));
   test.each([
     ['the same Pod again is no change', pod({}), true],
-    ['a new probe time alone is no change', pod({ conditions: [{ type: 'Ready', status: 'True', lastProbeTime: 'x' }] }), true],
+    [
+      'a new probe time alone is no change',
+      pod({ conditions: [{ type: 'Ready', status: 'True', lastProbeTime: 'x' }] }),
+      true,
+    ],
     ['turning unready is a change', pod({ conditions: [{ type: 'Ready', status: 'False' }] }), false],
     ['a restart is a change', pod({ containerStatuses: [{ restartCount: 1 }] }), false],
     ['a deletion timestamp is a change', pod({}, { deletionTimestamp: 'now' }), false],
     ['a role label flip is a change', pod({}, { labels: { 'etcd.conductor.dev/role': 'learner' } }), false],
-    ['a data-lost mark is a change', pod({}, { annotations: { 'etcd.conductor.dev/data-lost': 'true' } }), false],
+    [
+      'a data-lost mark is a change',
+      pod({}, { annotations: { 'etcd.conductor.dev/data-lost': 'true' } }),
+      false,
+    ],
   ])('%s', (_name, obj, same) => {
     expect(memberChangeKey(obj) === base).toBe(same);
   });
@@ -40,7 +61,11 @@ describe('memberChangeKey', () => {
 
 describe('owningCluster', () => {
   test.each([
-    ['a labelled object belongs to its cluster', { metadata: { namespace: 'ns', labels: { 'etcd.conductor.dev/cluster': 'main' } } }, { namespace: 'ns', name: 'main' }],
+    [
+      'a labelled object belongs to its cluster',
+      { metadata: { namespace: 'ns', labels: { 'etcd.conductor.dev/cluster': 'main' } } },
+      { namespace: 'ns', name: 'main' },
+    ],
     ['an unlabelled object belongs to none', { metadata: { namespace: 'ns', labels: {} } }, undefined],
   ])('%s', (_name, obj, want) => {
     expect(owningCluster(obj)).toEqual(want);

@@ -14,7 +14,12 @@ interface ObjectLike {
 /** Everything about an EtcdCluster the cluster workflow acts on; equal keys mean no new signal. */
 export function clusterChangeKey(obj: ObjectLike): string {
   const m = obj.metadata ?? {};
-  return JSON.stringify([m.uid ?? '', m.generation ?? 0, m.annotations?.[Annotations.retry] ?? '', Boolean(m.deletionTimestamp)]);
+  return JSON.stringify([
+    m.uid ?? '',
+    m.generation ?? 0,
+    m.annotations?.[Annotations.retry] ?? '',
+    Boolean(m.deletionTimestamp),
+  ]);
 }
 
 interface PodLike extends ObjectLike {
@@ -46,7 +51,9 @@ export function memberChangeKey(obj: PodLike): string {
 }
 
 /** The cluster a member object belongs to, from the operator's own label. */
-export function owningCluster(obj: ObjectLike & { metadata?: { namespace?: string } }): { namespace: string; name: string } | undefined {
+export function owningCluster(
+  obj: ObjectLike & { metadata?: { namespace?: string } },
+): { namespace: string; name: string } | undefined {
   const name = obj.metadata?.labels?.[Labels.cluster];
   const namespace = (obj.metadata as { namespace?: string } | undefined)?.namespace;
   return name && namespace ? { namespace, name } : undefined;

@@ -58,7 +58,9 @@ export async function startClusterWatcher(opts: WatcherOptions): Promise<Cluster
       uid,
       generation: obj.metadata.generation ?? 0,
       spec: obj.spec,
-      ...(obj.metadata.annotations?.[Annotations.retry] ? { retryToken: obj.metadata.annotations[Annotations.retry] } : {}),
+      ...(obj.metadata.annotations?.[Annotations.retry]
+        ? { retryToken: obj.metadata.annotations[Annotations.retry] }
+        : {}),
       ...(deleted || obj.metadata.deletionTimestamp ? { deleted: true } : {}),
     };
     const workflowId = clusterWorkflowId(namespace, name);
@@ -88,7 +90,12 @@ export async function startClusterWatcher(opts: WatcherOptions): Promise<Cluster
     }
     sent.set(key, changeKey);
     opts.onSignal?.('cluster');
-    log('signalled cluster change', { cluster: key, workflowId, generation: change.generation, deleted: Boolean(change.deleted) });
+    log('signalled cluster change', {
+      cluster: key,
+      workflowId,
+      generation: change.generation,
+      deleted: Boolean(change.deleted),
+    });
   }
 
   const memberKeys = new Map<string, string>();
@@ -101,7 +108,9 @@ export async function startClusterWatcher(opts: WatcherOptions): Promise<Cluster
     if (deleted) memberKeys.delete(objKey);
     else memberKeys.set(objKey, changeKey);
     try {
-      await temporal.workflow.getHandle(clusterWorkflowId(owner.namespace, owner.name)).signal(membersChangedSignal);
+      await temporal.workflow
+        .getHandle(clusterWorkflowId(owner.namespace, owner.name))
+        .signal(membersChangedSignal);
       opts.onSignal?.('members');
     } catch (err) {
       if (!(err instanceof WorkflowNotFoundError)) throw err;
@@ -144,10 +153,22 @@ export async function startClusterWatcher(opts: WatcherOptions): Promise<Cluster
   const clusterPath = ns
     ? `/apis/${API_GROUP}/${API_VERSION_NAME}/namespaces/${ns}/${ETCD_CLUSTER.plural}`
     : `/apis/${API_GROUP}/${API_VERSION_NAME}/${ETCD_CLUSTER.plural}`;
-  const clusters = makeInformer<EtcdCluster & KubernetesObject>(kc, clusterPath, async () =>
-    (ns
-      ? custom.listNamespacedCustomObject({ group: API_GROUP, version: API_VERSION_NAME, namespace: ns, plural: ETCD_CLUSTER.plural })
-      : custom.listClusterCustomObject({ group: API_GROUP, version: API_VERSION_NAME, plural: ETCD_CLUSTER.plural })) as never,
+  const clusters = makeInformer<EtcdCluster & KubernetesObject>(
+    kc,
+    clusterPath,
+    async () =>
+      (ns
+        ? custom.listNamespacedCustomObject({
+            group: API_GROUP,
+            version: API_VERSION_NAME,
+            namespace: ns,
+            plural: ETCD_CLUSTER.plural,
+          })
+        : custom.listClusterCustomObject({
+            group: API_GROUP,
+            version: API_VERSION_NAME,
+            plural: ETCD_CLUSTER.plural,
+          })) as never,
   );
   const pods = makeInformer(
     kc,

@@ -19,7 +19,8 @@ export function configFromEnv(env: NodeJS.ProcessEnv): OperatorConfig {
     .map((r) => r.trim())
     .filter(Boolean);
   for (const r of roles) {
-    if (r !== 'worker' && r !== 'watcher') throw new Error(`OPERATOR_ROLES: unknown role "${r}" (worker, watcher)`);
+    if (r !== 'worker' && r !== 'watcher')
+      throw new Error(`OPERATOR_ROLES: unknown role "${r}" (worker, watcher)`);
   }
   return {
     roles: roles as Role[],

@@ -58,7 +58,13 @@ export async function startOperator(config: OperatorConfig, log: Logger): Promis
   if (config.roles.includes('watcher')) {
     const connection = await Connection.connect({ address: config.temporalAddress });
     const client = new Client({ connection, namespace: config.temporalNamespace });
-    const watcher = await startClusterWatcher({ kubeConfig: kc, temporal: client, taskQueue, log, ...(config.watchNamespace ? { namespace: config.watchNamespace } : {}) });
+    const watcher = await startClusterWatcher({
+      kubeConfig: kc,
+      temporal: client,
+      taskQueue,
+      log,
+      ...(config.watchNamespace ? { namespace: config.watchNamespace } : {}),
+    });
     stops.unshift(async () => {
       await watcher.stop();
       await connection.close();

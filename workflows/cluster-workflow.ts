@@ -20,9 +20,15 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import type { ClusterActivities } from '../activities/cluster-activities';
-import { clusterClientEndpoint } from '../activities/member-manifests';
-import type { EtcdClusterStatus, LastOperation, CurrentOperation, OperationResult, OperationType } from '../crds/etcd-cluster';
+import type {
+  EtcdClusterStatus,
+  LastOperation,
+  CurrentOperation,
+  OperationResult,
+  OperationType,
+} from '../crds/etcd-cluster';
 import { clusterSelector } from '../crds/labels';
+import { clusterClientEndpoint } from '../crds/names';
 import { computeStatus, statusChanged } from './conditions';
 import type { ClusterChange, ClusterProgress, ClusterWorkflowInput } from './messages';
 import {
@@ -75,7 +81,9 @@ const RESULT_EVENT: Record<OperationResult, { type: 'Normal' | 'Warning'; reason
   DeadlineExceeded: { type: 'Warning', reason: 'ProgressDeadlineExceeded' },
 };
 
-export async function etcdClusterWorkflow(input: ClusterWorkflowInput & { carried?: CarriedState }): Promise<void> {
+export async function etcdClusterWorkflow(
+  input: ClusterWorkflowInput & { carried?: CarriedState },
+): Promise<void> {
   const { ref } = input;
   let desired: ClusterChange = input.change;
   let deleted = Boolean(desired.deleted);
@@ -94,7 +102,10 @@ export async function etcdClusterWorkflow(input: ClusterWorkflowInput & { carrie
     if (change.uid !== ref.uid) return;
     if (change.deleted) {
       deleted = true;
-    } else if (change.generation > desired.generation || (change.retryToken ?? '') !== (desired.retryToken ?? '')) {
+    } else if (
+      change.generation > desired.generation ||
+      (change.retryToken ?? '') !== (desired.retryToken ?? '')
+    ) {
       desired = change;
     }
     dirty = true;
@@ -110,15 +121,29 @@ export async function etcdClusterWorkflow(input: ClusterWorkflowInput & { carrie
   });
   setHandler(progressQuery, (): ClusterProgress => ({
     generation: desired.generation,
-    ...(current ? { operation: { type: current.type, workflowId: current.workflowId, ...(current.step ? { step: current.step } : {}) } } : {}),
+    ...(current
+      ? {
+          operation: {
+            type: current.type,
+            workflowId: current.workflowId,
+            ...(current.step ? { step: current.step } : {}),
+          },
+        }
+      : {}),
     ...(halted ? { halted: { generation: halted.generation, reason: halted.result } } : {}),
     lastDecision,
   }));
 
   const isHalted = () =>
-    halted !== undefined && halted.generation === desired.generation && halted.retryToken === (desired.retryToken ?? '');
+    halted !== undefined &&
+    halted.generation === desired.generation &&
+    halted.retryToken === (desired.retryToken ?? '');
 
-  async function publish(observed: Observed, decision: ReturnType<typeof plan>, versionKnown: boolean): Promise<void> {
+  async function publish(
+    observed: Observed,
+    decision: ReturnType<typeof plan>,
+    versionKnown: boolean,
+  ): Promise<void> {
     const next = computeStatus({
       generation: desired.generation,
       desired: desiredOf(ref, desired.spec, versionKnown),
@@ -140,14 +165,23 @@ export async function etcdClusterWorkflow(input: ClusterWorkflowInput & { carrie
     status = next;
   }
 
-  async function runOperation(type: OperationType, opInput: OperationInput, workflowId: string): Promise<void> {
+  async function runOperation(
+    type: OperationType,
+    opInput: OperationInput,
+    workflowId: string,
+  ): Promise<void> {
     const startedAt = new Date().toISOString();
     current = { type, workflowId, startedAt, step: 'starting' };
     setCurrentDetails(`**${opInput.summary}** running as \`${workflowId}\``);
-    await acts.recordEvent({ ref, type: 'Normal', reason: `${type}Started`, message: `${opInput.summary} (${workflowId})` });
+    await acts.recordEvent({
+      ref,
+      type: 'Normal',
+      reason: `${type}Started`,
+      message: `${opInput.summary} (${workflowId})`,
+    });
 
-    let result: OperationResult = 'Succeeded';
-    let message = '';
+    let result: OperationResult;
+    let message: string;
     const scope = new CancellationScope();
     // Deleting the EtcdCluster cancels the running operation; its own compensation still runs.
     void condition(() => deleted).then(() => scope.cancel());
@@ -187,17 +221,25 @@ export async function etcdClusterWorkflow(input: ClusterWorkflowInput & { carrie
       });
       result = outcome.result;
       message = outcome.message;
-      recorded = { ...outcome.recorded, paused: type === 'Pause' ? true : type === 'Resume' ? false : recorded.paused };
+      recorded = {
+        ...outcome.recorded,
+        paused: type === 'Pause' ? true : type === 'Resume' ? false : recorded.paused,
+      };
     } catch (err) {
       if (err instanceof ChildWorkflowFailure && err.cause instanceof CancelledFailure) {
         result = 'Cancelled';
-        message = deleted ? 'cancelled because the EtcdCluster is being deleted' : 'cancelled from outside the operator';
+        message = deleted
+          ? 'cancelled because the EtcdCluster is being deleted'
+          : 'cancelled from outside the operator';
       } else if (err instanceof CancelledFailure || (err instanceof ChildWorkflowFailure && deleted)) {
         result = 'Cancelled';
         message = 'cancelled because the EtcdCluster is being deleted';
       } else if (err instanceof ChildWorkflowFailure) {
         result = 'Failed';
-        message = err.cause instanceof ApplicationFailure ? err.cause.message : String(err.cause?.message ?? err.message);
+        message =
+          err.cause instanceof ApplicationFailure
+            ? err.cause.message
+            : String(err.cause?.message ?? err.message);
       } else {
         throw err;
       }
@@ -215,7 +257,12 @@ export async function etcdClusterWorkflow(input: ClusterWorkflowInput & { carrie
       halted = { generation: opInput.generation, retryToken: desired.retryToken ?? '', result };
     }
     const event = RESULT_EVENT[result];
-    await acts.recordEvent({ ref, type: event.type, reason: event.reason, message: `${opInput.summary}: ${result}. ${message}` });
+    await acts.recordEvent({
+      ref,
+      type: event.type,
+      reason: event.reason,
+      message: `${opInput.summary}: ${result}. ${message}`,
+    });
     setCurrentDetails(`last operation: **${opInput.summary}**: ${result}. ${message}`);
   }
 
@@ -225,7 +272,13 @@ export async function etcdClusterWorkflow(input: ClusterWorkflowInput & { carrie
       return continueAsNew<typeof etcdClusterWorkflow>({
         ref,
         change: desired,
-        carried: { recorded, ...(status ? { status } : {}), ...(halted ? { halted } : {}), ...(lastOperation ? { lastOperation } : {}), seq },
+        carried: {
+          recorded,
+          ...(status ? { status } : {}),
+          ...(halted ? { halted } : {}),
+          ...(lastOperation ? { lastOperation } : {}),
+          seq,
+        },
       });
     }
     dirty = false;
@@ -269,6 +322,9 @@ export async function etcdClusterWorkflow(input: ClusterWorkflowInput & { carrie
         ? `halted after **${lastOperation?.type ?? 'an operation'}** ${lastOperation?.result ?? ''}: change the spec or set the retry annotation to go on`
         : `idle: ${describeStep(step)}`,
     );
-    await condition(() => dirty || deleted, step.kind === 'Wait' ? WAIT_RECHECK_INTERVAL : DRIFT_CHECK_INTERVAL);
+    await condition(
+      () => dirty || deleted,
+      step.kind === 'Wait' ? WAIT_RECHECK_INTERVAL : DRIFT_CHECK_INTERVAL,
+    );
   }
 }

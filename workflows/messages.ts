@@ -12,7 +12,12 @@ export function clusterWorkflowId(namespace: string, name: string): string {
 }
 
 /** Readable, unique per operation: `etcdcluster/default/main/op/3-scaleup`. */
-export function operationWorkflowId(namespace: string, name: string, seq: number, type: OperationType): string {
+export function operationWorkflowId(
+  namespace: string,
+  name: string,
+  seq: number,
+  type: OperationType,
+): string {
   return `${clusterWorkflowId(namespace, name)}/op/${seq}-${type.toLowerCase()}`;
 }
 

@@ -4,7 +4,11 @@ import type { ClusterRef } from '../activities/member-manifests';
 import type { EtcdClusterSpec } from '../crds/etcd-cluster';
 import type { Desired, Observed } from './plan';
 
-export function desiredOf(ref: Pick<ClusterRef, 'name'>, spec: EtcdClusterSpec, versionKnown: boolean): Desired {
+export function desiredOf(
+  ref: Pick<ClusterRef, 'name'>,
+  spec: EtcdClusterSpec,
+  versionKnown: boolean,
+): Desired {
   return { cluster: ref.name, replicas: spec.replicas, medium: spec.storage.medium, versionKnown };
 }
 
@@ -13,7 +17,10 @@ export function desiredOf(ref: Pick<ClusterRef, 'name'>, spec: EtcdClusterSpec, 
  * later observation in which etcd does not answer can still tell "never created" from "lost"). Whether
  * the cluster is paused is the operation's outcome, not an observation, so it is kept as it was.
  */
-export function recordedAfter(recorded: Observed['recorded'], observation: ClusterObservation): Observed['recorded'] {
+export function recordedAfter(
+  recorded: Observed['recorded'],
+  observation: ClusterObservation,
+): Observed['recorded'] {
   if (!observation.etcd) return recorded;
   return {
     ...recorded,

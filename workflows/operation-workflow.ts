@@ -56,7 +56,10 @@ export async function clusterOperationWorkflow(input: OperationInput): Promise<O
   const details = (line: string) => {
     setCurrentDetails(`**${input.summary}**\n\nstep ${steps}: ${line}\n\ngeneration ${input.generation}`);
     // The cluster workflow mirrors the step into status.currentOperation.step; losing one update is harmless.
-    if (parent) void getExternalWorkflowHandle(parent.workflowId).signal(operationStepSignal, line).catch(() => undefined);
+    if (parent)
+      void getExternalWorkflowHandle(parent.workflowId)
+        .signal(operationStepSignal, line)
+        .catch(() => undefined);
   };
 
   async function execute(step: ActionStep): Promise<void> {
@@ -116,7 +119,11 @@ export async function clusterOperationWorkflow(input: OperationInput): Promise<O
     for (;;) {
       const observation = await acts.observeCluster({ ref, version: spec.version });
       recorded = recordedAfter(recorded, observation);
-      const observed: Observed = { kube: observation.kube, recorded, ...(observation.etcd ? { etcd: observation.etcd } : {}) };
+      const observed: Observed = {
+        kube: observation.kube,
+        recorded,
+        ...(observation.etcd ? { etcd: observation.etcd } : {}),
+      };
       const decision: Decision = plan(desiredOf(ref, spec, observation.versionKnown), observed);
       const step: Step = decision.step;
       if (step.kind === 'Wait') {
