@@ -1,0 +1,162 @@
+// What the end-to-end journeys share: clients for the running local stack, EtcdCluster helpers, and data checks against real etcd.
+import { randomBytes } from 'node:crypto';
+import { CoreV1Api, CustomObjectsApi, KubeConfig } from '@kubernetes/client-node';
+import { Etcd3 } from 'etcd3';
+import { API_GROUP, API_VERSION, API_VERSION_NAME, ETCD_CLUSTER } from '../../crds/etcd-cluster';
+import type { EtcdCluster, EtcdClusterSpec } from '../../crds/etcd-cluster';
+import { clusterClientEndpoint, memberClientURL } from '../../crds/names';
+import { requireStackInfo } from '../../localcluster/stack-info';
+import type { StackInfo } from '../../localcluster/stack-info';
+
+export interface Harness {
+  stack: StackInfo;
+  kc: KubeConfig;
+  core: CoreV1Api;
+  custom: CustomObjectsApi;
+}
+
+export function connect(): Harness {
+  const stack = requireStackInfo();
+  const kc = new KubeConfig();
+  kc.loadFromFile(stack.kubeconfig);
+  return { stack, kc, core: kc.makeApiClient(CoreV1Api), custom: kc.makeApiClient(CustomObjectsApi) };
+}
+
+/** A namespace of its own per journey, so journeys never see each other's objects. */
+export async function freshNamespace(h: Harness, prefix: string): Promise<string> {
+  const name = `${prefix}-${randomBytes(3).toString('hex')}`;
+  await h.core.createNamespace({ body: { metadata: { name } } });
+  return name;
+}
+
+const crd = { group: API_GROUP, version: API_VERSION_NAME, plural: ETCD_CLUSTER.plural };
+
+export async function createCluster(
+  h: Harness,
+  namespace: string,
+  name: string,
+  spec: Partial<EtcdClusterSpec>,
+): Promise<EtcdCluster> {
+  return (await h.custom.createNamespacedCustomObject({
+    ...crd,
+    namespace,
+    body: { apiVersion: API_VERSION, kind: ETCD_CLUSTER.kind, metadata: { name, namespace }, spec },
+  })) as EtcdCluster;
+}
+
+export async function getCluster(h: Harness, namespace: string, name: string): Promise<EtcdCluster> {
+  return (await h.custom.getNamespacedCustomObject({ ...crd, namespace, name })) as EtcdCluster;
+}
+
+export async function patchSpec(h: Harness, namespace: string, name: string, spec: Partial<EtcdClusterSpec>): Promise<void> {
+  const { setHeaderOptions, PatchStrategy } = await import('@kubernetes/client-node');
+  await h.custom.patchNamespacedCustomObject(
+    { ...crd, namespace, name, body: { spec } },
+    setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+  );
+}
+
+/** Polls until `check` returns a value (not undefined); the last observation is in the timeout error. */
+export async function eventually<T>(
+  what: string,
+  check: () => Promise<T | undefined>,
+  timeoutMs = 120_000,
+  intervalMs = 500,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown;
+  for (;;) {
+    try {
+      const v = await check();
+      if (v !== undefined) return v;
+    } catch (err) {
+      last = err;
+    }
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}; last error: ${String(last)}`);
+    await new Promise((r) => setTimeout(r, intervalMs));
+  }
+}
+
+/** Waits until status says Available with `replicas` ready voters, the spec's generation observed, and no operation running. */
+export async function waitConverged(h: Harness, namespace: string, name: string, replicas: number, timeoutMs = 180_000) {
+  return eventually(
+    `${namespace}/${name} converged at ${replicas} ready voters`,
+    async () => {
+      const c = await getCluster(h, namespace, name);
+      const s = c.status;
+      const available = s?.conditions?.find((x) => x.type === 'Available')?.status === 'True';
+      const voters = s?.members?.filter((m) => m.role === 'voter').length ?? -1;
+      const ok =
+        available &&
+        s?.observedGeneration === c.metadata.generation &&
+        s?.readyReplicas === replicas &&
+        voters === replicas &&
+        (s?.members?.length ?? -1) === replicas &&
+        !s?.currentOperation;
+      return ok ? c : undefined;
+    },
+    timeoutMs,
+  );
+}
+
+export function etcdClient(endpoints: string[]): Etcd3 {
+  return new Etcd3({
+    hosts: endpoints,
+    dialTimeout: 5000,
+    defaultCallOptions: (ctx) => (ctx.isStream ? {} : { deadline: Date.now() + 5000 }),
+  });
+}
+
+export function clientEndpoint(namespace: string, name: string): string {
+  return clusterClientEndpoint({ namespace, name });
+}
+
+/** Writes `count` keys under `prefix` through the cluster's client Service and returns them. */
+export async function writeKeys(namespace: string, name: string, prefix: string, count: number): Promise<Map<string, string>> {
+  const client = etcdClient([clientEndpoint(namespace, name)]);
+  const written = new Map<string, string>();
+  try {
+    for (let i = 0; i < count; i++) {
+      const key = `${prefix}/${String(i).padStart(4, '0')}`;
+      const value = `${prefix}-${i}-${randomBytes(4).toString('hex')}`;
+      await client.put(key).value(value);
+      written.set(key, value);
+    }
+  } finally {
+    client.close();
+  }
+  return written;
+}
+
+/** Every key written earlier is still there with its value, read linearizably through the client Service. */
+export async function readKeys(namespace: string, name: string, prefix: string): Promise<Map<string, string>> {
+  const client = etcdClient([clientEndpoint(namespace, name)]);
+  try {
+    const all = await client.getAll().prefix(`${prefix}/`).strings();
+    return new Map(Object.entries(all));
+  } finally {
+    client.close();
+  }
+}
+
+/** hashKV of every member at the same revision: equal hashes mean the members hold the same data. */
+export async function memberHashes(namespace: string, name: string, members: string[]): Promise<Map<string, string>> {
+  const first = etcdClient([memberClientURL({ namespace, name }, members[0] ?? '')]);
+  let revision: string;
+  try {
+    revision = (await first.maintenance.status()).header.revision;
+  } finally {
+    first.close();
+  }
+  const hashes = new Map<string, string>();
+  for (const m of members) {
+    const c = etcdClient([memberClientURL({ namespace, name }, m)]);
+    try {
+      const h = await c.maintenance.hashKV({ revision });
+      hashes.set(m, String(h.hash));
+    } finally {
+      c.close();
+    }
+  }
+  return hashes;
+}
