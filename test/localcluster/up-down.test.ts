@@ -22,7 +22,7 @@ describe('a second stack instance: up, up again, down', () => {
   afterAll(async () => {
     await cli('down').catch(() => undefined);
     rmSync(stateDir, { recursive: true, force: true });
-  });
+  }, 120000);
 
   it('comes up, stays up on a second up, and goes away completely on down', async () => {
     const first = await cli('up');
@@ -45,5 +45,5 @@ describe('a second stack instance: up, up again, down', () => {
     expect(listeningPorts(HOST_IP)).toEqual([]);
     expect(listeningPorts('127.0.0.1').filter((p) => MINIO_LOOPBACK_PORTS.includes(p))).toEqual([]);
     for (const n of info?.nodes ?? []) expect(listeningPorts(n.hostIp)).toEqual([]);
-  });
+  }, 300000);
 });
