@@ -3,6 +3,7 @@ import { createHash } from 'node:crypto';
 import { readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { spliceHostsBlock } from './network/hosts-block';
 import { startServiceNetwork } from './network/service-network';
+import { startClaimBinder } from './node/claim-binder';
 import { startNodeAgent } from './node/node-agent';
 import type { NodeRuntime } from './stack';
 
@@ -20,6 +21,7 @@ export const processNodeRuntime: NodeRuntime = {
       stateDir: options.stateDir,
       log: options.log,
     }),
+  startClaimBinder: (options) => startClaimBinder({ kubeconfigPath: options.kubeconfigPath, stateDir: options.stateDir, log: options.log }),
 };
 
 /** For `down` after a crash: drops the stack's /etc/hosts block that a dead daemon could not remove. */

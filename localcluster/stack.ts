@@ -35,9 +35,8 @@ export interface StoppableService {
 /** What the process-backed node implementation offers the stack (see localcluster/node/types.ts). */
 export interface NodeRuntime {
   startNodeAgent(options: NodeAgentOptions): Promise<NodeAgent>;
-  /** Optional until localcluster/network lands; the stack logs its absence. */
-  startServiceNetwork?(options: StackServiceOptions): Promise<StoppableService>;
-  startClaimBinder?(options: StackServiceOptions): Promise<StoppableService & { wipeClaim?(namespace: string, claim: string): Promise<void> }>;
+  startServiceNetwork(options: StackServiceOptions): Promise<StoppableService>;
+  startClaimBinder(options: StackServiceOptions): Promise<StoppableService & { wipeClaim(namespace: string, claim: string): Promise<void> }>;
 }
 
 export interface StartStackOptions {
@@ -145,13 +144,10 @@ export async function startStack(opts: StartStackOptions): Promise<RunningStack>
       nodeStateDirs: Object.fromEntries(layout.nodes.map((n) => [n.name, n.stateDir])),
       log: (line) => log(`services: ${line}`),
     };
-    if (opts.nodes.startServiceNetwork) {
-      const network = await opts.nodes.startServiceNetwork(serviceOptions);
-      stops.push(() => network.stop());
-    } else log('stack: no service network available: Service names and ClusterIPs will not resolve');
-    const claims = opts.nodes.startClaimBinder ? await opts.nodes.startClaimBinder(serviceOptions) : undefined;
-    if (claims) stops.push(() => claims.stop());
-    else log('stack: no claim binder available: PersistentVolumeClaims stay Pending');
+    const network = await opts.nodes.startServiceNetwork(serviceOptions);
+    stops.push(() => network.stop());
+    const claims = await opts.nodes.startClaimBinder(serviceOptions);
+    stops.push(() => claims.stop());
 
     const images: ImageTable = createImageTable({ repoRoot: layout.repoRoot, etcdBinDirs: tools.etcdBinDirs, projectEtcdVersion: BACKING_ETCD_VERSION });
     const podIps = createPodIpAllocator(layout.podCidr);
@@ -191,7 +187,7 @@ export async function startStack(opts: StartStackOptions): Promise<RunningStack>
           return undefined;
         }
       },
-      wipeClaim: claims?.wipeClaim ? (ns, claim) => claims.wipeClaim?.(ns, claim) ?? Promise.resolve() : undefined,
+      wipeClaim: (ns, claim) => claims.wipeClaim(ns, claim),
     }, (line) => log(line));
     stops.push(() => faults.close());
 
