@@ -1,6 +1,7 @@
 // The cluster's side effects, one idempotent external effect per activity; each looks before it acts.
 import { ApplicationFailure } from '@temporalio/common';
 import type { KubernetesObject } from '@kubernetes/client-node';
+import { ApiException } from '@kubernetes/client-node';
 import { FailureTypes } from '../crds/conditions';
 import type { EtcdClusterSpec, EtcdClusterStatus } from '../crds/etcd-cluster';
 import { API_VERSION, ETCD_CLUSTER } from '../crds/etcd-cluster';
@@ -300,7 +301,14 @@ export function createActivities(deps: ActivityDeps) {
       reason: string;
       message: string;
     }) {
-      await deps.events.record(input);
+      try {
+        await deps.events.record(input);
+        return 'recorded';
+      } catch (err) {
+        // An Event the apiserver refuses (4xx) is dropped: the audit trail must never block an operation.
+        if (err instanceof ApiException && err.code >= 400 && err.code < 500) return 'dropped';
+        throw err;
+      }
     },
   };
 }

@@ -35,12 +35,10 @@ export function createEventRecorder(kc: KubeConfig, component = 'etcd-conductor'
           reason,
           message,
           source: { component },
-          reportingComponent: component,
-          reportingInstance: component,
+          // The legacy (first/lastTimestamp) form: eventTime is a MicroTime the client serialises with
+          // milliseconds only, which the apiserver refuses.
           firstTimestamp: now,
           lastTimestamp: now,
-          eventTime: now,
-          action: reason,
           count: 1,
         },
       });

@@ -213,13 +213,14 @@ describe('the EtcdCluster CRD and its TypeScript types', () => {
   });
 
   test('the options rule and its message refuse exactly the flags the TS list names', () => {
+    // A static message: a messageExpression that filters the list exceeds the apiserver's CEL cost budget.
     const rules = at(root, 'spec', 'options')['x-kubernetes-validations'] ?? [];
-    const owned = rules.find((r) => r.messageExpression !== undefined);
+    const owned = rules.find((r) => r.rule.includes("'data-dir'"));
     const listIn = (cel: string) =>
       [...(/\[([^\]]*)\]/.exec(cel)?.[1] ?? '').matchAll(/'([^']+)'/g)].map((m) => m[1]);
     expect(owned).toBeDefined();
     expect(listIn(owned?.rule ?? '')).toEqual([...OPERATOR_OWNED_FLAGS]);
-    expect(listIn(owned?.messageExpression ?? '')).toEqual([...OPERATOR_OWNED_FLAGS]);
+    expect(owned?.message?.split(': ')[1]?.split(', ')).toEqual([...OPERATOR_OWNED_FLAGS]);
   });
 
   test('every CEL rule carries a message a user can act on', () => {

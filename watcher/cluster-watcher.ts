@@ -125,6 +125,8 @@ export async function startClusterWatcher(opts: WatcherOptions): Promise<Cluster
   ): void {
     let backoff = 1000;
     const handle = (deleted: boolean) => (obj: T) => {
+      // Only an event proves the watch works: ListWatch emits `connect` at every attempt, even failing ones.
+      backoff = 1000;
       onChange(obj, deleted).catch((err: unknown) => {
         log('signal failed; the next change or resync retries it', { resource, error: String(err) });
         // Forget what was sent so the retry is not filtered out as a duplicate.
@@ -135,9 +137,6 @@ export async function startClusterWatcher(opts: WatcherOptions): Promise<Cluster
     informer.on('add', handle(false));
     informer.on('update', handle(false));
     informer.on('delete', handle(true));
-    informer.on('connect', () => {
-      backoff = 1000;
-    });
     informer.on('error', (err: unknown) => {
       if (stopped) return;
       opts.onWatchRestart?.(resource);
