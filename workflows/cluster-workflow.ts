@@ -130,7 +130,8 @@ export async function etcdClusterWorkflow(
           },
         }
       : {}),
-    ...(halted ? { halted: { generation: halted.generation, reason: halted.result } } : {}),
+    // A halt recorded for an older generation or retry token no longer holds the cluster back.
+    ...(halted && isHalted() ? { halted: { generation: halted.generation, reason: halted.result } } : {}),
     lastDecision,
   }));
 
@@ -207,16 +208,20 @@ export async function etcdClusterWorkflow(
           () => (finished = true),
           () => (finished = true),
         );
-        // Mirror the child's current step into status while it runs.
-        for (;;) {
-          await condition(() => finished || stepChanged);
-          if (finished) break;
-          stepChanged = false;
-          if (status && current) {
-            const next: EtcdClusterStatus = { ...status, currentOperation: current };
-            if ((await acts.writeStatus({ ref, status: next })) === 'written') status = next;
+        // Mirror the child's current step into status while it runs. Not cancellable: when the scope is
+        // cancelled this loop must keep waiting for the child to finish its compensation, or the workflow
+        // would go on (and end, on deletion) while the child still runs.
+        await CancellationScope.nonCancellable(async () => {
+          for (;;) {
+            await condition(() => finished || stepChanged);
+            if (finished) break;
+            stepChanged = false;
+            if (status && current) {
+              const next: EtcdClusterStatus = { ...status, currentOperation: current };
+              if ((await acts.writeStatus({ ref, status: next })) === 'written') status = next;
+            }
           }
-        }
+        });
         return done;
       });
       result = outcome.result;
