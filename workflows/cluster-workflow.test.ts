@@ -1,0 +1,415 @@
+// The cluster and operation workflows on the real Temporal dev server, acting on the in-memory fake world.
+import { CancelledFailure } from '@temporalio/common';
+import type { WorkflowHandle } from '@temporalio/client';
+import { WorkflowFailedError } from '@temporalio/client';
+import { TestWorkflowEnvironment } from '@temporalio/testing';
+import type { WorkflowBundleWithSourceMap } from '@temporalio/worker';
+import { bundleWorkflowCode, DefaultLogger, Runtime, Worker } from '@temporalio/worker';
+import { cacheRoot, toolPaths } from '../localcluster/tool-cache';
+import type { EtcdClusterSpec, EtcdClusterStatus } from '../crds/etcd-cluster';
+import { etcdClusterWorkflow } from './cluster-workflow';
+import type { ClusterChange, ClusterWorkflowInput } from './messages';
+import {
+  clusterChangedSignal,
+  clusterWorkflowId,
+  membersChangedSignal,
+  operationWorkflowId,
+  progressQuery,
+  SearchAttributes,
+} from './messages';
+import type { FakeCluster } from './test-support/fake-cluster';
+import { createFakeCluster } from './test-support/fake-cluster';
+
+jest.setTimeout(120_000);
+
+const NAMESPACE = 'default';
+
+/** The dev server binary the local stack builds; no download. */
+const temporalCliPath = () => process.env.TEMPORAL_CLI_PATH ?? toolPaths(cacheRoot()).temporal;
+
+let env: TestWorkflowEnvironment;
+let workflowBundle: WorkflowBundleWithSourceMap;
+let queue = 0;
+
+beforeAll(async () => {
+  Runtime.install({ logger: new DefaultLogger('WARN') });
+  env = await TestWorkflowEnvironment.createLocal({
+    server: {
+      executable: { type: 'existing-path', path: temporalCliPath() },
+      searchAttributes: Object.values(SearchAttributes),
+    },
+  });
+  workflowBundle = await bundleWorkflowCode({
+    workflowsPath: require.resolve('./index'),
+    logger: new DefaultLogger('WARN'),
+  });
+}, 180_000);
+
+afterAll(async () => {
+  await env?.teardown();
+});
+
+function specOf(replicas: number, more: Partial<EtcdClusterSpec> = {}): EtcdClusterSpec {
+  return {
+    replicas,
+    version: '3.6.16',
+    storage: { size: '1Gi', medium: '' },
+    progressDeadlineSeconds: 600,
+    ...more,
+  };
+}
+
+async function eventually<T>(
+  what: string,
+  probe: () => T | undefined | false,
+  timeoutMs = 60_000,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = probe();
+    if (value !== undefined && value !== false) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+const condition = (status: EtcdClusterStatus | undefined, type: string) =>
+  status?.conditions?.find((c) => c.type === type);
+
+/** Waits until status shows `workflowId` finished (no operation running) and returns that status. */
+function finished(fake: FakeCluster, workflowId: string, timeoutMs?: number) {
+  return eventually(
+    `${workflowId} to finish`,
+    () => {
+      const s = fake.status;
+      return s?.lastOperation?.workflowId === workflowId && !s.currentOperation ? s : undefined;
+    },
+    timeoutMs,
+  );
+}
+
+interface Scenario {
+  name: string;
+  fake: FakeCluster;
+  handle: WorkflowHandle<typeof etcdClusterWorkflow>;
+  uid: string;
+  opId: (seq: number, type: Parameters<typeof operationWorkflowId>[3]) => string;
+  change: (generation: number, spec: EtcdClusterSpec, more?: Partial<ClusterChange>) => Promise<void>;
+}
+
+/** Runs one cluster workflow on a worker of its own task queue for the length of `body`. */
+async function withCluster(
+  name: string,
+  spec: EtcdClusterSpec,
+  fake: FakeCluster,
+  body: (s: Scenario) => Promise<void>,
+): Promise<void> {
+  const taskQueue = `cluster-workflow-test-${++queue}`;
+  const uid = `uid-${name}`;
+  const worker = await Worker.create({
+    connection: env.nativeConnection,
+    taskQueue,
+    workflowBundle,
+    activities: fake.activities,
+  });
+  await worker.runUntil(async () => {
+    const input: ClusterWorkflowInput = {
+      ref: { namespace: NAMESPACE, name, uid },
+      change: { uid, generation: 1, spec },
+    };
+    const handle = await env.client.workflow.start(etcdClusterWorkflow, {
+      workflowId: clusterWorkflowId(NAMESPACE, name),
+      taskQueue,
+      args: [input],
+    });
+    try {
+      await body({
+        name,
+        fake,
+        handle,
+        uid,
+        opId: (seq, type) => operationWorkflowId(NAMESPACE, name, seq, type),
+        change: (generation, s, more = {}) =>
+          handle.signal(clusterChangedSignal, { uid, generation, spec: s, ...more }),
+      });
+    } finally {
+      const description = await handle.describe();
+      if (description.status.name === 'RUNNING') await handle.terminate('test over');
+    }
+  });
+}
+
+describe('etcdClusterWorkflow on the Temporal dev server', () => {
+  it('bootstraps 3 members to 3 voters, Available, with lastOperation Succeeded and the expected conditions', async () => {
+    const fake = createFakeCluster();
+    await withCluster('boot', specOf(3), fake, async ({ opId, handle }) => {
+      const status = await finished(fake, opId(1, 'Bootstrap'));
+
+      expect(fake.voterNames()).toEqual(['boot-0', 'boot-1', 'boot-2']);
+      expect(fake.learnerNames()).toEqual([]);
+      expect(fake.podNames()).toEqual(['boot-0', 'boot-1', 'boot-2']);
+      expect(fake.claimNames()).toEqual(['boot-0', 'boot-1', 'boot-2']);
+      expect(fake.clusterObjects).toEqual({ peerService: true, clientService: true, pdbMinAvailable: 2 });
+
+      expect(status.lastOperation).toMatchObject({
+        type: 'Bootstrap',
+        result: 'Succeeded',
+        workflowId: 'etcdcluster/default/boot/op/1-bootstrap',
+        observedGeneration: 1,
+      });
+      expect(status).toMatchObject({ observedGeneration: 1, replicas: 3, readyReplicas: 3 });
+      expect(status.members?.map((m) => [m.name, m.role, m.ready])).toEqual([
+        ['boot-0', 'voter', true],
+        ['boot-1', 'voter', true],
+        ['boot-2', 'voter', true],
+      ]);
+      expect(status.members?.filter((m) => m.leader).map((m) => m.name)).toEqual(['boot-0']);
+      expect(condition(status, 'Available')).toMatchObject({ status: 'True', reason: 'ClusterAvailable' });
+      expect(condition(status, 'Progressing')).toMatchObject({ status: 'False', reason: 'Converged' });
+      expect(condition(status, 'Degraded')).toMatchObject({ status: 'False', reason: 'MembersHealthy' });
+
+      // While the bootstrap ran, status said so.
+      expect(
+        fake.statusWrites.some(
+          (s) =>
+            s.currentOperation?.workflowId === opId(1, 'Bootstrap') &&
+            condition(s, 'Progressing')?.reason === 'Bootstrapping',
+        ),
+      ).toBe(true);
+      expect(fake.events.map((e) => e.reason)).toEqual(['BootstrapStarted', 'OperationSucceeded']);
+
+      const child = await env.client.workflow.getHandle(opId(1, 'Bootstrap')).describe();
+      expect(await child.staticSummary()).toBe('bootstrap default/boot with 3 members');
+      expect(child.parentExecution?.workflowId).toBe(handle.workflowId);
+    });
+  });
+
+  it('scales 3 -> 5 as a child workflow op/<n>-scaleup with the static summary "scale ns/name 3 -> 5"', async () => {
+    const fake = createFakeCluster();
+    await withCluster('grow', specOf(3), fake, async ({ opId, change, handle }) => {
+      await finished(fake, opId(1, 'Bootstrap'));
+      await change(2, specOf(5));
+      const childId = 'etcdcluster/default/grow/op/2-scaleup';
+      expect(opId(2, 'ScaleUp')).toBe(childId);
+      const status = await finished(fake, childId);
+
+      expect(status.lastOperation).toMatchObject({
+        type: 'ScaleUp',
+        result: 'Succeeded',
+        observedGeneration: 2,
+      });
+      expect(status).toMatchObject({ observedGeneration: 2, replicas: 5, readyReplicas: 5 });
+      expect(fake.voterNames()).toEqual(['grow-0', 'grow-1', 'grow-2', 'grow-3', 'grow-4']);
+      expect(fake.clusterObjects.pdbMinAvailable).toBe(3);
+
+      // One learner at a time: grow-3 is promoted before grow-4 is added.
+      const order = fake.calls
+        .filter((c) => c.name === 'addLearner' || c.name === 'promoteLearner')
+        .map((c) => `${c.name} ${(c.input as { member: string }).member}`)
+        .filter((line) => /grow-[34]$/.test(line));
+      expect(order.indexOf('addLearner grow-4')).toBeGreaterThan(order.lastIndexOf('promoteLearner grow-3'));
+
+      const child = await env.client.workflow.getHandle(childId).describe();
+      expect(await child.staticSummary()).toBe('scale default/grow 3 -> 5');
+      expect(child.parentExecution?.workflowId).toBe(handle.workflowId);
+      expect(child.typedSearchAttributes.get(SearchAttributes.operationType)).toBe('ScaleUp');
+      expect(child.typedSearchAttributes.get(SearchAttributes.clusterName)).toBe('grow');
+      expect(child.typedSearchAttributes.get(SearchAttributes.clusterNamespace)).toBe('default');
+      await expect(env.client.workflow.getHandle(childId).result()).resolves.toMatchObject({
+        result: 'Succeeded',
+      });
+    });
+  });
+
+  it('applies a spec changed while an operation runs after that operation', async () => {
+    // Learners take a few observations to catch up, so the bootstrap is still running when the change arrives.
+    const fake = createFakeCluster({ catchUpAfterObservations: 3 });
+    await withCluster('edit', specOf(3), fake, async ({ opId, change }) => {
+      await eventually('a learner during the bootstrap', () => fake.learnerNames().length > 0);
+      expect(fake.status?.currentOperation?.workflowId).toBe(opId(1, 'Bootstrap'));
+      await change(2, specOf(4));
+
+      const status = await finished(fake, opId(2, 'ScaleUp'));
+      expect(status.lastOperation).toMatchObject({ result: 'Succeeded', observedGeneration: 2 });
+      expect(status.observedGeneration).toBe(2);
+      expect(fake.voterNames()).toEqual(['edit-0', 'edit-1', 'edit-2', 'edit-3']);
+      // The bootstrap finished what it was started for (3) and the scale up did the rest.
+      await expect(env.client.workflow.getHandle(opId(1, 'Bootstrap')).result()).resolves.toMatchObject({
+        result: 'Succeeded',
+      });
+      expect(fake.events.map((e) => e.reason)).toEqual([
+        'BootstrapStarted',
+        'OperationSucceeded',
+        'ScaleUpStarted',
+        'OperationSucceeded',
+      ]);
+      const scaleUp = fake.calls.filter(
+        (c) => c.name === 'addLearner' && (c.input as { member: string }).member === 'edit-3',
+      );
+      expect(scaleUp.length).toBeGreaterThan(0);
+    });
+  });
+
+  it('cancelling the operation while its learner cannot catch up removes that learner and halts until a retry token arrives', async () => {
+    const fake = createFakeCluster();
+    await withCluster('cancel', specOf(3), fake, async ({ opId, change, handle }) => {
+      await finished(fake, opId(1, 'Bootstrap'));
+      fake.faults.learnerNeverCatchesUp();
+      await change(2, specOf(4));
+      const childId = opId(2, 'ScaleUp');
+      await eventually('the learner cancel-3 with its Pod', () => {
+        return fake.learnerNames().includes('cancel-3') && fake.podNames().includes('cancel-3');
+      });
+      await eventually(
+        'status to show the running scale up',
+        () => fake.status?.currentOperation?.workflowId === childId,
+      );
+
+      await env.client.workflow.getHandle(childId).cancel();
+
+      const status = await finished(fake, childId);
+      expect(status.lastOperation).toMatchObject({
+        type: 'ScaleUp',
+        result: 'Cancelled',
+        observedGeneration: 2,
+      });
+      expect(condition(status, 'Progressing')).toMatchObject({
+        status: 'False',
+        reason: 'OperationCancelled',
+      });
+      expect(fake.members().map((m) => m.name)).toEqual(['cancel-0', 'cancel-1', 'cancel-2']);
+      expect(fake.podNames()).toEqual(['cancel-0', 'cancel-1', 'cancel-2']);
+      expect(fake.claimNames()).toEqual(['cancel-0', 'cancel-1', 'cancel-2']);
+      const childResult = await env.client.workflow
+        .getHandle(childId)
+        .result()
+        .then(
+          () => undefined,
+          (err: unknown) => err,
+        );
+      expect(childResult).toBeInstanceOf(WorkflowFailedError);
+      expect((childResult as WorkflowFailedError).cause).toBeInstanceOf(CancelledFailure);
+      expect(fake.events.map((e) => e.reason)).toContain('OperationCancelled');
+
+      // Halted: more member changes start nothing for generation 2.
+      expect(await handle.query(progressQuery)).toMatchObject({
+        halted: { generation: 2, reason: 'Cancelled' },
+      });
+      const learnersAdded = fake.callsOf('addLearner').length;
+      const observed = fake.callsOf('observeCluster').length;
+      await handle.signal(membersChangedSignal);
+      await handle.signal(membersChangedSignal);
+      await eventually(
+        'the signals to be observed',
+        () => fake.callsOf('observeCluster').length >= observed + 1,
+      );
+      await sleep(2000);
+      expect(fake.callsOf('addLearner').length).toBe(learnersAdded);
+      expect(fake.status?.lastOperation?.workflowId).toBe(childId);
+      expect(fake.status?.currentOperation).toBeUndefined();
+
+      // A new retry token for the same generation runs it again as a new operation.
+      fake.faults.learnersCatchUp();
+      await change(2, specOf(4), { retryToken: 'retry-1' });
+      const retried = await finished(fake, opId(3, 'ScaleUp'));
+      expect(retried.lastOperation).toMatchObject({ result: 'Succeeded', observedGeneration: 2 });
+      expect(condition(retried, 'Progressing')).toMatchObject({ status: 'False', reason: 'Converged' });
+      expect(fake.voterNames()).toEqual(['cancel-0', 'cancel-1', 'cancel-2', 'cancel-3']);
+      expect((await handle.query(progressQuery)).halted).toBeUndefined();
+    });
+  });
+
+  it('a progress deadline that expires removes the learner, ends DeadlineExceeded and sets reason ProgressDeadlineExceeded', async () => {
+    const fake = createFakeCluster();
+    await withCluster('late', specOf(1), fake, async ({ opId, change, handle }) => {
+      await finished(fake, opId(1, 'Bootstrap'));
+      fake.faults.learnerNeverCatchesUp();
+      // The CRD's minimum is 30 s; the workflow itself takes whatever the spec says.
+      await change(2, specOf(2, { progressDeadlineSeconds: 4 }));
+      const childId = opId(2, 'ScaleUp');
+
+      const status = await finished(fake, childId);
+      expect(status.lastOperation).toMatchObject({ type: 'ScaleUp', result: 'DeadlineExceeded' });
+      expect(status.lastOperation?.message).toMatch(
+        /no progress within 4s .*learner late-1 that it added was removed/,
+      );
+      expect(condition(status, 'Progressing')).toMatchObject({
+        status: 'False',
+        reason: 'ProgressDeadlineExceeded',
+      });
+      expect(condition(status, 'Available')).toMatchObject({ status: 'True' });
+      expect(fake.members().map((m) => m.name)).toEqual(['late-0']);
+      expect(fake.podNames()).toEqual(['late-0']);
+      expect(fake.claimNames()).toEqual(['late-0']);
+      await expect(env.client.workflow.getHandle(childId).result()).resolves.toMatchObject({
+        result: 'DeadlineExceeded',
+      });
+      expect(fake.events.filter((e) => e.type === 'Warning').map((e) => e.reason)).toEqual([
+        'ProgressDeadlineExceeded',
+      ]);
+      expect(await handle.query(progressQuery)).toMatchObject({
+        halted: { generation: 2, reason: 'DeadlineExceeded' },
+      });
+    });
+  });
+
+  it('a deletion signal ends the cluster workflow', async () => {
+    const fake = createFakeCluster();
+    await withCluster('gone', specOf(1), fake, async ({ opId, change, handle, uid }) => {
+      await finished(fake, opId(1, 'Bootstrap'));
+      // A signal for another object of the same name is ignored.
+      await handle.signal(clusterChangedSignal, {
+        uid: 'someone-else',
+        generation: 9,
+        spec: specOf(1),
+        deleted: true,
+      });
+      await change(1, specOf(1), { deleted: true, uid });
+      await expect(handle.result()).resolves.toBeUndefined();
+      // The signal for the other uid did not end it earlier: it ran until the real deletion.
+      expect(fake.voterNames()).toEqual(['gone-0']);
+    });
+  });
+
+  it('deleting the EtcdCluster while an operation runs cancels the operation, removes its learner and ends', async () => {
+    const fake = createFakeCluster();
+    await withCluster('drop', specOf(1), fake, async ({ opId, change, handle }) => {
+      await finished(fake, opId(1, 'Bootstrap'));
+      fake.faults.learnerNeverCatchesUp();
+      await change(2, specOf(2));
+      await eventually('the learner drop-1', () => fake.learnerNames().includes('drop-1'));
+      fake.faults.deleteClusterObject();
+      await change(2, specOf(2), { deleted: true });
+      await expect(handle.result()).resolves.toBeUndefined();
+      expect(fake.members().map((m) => m.name)).toEqual(['drop-0']);
+      expect(fake.podNames()).toEqual(['drop-0']);
+      const child = await env.client.workflow.getHandle(opId(2, 'ScaleUp')).describe();
+      expect(child.status.name).toBe('CANCELLED');
+    });
+  });
+
+  it('an idle cluster writes status once and not again on further membersChanged signals', async () => {
+    const fake = createFakeCluster();
+    await withCluster('idle', specOf(3), fake, async ({ opId, handle }) => {
+      await finished(fake, opId(1, 'Bootstrap'));
+      await sleep(1000);
+      const writes = fake.statusWrites.length;
+      const observations = fake.callsOf('observeCluster').length;
+      for (let i = 0; i < 5; i++) {
+        await handle.signal(membersChangedSignal);
+        await sleep(300);
+      }
+      await eventually(
+        'the signals to be observed',
+        () => fake.callsOf('observeCluster').length > observations,
+      );
+      await sleep(1000);
+      expect(fake.statusWrites.length).toBe(writes);
+      // The converged status was written exactly once.
+      expect(fake.statusWrites.filter((s) => s.lastOperation !== undefined)).toHaveLength(1);
+      expect(fake.callsOf('addLearner')).toHaveLength(2);
+    });
+  });
+});

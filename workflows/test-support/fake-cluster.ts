@@ -1,0 +1,323 @@
+// An in-memory Kubernetes and etcd for workflow tests: implements the real activity signatures, so a signature change breaks the tests.
+//
+// The model is small on purpose: members, Pods and claims by member name, one leader, learners that catch up
+// after a number of observations. It follows the rules the real activities rely on: a join Pod needs the
+// member in etcd's list, membership changes need a quorum, etcd allows one learner, retries find earlier work.
+import { ApplicationFailure } from '@temporalio/common';
+import type { ClusterActivities } from '../../activities/cluster-activities';
+import type {
+  ClusterObservation,
+  EtcdMemberObservation,
+  KubeMemberObservation,
+} from '../../activities/observation';
+import { FailureTypes } from '../../crds/conditions';
+import type { EtcdClusterStatus } from '../../crds/etcd-cluster';
+
+export interface FakeMember {
+  id: string;
+  name: string;
+  isLearner: boolean;
+  /** The member's process has run once (etcd lists its name). */
+  started: boolean;
+  /** Observations of this learner since its Pod started; it reports the leader's raft index once caught up. */
+  observedAsLearner: number;
+}
+
+export interface FakePod {
+  uid: string;
+  mode: 'seed' | 'join' | 'restart';
+}
+
+export interface FakeClaim {
+  dataLost: boolean;
+}
+
+export interface FakeClusterOptions {
+  /** Observations a started learner needs before its raft index reaches the leader's (default 1). */
+  catchUpAfterObservations?: number;
+  /** etcd versions that have an image (default: every version). */
+  knownVersions?: string[];
+}
+
+export interface ActivityCall {
+  name: keyof ClusterActivities;
+  input: unknown;
+}
+
+export type FakeCluster = ReturnType<typeof createFakeCluster>;
+
+const LEADER_RAFT_INDEX = 1000n;
+
+export function createFakeCluster(options: FakeClusterOptions = {}) {
+  const members = new Map<string, FakeMember>();
+  const pods = new Map<string, FakePod>();
+  const claims = new Map<string, FakeClaim>();
+  const unreachable = new Set<string>();
+  const neverCatchUp = new Set<string>();
+  let learnersNeverCatchUp = false;
+  let clusterId: string | undefined;
+  let leaderId: string | undefined;
+  let nextId = 0x1000;
+  let nextPodUid = 1;
+  let clusterObjectGone = false;
+  let clusterUid: string | undefined;
+  const calls: ActivityCall[] = [];
+  const statusWrites: EtcdClusterStatus[] = [];
+  const events: { type: string; reason: string; message: string }[] = [];
+  const clusterObjects: { peerService: boolean; clientService: boolean; pdbMinAvailable?: number } = {
+    peerService: false,
+    clientService: false,
+  };
+
+  const ordinal = (name: string) => Number(/-(\d+)$/.exec(name)?.[1] ?? Number.MAX_SAFE_INTEGER);
+  const byOrdinal = (a: FakeMember, b: FakeMember) => ordinal(a.name) - ordinal(b.name);
+  const memberById = (id: string) => [...members.values()].find((m) => m.id === id);
+  /** A member answers when its process runs: a Pod exists, and no fault cuts it off. */
+  const answers = (m: FakeMember) => m.started && pods.has(m.name) && !unreachable.has(m.name);
+  const voters = () => [...members.values()].filter((m) => !m.isLearner);
+  const hasQuorum = () => {
+    const v = voters();
+    return v.length > 0 && v.filter(answers).length >= Math.floor(v.length / 2) + 1;
+  };
+  const requireQuorum = (what: string) => {
+    // A plain Error: etcd without quorum is transient, the activity's retry policy acts.
+    if (!hasQuorum()) throw new Error(`${what}: etcd has no quorum`);
+  };
+  const currentLeader = (): FakeMember | undefined => {
+    if (!hasQuorum()) return undefined;
+    const held = leaderId !== undefined ? memberById(leaderId) : undefined;
+    if (held && !held.isLearner && answers(held)) return held;
+    const next = voters().filter(answers).sort(byOrdinal)[0];
+    leaderId = next?.id;
+    return next;
+  };
+  const caughtUp = (m: FakeMember) =>
+    !learnersNeverCatchUp &&
+    !neverCatchUp.has(m.name) &&
+    m.observedAsLearner >= (options.catchUpAfterObservations ?? 1);
+  const record = <K extends keyof ClusterActivities>(name: K, input: unknown) => {
+    calls.push({ name, input });
+  };
+  const checkRef = (ref: { uid: string }) => {
+    clusterUid ??= ref.uid;
+  };
+
+  const activities: ClusterActivities = {
+    async observeCluster(input) {
+      record('observeCluster', input);
+      checkRef(input.ref);
+      const names = new Set([...pods.keys(), ...claims.keys()]);
+      const kube: KubeMemberObservation[] = [...names].sort().map((name) => {
+        const k: KubeMemberObservation = { name };
+        const pod = pods.get(name);
+        const member = members.get(name);
+        if (pod) {
+          k.pod = {
+            phase: 'Running',
+            // A learner fails /readyz by design; a voter is Ready when it answers.
+            ready: member !== undefined && !member.isLearner && answers(member) && hasQuorum(),
+            terminating: false,
+            uid: pod.uid,
+            restartCount: 0,
+          };
+        }
+        const claim = claims.get(name);
+        if (claim) k.claim = { terminating: false, dataLost: claim.dataLost };
+        return k;
+      });
+      const versionKnown = options.knownVersions?.includes(input.version) ?? true;
+      const leader = currentLeader();
+      if (!leader || clusterId === undefined) return { kube, versionKnown };
+      const etcdMembers: EtcdMemberObservation[] = [...members.values()].sort(byOrdinal).map((m) => {
+        const reachable = answers(m);
+        if (m.isLearner && reachable) m.observedAsLearner += 1;
+        const raftIndex = !m.isLearner || caughtUp(m) ? LEADER_RAFT_INDEX : 0n;
+        return {
+          id: m.id,
+          name: m.name,
+          isLearner: m.isLearner,
+          started: m.started,
+          reachable,
+          ...(reachable ? { raftIndex: String(raftIndex), version: input.version } : {}),
+        };
+      });
+      const observation: ClusterObservation = {
+        etcd: { clusterId, leaderId: leader.id, members: etcdMembers },
+        kube,
+        versionKnown,
+      };
+      return observation;
+    },
+
+    async ensureClusterObjects(input) {
+      record('ensureClusterObjects', input);
+      clusterObjects.peerService = true;
+      clusterObjects.clientService = true;
+      clusterObjects.pdbMinAvailable = Math.floor(Math.max(input.voters, 1) / 2) + 1;
+    },
+
+    async createMemberClaim(input) {
+      record('createMemberClaim', input);
+      if (input.spec.storage.medium === 'Memory') return;
+      if (!claims.has(input.member)) claims.set(input.member, { dataLost: false });
+    },
+
+    async addLearner(input) {
+      record('addLearner', input);
+      const existing = members.get(input.member);
+      if (existing) return { id: existing.id };
+      requireQuorum('MemberAddAsLearner');
+      if ([...members.values()].some((m) => m.isLearner)) {
+        throw new Error('etcdserver: too many learner members in cluster');
+      }
+      const id = String(nextId++);
+      members.set(input.member, {
+        id,
+        name: input.member,
+        isLearner: true,
+        started: false,
+        observedAsLearner: 0,
+      });
+      return { id };
+    },
+
+    async createMemberPod(input) {
+      record('createMemberPod', input);
+      const { member, mode } = input;
+      if (options.knownVersions && !options.knownVersions.includes(input.spec.version)) {
+        throw ApplicationFailure.nonRetryable(
+          `no etcd image is known for version ${input.spec.version}`,
+          FailureTypes.UnknownVersion,
+        );
+      }
+      if (mode !== 'seed') {
+        requireQuorum('MemberList');
+        if (!members.has(member)) {
+          throw ApplicationFailure.nonRetryable(
+            `etcd does not list member ${member}; it must be added before its Pod starts`,
+            FailureTypes.MemberMismatch,
+          );
+        }
+      }
+      if (pods.has(member)) return 'exists';
+      pods.set(member, { uid: `pod-uid-${nextPodUid++}`, mode });
+      const m = members.get(member);
+      if (m) {
+        m.started = true;
+      } else if (mode === 'seed') {
+        // --initial-cluster-state new on an empty data dir: a cluster of one.
+        const id = String(nextId++);
+        members.set(member, { id, name: member, isLearner: false, started: true, observedAsLearner: 0 });
+        clusterId ??= `cluster-${id}`;
+        leaderId = id;
+      }
+      return 'created';
+    },
+
+    async promoteLearner(input) {
+      record('promoteLearner', input);
+      requireQuorum('MemberPromote');
+      const m = memberById(input.id);
+      if (!m) return 'not-found';
+      if (!m.isLearner) return 'promoted';
+      if (!answers(m) || !caughtUp(m)) return 'not-caught-up';
+      m.isLearner = false;
+      return 'promoted';
+    },
+
+    async moveLeader(input) {
+      record('moveLeader', input);
+      const target = memberById(input.toId);
+      if (!target || target.isLearner || !answers(target))
+        throw new Error('etcdserver: bad leader transferee');
+      leaderId = target.id;
+    },
+
+    async removeMember(input) {
+      record('removeMember', input);
+      const m = memberById(input.id);
+      if (!m) return 'not-found';
+      requireQuorum('MemberRemove');
+      members.delete(m.name);
+      if (leaderId === m.id) leaderId = undefined;
+      return 'removed';
+    },
+
+    async deleteMemberPod(input) {
+      record('deleteMemberPod', input);
+      return pods.delete(input.member) ? 'deleted' : 'absent';
+    },
+
+    async deleteMemberClaim(input) {
+      record('deleteMemberClaim', input);
+      return claims.delete(input.member) ? 'deleted' : 'absent';
+    },
+
+    async writeStatus(input) {
+      record('writeStatus', input);
+      checkRef(input.ref);
+      if (clusterObjectGone || input.ref.uid !== clusterUid) return 'cluster-gone';
+      statusWrites.push(structuredClone(input.status));
+      return 'written';
+    },
+
+    async recordEvent(input) {
+      record('recordEvent', input);
+      events.push({ type: input.type, reason: input.reason, message: input.message });
+    },
+  };
+
+  return {
+    activities,
+    calls,
+    statusWrites,
+    events,
+    clusterObjects,
+    /** The status the EtcdCluster would show now (the last write). */
+    get status(): EtcdClusterStatus | undefined {
+      return statusWrites[statusWrites.length - 1];
+    },
+    /** etcd's member list, lowest ordinal first. */
+    members: (): FakeMember[] => [...members.values()].sort(byOrdinal).map((m) => ({ ...m })),
+    voterNames: (): string[] =>
+      voters()
+        .sort(byOrdinal)
+        .map((m) => m.name),
+    learnerNames: (): string[] => [...members.values()].filter((m) => m.isLearner).map((m) => m.name),
+    podNames: (): string[] => [...pods.keys()].sort(),
+    claimNames: (): string[] => [...claims.keys()].sort(),
+    callsOf: (name: keyof ClusterActivities) => calls.filter((c) => c.name === name),
+
+    faults: {
+      /** The member's process stops answering (network cut, hung process); its Pod stays. */
+      makeUnreachable(member: string) {
+        unreachable.add(member);
+      },
+      makeReachable(member: string) {
+        unreachable.delete(member);
+      },
+      /** The member's Pod is deleted from outside (node lost, kubectl delete); its claim stays. */
+      deletePod(member: string) {
+        pods.delete(member);
+      },
+      /** The member's claim is annotated etcd.conductor.dev/data-lost. */
+      markDataLost(member: string) {
+        const claim = claims.get(member);
+        if (claim) claim.dataLost = true;
+      },
+      /** This member, or with no name every learner, never reaches the leader's raft index. */
+      learnerNeverCatchesUp(member?: string) {
+        if (member === undefined) learnersNeverCatchUp = true;
+        else neverCatchUp.add(member);
+      },
+      learnersCatchUp() {
+        learnersNeverCatchUp = false;
+        neverCatchUp.clear();
+      },
+      /** The EtcdCluster object is gone: status writes answer cluster-gone. */
+      deleteClusterObject() {
+        clusterObjectGone = true;
+      },
+    },
+  };
+}
