@@ -59,3 +59,109 @@ describe('EtcdCluster lifecycle', () => {
     }
   });
 });
+
+describe('pause, heal and scale through kubectl', () => {
+  test('pause 1 -> 0 -> 1 keeps the data and the cluster id', async () => {
+    const ns = await freshNamespace(h, 'pause');
+    await createCluster(h, ns, 'p', { replicas: 1 });
+    const before = await waitConverged(h, ns, 'p', 1);
+    const written = await writeKeys(ns, 'p', 'kept', 20);
+
+    await patchSpec(h, ns, 'p', { replicas: 0 });
+    const paused = await eventually('paused', async () => {
+      const c = await getCluster(h, ns, 'p');
+      const avail = c.status?.conditions?.find((x) => x.type === 'Available');
+      return avail?.reason === 'Paused' && !c.status?.currentOperation ? c : undefined;
+    });
+    expect(paused.status?.replicas ?? 0).toBe(0);
+    const pods = await h.core.listNamespacedPod({ namespace: ns });
+    expect(pods.items.filter((p) => !p.metadata?.deletionTimestamp)).toHaveLength(0);
+    const claims = await h.core.listNamespacedPersistentVolumeClaim({ namespace: ns });
+    expect(claims.items.map((c) => c.metadata?.name)).toEqual(['data-p-0']);
+
+    await patchSpec(h, ns, 'p', { replicas: 1 });
+    const resumed = await waitConverged(h, ns, 'p', 1);
+    expect(resumed.status?.clusterId).toBe(before.status?.clusterId);
+    expect(resumed.status?.lastOperation).toMatchObject({ type: 'Resume', result: 'Succeeded' });
+    await expectDataIntact(ns, 'p', 'kept', written);
+  });
+
+  test('a killed member Pod comes back as the same member with its data', async () => {
+    const ns = await freshNamespace(h, 'heal');
+    await createCluster(h, ns, 'hc', { replicas: 3 });
+    const before = await waitConverged(h, ns, 'hc', 3);
+    const written = await writeKeys(ns, 'hc', 'heal', 20);
+    const victim = before.status?.members?.find((m) => !m.leader);
+    expect(victim).toBeDefined();
+    await h.core.deleteNamespacedPod({ namespace: ns, name: victim!.name, gracePeriodSeconds: 0 });
+    await eventually('the Pod is recreated', async () => {
+      const p = await h.core.readNamespacedPod({ namespace: ns, name: victim!.name });
+      return p.metadata?.uid ? p : undefined;
+    });
+    const after = await waitConverged(h, ns, 'hc', 3);
+    expect(after.status?.members?.find((m) => m.name === victim!.name)?.id).toBe(victim!.id);
+    await expectDataIntact(ns, 'hc', 'heal', written);
+  });
+
+  test('a claim marked data-lost leads to remove-then-add of a fresh member', async () => {
+    const ns = await freshNamespace(h, 'lost');
+    await createCluster(h, ns, 'dl', { replicas: 3 });
+    const before = await waitConverged(h, ns, 'dl', 3);
+    const written = await writeKeys(ns, 'dl', 'lost', 20);
+    const victim = before.status?.members?.find((m) => !m.leader);
+    const { setHeaderOptions, PatchStrategy } = await import('@kubernetes/client-node');
+    await h.core.patchNamespacedPersistentVolumeClaim(
+      { namespace: ns, name: `data-${victim!.name}`, body: { metadata: { annotations: { 'etcd.conductor.dev/data-lost': 'true' } } } },
+      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+    );
+    const after = await eventually('the lost member is replaced', async () => {
+      const c = await waitConverged(h, ns, 'dl', 3, 30_000).catch(() => undefined);
+      return c && !c.status?.members?.some((m) => m.id === victim!.id) ? c : undefined;
+    }, 240_000);
+    expect(after.status?.members).toHaveLength(3);
+    await expectDataIntact(ns, 'dl', 'lost', written);
+  });
+
+  test('kubectl scale changes spec.replicas through the scale subresource', async () => {
+    const ns = await freshNamespace(h, 'kscale');
+    await createCluster(h, ns, 'ks', { replicas: 1 });
+    await waitConverged(h, ns, 'ks', 1);
+    const { execFileSync } = await import('node:child_process');
+    const out = execFileSync(h.stack.tools.kubectl, ['--kubeconfig', h.stack.kubeconfig, '-n', ns, 'scale', 'etcd/ks', '--replicas=3'], { encoding: 'utf8' });
+    expect(out).toContain('scaled');
+    const c = await waitConverged(h, ns, 'ks', 3);
+    expect(c.spec.replicas).toBe(3);
+    const scale = execFileSync(h.stack.tools.kubectl, ['--kubeconfig', h.stack.kubeconfig, '-n', ns, 'get', 'etcd', 'ks', '-o', 'jsonpath={.status.selector}'], { encoding: 'utf8' });
+    expect(scale).toBe('etcd.conductor.dev/cluster=ks');
+  });
+});
+
+describe('the API server refuses bad specs with a message a user understands', () => {
+  const cases: [string, Record<string, unknown>, RegExp][] = [
+    ['too many replicas', { replicas: 10 }, /replicas/],
+    ['a version with a leading v', { version: 'v3.6.16' }, /version must look like 3\.6\.16/],
+    ['an option the operator owns', { options: { 'data-dir': '/tmp/x' } }, /options may not set flags the operator manages/],
+    ['an option with dashes', { options: { '--quota-backend-bytes': '1' } }, /without leading dashes/],
+    ['a zero storage size', { storage: { size: '0' } }, /storage.size must be a positive quantity/],
+    ['pausing a memory-backed cluster', { replicas: 0, storage: { medium: 'Memory' } }, /cannot be paused/],
+  ];
+  test.each(cases)('%s is rejected', async (_name, spec, message) => {
+    const ns = 'default';
+    const err = await createCluster(h, ns, `bad-${Math.random().toString(36).slice(2, 8)}`, spec as never).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(err).toBeDefined();
+    expect(String((err as { body?: unknown }).body ?? err)).toMatch(message);
+  });
+
+  test('shrinking storage is rejected on update', async () => {
+    const ns = await freshNamespace(h, 'shrink');
+    await createCluster(h, ns, 's', { replicas: 1, storage: { size: '2Gi', medium: '' } });
+    const err = await patchSpec(h, ns, 's', { storage: { size: '1Gi', medium: '' } }).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(String((err as { body?: unknown }).body ?? err)).toMatch(/may grow but never shrink/);
+  });
+});
