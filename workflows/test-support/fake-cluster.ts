@@ -264,6 +264,7 @@ export function createFakeCluster(options: FakeClusterOptions = {}) {
     async recordEvent(input) {
       record('recordEvent', input);
       events.push({ type: input.type, reason: input.reason, message: input.message });
+      return 'recorded' as const;
     },
   };
 
