@@ -101,6 +101,12 @@ export function schedulerArgs(layout: StackLayout): string[] {
   ];
 }
 
+/**
+ * kube-apiserver stops listening at once on SIGTERM but then idles for a long time before exiting;
+ * killing it after a short grace loses nothing (etcd holds the state and is stopped gracefully after it).
+ */
+const STOP_GRACE_MS: Record<string, number> = { 'kube-apiserver': 3000 };
+
 export interface ControlPlane {
   processes: ManagedProcess[];
   stop(): Promise<void>;
@@ -114,7 +120,11 @@ export async function startControlPlane(layout: StackLayout, tools: ToolPaths, p
     return p;
   };
   const stop = async () => {
-    for (const p of [...started].reverse()) await p.stop();
+    for (const p of [...started].reverse()) {
+      const t0 = Date.now();
+      await p.stop(STOP_GRACE_MS[p.name]);
+      log(`stack: stopped ${p.name} (${Date.now() - t0} ms, ${p.exitStatus() ?? 'running'})`);
+    }
   };
   try {
     const etcd = spawnOne('etcd', join(tools.etcdBinDirs[BACKING_ETCD_VERSION], 'etcd'), etcdArgs(layout));

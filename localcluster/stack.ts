@@ -98,14 +98,17 @@ export async function startStack(opts: StartStackOptions): Promise<RunningStack>
   const { layout, tools, log } = opts;
   const startedAt = new Date().toISOString();
   mkdirSync(layout.paths.logsDir, { recursive: true });
-  const stops: Array<() => Promise<void>> = [];
+  const stops: Array<{ name: string; stop: () => Promise<void> }> = [];
+  const onStop = (name: string, stop: () => Promise<void>) => stops.push({ name, stop });
   const pids: Record<string, number> = {};
   const track = (p: ManagedProcess) => {
     pids[p.name] = p.pid;
   };
   const stop = async () => {
     for (const s of stops.splice(0).reverse()) {
-      await s().catch((e: unknown) => log(`stack: error while stopping: ${e instanceof Error ? e.message : String(e)}`));
+      const t0 = Date.now();
+      await s.stop().catch((e: unknown) => log(`stack: error while stopping ${s.name}: ${e instanceof Error ? e.message : String(e)}`));
+      log(`stack: stopped ${s.name} (${Date.now() - t0} ms)`);
     }
   };
 
@@ -121,15 +124,15 @@ export async function startStack(opts: StartStackOptions): Promise<RunningStack>
       startMinioServer(layout, tools.minio),
     ]);
     if (controlPlane.status === 'fulfilled') {
-      stops.push(controlPlane.value.stop);
+      onStop('control plane', controlPlane.value.stop);
       controlPlane.value.processes.forEach(track);
     }
     if (temporal.status === 'fulfilled') {
-      stops.push(() => temporal.value.stop());
+      onStop('temporal', () => temporal.value.stop());
       track(temporal.value);
     }
     if (minio.status === 'fulfilled') {
-      stops.push(() => minio.value.process.stop());
+      onStop('minio', () => minio.value.process.stop());
       track(minio.value.process);
     }
     for (const r of [controlPlane, temporal, minio]) if (r.status === 'rejected') throw r.reason;
@@ -145,9 +148,9 @@ export async function startStack(opts: StartStackOptions): Promise<RunningStack>
       log: (line) => log(`services: ${line}`),
     };
     const network = await opts.nodes.startServiceNetwork(serviceOptions);
-    stops.push(() => network.stop());
+    onStop('service network', () => network.stop());
     const claims = await opts.nodes.startClaimBinder(serviceOptions);
-    stops.push(() => claims.stop());
+    onStop('claim binder', () => claims.stop());
 
     const images: ImageTable = createImageTable({ repoRoot: layout.repoRoot, etcdBinDirs: tools.etcdBinDirs, projectEtcdVersion: BACKING_ETCD_VERSION });
     const podIps = createPodIpAllocator(layout.podCidr);
@@ -166,7 +169,7 @@ export async function startStack(opts: StartStackOptions): Promise<RunningStack>
         log: (line) => log(`${n.name}: ${line}`),
       });
       agents.set(n.name, { zone: n.zone, agent });
-      stops.push(() => agent.stop());
+      onStop(`node agent ${n.name}`, () => agent.stop());
     }
     const names = layout.nodes.map((n) => n.name);
     await waitFor(`nodes ${names.join(', ')} to be Ready`, async () => {
@@ -189,7 +192,7 @@ export async function startStack(opts: StartStackOptions): Promise<RunningStack>
       },
       wipeClaim: (ns, claim) => claims.wipeClaim(ns, claim),
     }, (line) => log(line));
-    stops.push(() => faults.close());
+    onStop('fault control', () => faults.close());
 
     const creds = minio.value.credentials;
     const info: StackInfo = {
@@ -218,7 +221,7 @@ export async function startStack(opts: StartStackOptions): Promise<RunningStack>
       const operator = startOperator(layout, info);
       if (operator) {
         track(operator);
-        stops.push(() => operator.stop(15000));
+        onStop('operator', () => operator.stop(10000));
         log(`stack: operator started (pid ${operator.pid}, log ${operator.logFile})`);
       }
     }
