@@ -1,0 +1,419 @@
+import type { KubernetesObject } from '@kubernetes/client-node';
+import { ApplicationFailure } from '@temporalio/common';
+import { FailureTypes } from '../crds/conditions';
+import type { EtcdClusterSpec, EtcdClusterStatus } from '../crds/etcd-cluster';
+import { Labels } from '../crds/labels';
+import type { ActivityDeps } from './cluster-activities';
+import { createActivities } from './cluster-activities';
+import type { EtcdAdmin, EtcdMember, EtcdMemberStatus } from './etcd-admin';
+import type { EventRecorder } from './event-recorder';
+import type { KubeObjects, ObjectRef } from './kube-objects';
+import { memberClientURL, memberPeerURL } from './member-manifests';
+
+const ref = { namespace: 'prod', name: 'main', uid: 'uid-1' };
+const spec: EtcdClusterSpec = {
+  replicas: 3,
+  version: '3.6.16',
+  storage: { size: '1Gi', medium: '' },
+  progressDeadlineSeconds: 600,
+};
+
+type Obj = KubernetesObject & { status?: unknown; spec?: unknown };
+const key = (kind: string, namespace: string, name: string) => `${kind}/${namespace}/${name}`;
+
+/** Kubernetes objects in a map; label selectors of the form `k=v[,k=v]`. */
+function fakeKube(initial: Obj[] = []) {
+  const objects = new Map<string, Obj>();
+  const add = (o: Obj) =>
+    objects.set(key(o.kind ?? '', o.metadata?.namespace ?? '', o.metadata?.name ?? ''), structuredClone(o));
+  initial.forEach(add);
+  const patches: { ref: ObjectRef; patch: object; subresource?: 'status' }[] = [];
+  const kube: KubeObjects = {
+    async createIfAbsent(obj) {
+      const k = key(obj.kind ?? '', obj.metadata?.namespace ?? '', obj.metadata?.name ?? '');
+      if (objects.has(k)) return 'exists';
+      add(obj);
+      return 'created';
+    },
+    async deleteIfPresent(r) {
+      return objects.delete(key(r.kind, r.namespace, r.name)) ? 'deleted' : 'absent';
+    },
+    async read<T extends KubernetesObject>(r: ObjectRef) {
+      return objects.get(key(r.kind, r.namespace, r.name)) as T | undefined;
+    },
+    async list<T extends KubernetesObject>(
+      _apiVersion: string,
+      kind: string,
+      namespace: string,
+      selector: string,
+    ) {
+      const wanted = selector.split(',').map((kv) => kv.split('='));
+      return [...objects.values()].filter(
+        (o) =>
+          o.kind === kind &&
+          o.metadata?.namespace === namespace &&
+          wanted.every(([k, v]) => o.metadata?.labels?.[k ?? ''] === v),
+      ) as T[];
+    },
+    async mergePatch(r, patch, subresource) {
+      patches.push({ ref: r, patch, ...(subresource ? { subresource } : {}) });
+    },
+  };
+  return { kube, objects, patches };
+}
+
+const peer = (name: string) => memberPeerURL(ref, name);
+const client = (name: string) => memberClientURL(ref, name);
+
+function etcdMember(id: string, name: string, more: Partial<EtcdMember> = {}): EtcdMember {
+  return { id, name, peerURLs: [peer(name)], clientURLs: [client(name)], isLearner: false, ...more };
+}
+
+/** etcd with a fixed member list; `down` members fail their status call. */
+function fakeEtcd(members: EtcdMember[], options: { down?: string[]; leaderId?: string } = {}) {
+  const calls: { fn: string; endpoints: string[]; args: unknown[] }[] = [];
+  const statusOf = (endpoint: string): EtcdMemberStatus => {
+    const m = members.find((x) => x.clientURLs.includes(endpoint));
+    if (!m || options.down?.includes(m.peerURLs[0] ?? ''))
+      throw new Error(`dial ${endpoint}: connection refused`);
+    return {
+      endpoint,
+      id: m.id,
+      leaderId: options.leaderId ?? '0',
+      version: '3.6.16',
+      raftIndex: '42',
+      raftAppliedIndex: '42',
+      dbSize: 1,
+      dbSizeInUse: 1,
+      isLearner: m.isLearner,
+      errors: [],
+    };
+  };
+  const etcd: EtcdAdmin = {
+    async listMembers(endpoints) {
+      calls.push({ fn: 'listMembers', endpoints, args: [] });
+      return structuredClone(members);
+    },
+    async listMembersWithHeader(endpoints) {
+      calls.push({ fn: 'listMembersWithHeader', endpoints, args: [] });
+      return { clusterId: '777', members: structuredClone(members) };
+    },
+    async addLearner(endpoints, peerURL) {
+      calls.push({ fn: 'addLearner', endpoints, args: [peerURL] });
+      const m = etcdMember('99', '', { peerURLs: [peerURL], clientURLs: [], isLearner: true });
+      return { member: m, members: [...members, m] };
+    },
+    async promote(endpoints, id) {
+      calls.push({ fn: 'promote', endpoints, args: [id] });
+      return 'promoted';
+    },
+    async remove(endpoints, id) {
+      calls.push({ fn: 'remove', endpoints, args: [id] });
+      return 'removed';
+    },
+    async moveLeader(endpoint, id) {
+      calls.push({ fn: 'moveLeader', endpoints: [endpoint], args: [id] });
+    },
+    async status(endpoint) {
+      calls.push({ fn: 'status', endpoints: [endpoint], args: [] });
+      return statusOf(endpoint);
+    },
+    async hashKV() {
+      throw new Error('not used');
+    },
+  };
+  return { etcd, calls };
+}
+
+const noEvents: EventRecorder = { record: async () => undefined };
+
+function podObject(
+  name: string,
+  role: 'voter' | 'learner',
+  more: { ready?: boolean; deleting?: boolean } = {},
+): Obj {
+  return {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: {
+      name,
+      namespace: ref.namespace,
+      uid: `pod-${name}`,
+      labels: { [Labels.cluster]: ref.name, [Labels.member]: name, [Labels.role]: role },
+      ...(more.deleting ? { deletionTimestamp: new Date('2026-01-01T00:00:00Z') } : {}),
+    },
+    status: {
+      phase: 'Running',
+      conditions: [{ type: 'Ready', status: more.ready === false ? 'False' : 'True' }],
+      containerStatuses: [{ restartCount: 1 }],
+    },
+  } as Obj;
+}
+
+function claimObject(name: string, dataLost = false): Obj {
+  return {
+    apiVersion: 'v1',
+    kind: 'PersistentVolumeClaim',
+    metadata: {
+      name: `data-${name}`,
+      namespace: ref.namespace,
+      labels: { [Labels.cluster]: ref.name, [Labels.member]: name },
+      ...(dataLost ? { annotations: { 'etcd.conductor.dev/data-lost': 'true' } } : {}),
+    },
+  };
+}
+
+function clusterObject(uid: string): Obj {
+  return {
+    apiVersion: 'etcd.conductor.dev/v1alpha1',
+    kind: 'EtcdCluster',
+    metadata: { name: ref.name, namespace: ref.namespace, uid },
+  };
+}
+
+function activitiesWith(
+  kube: KubeObjects,
+  etcd: EtcdAdmin,
+  imageFor: ActivityDeps['imageFor'] = (v) => `etcd:v${v}`,
+) {
+  return createActivities({ kube, etcd, events: noEvents, imageFor });
+}
+
+describe('createMemberPod', () => {
+  it('in join mode refuses, non-retryably with MemberMismatch, a member etcd does not list', async () => {
+    const { kube, objects } = fakeKube([podObject('main-0', 'voter')]);
+    const { etcd } = fakeEtcd([etcdMember('1', 'main-0')]);
+    const err = await activitiesWith(kube, etcd)
+      .createMemberPod({ ref, spec, member: 'main-1', mode: 'join' })
+      .then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+    expect(err).toBeInstanceOf(ApplicationFailure);
+    expect(err).toMatchObject({ type: FailureTypes.MemberMismatch, nonRetryable: true });
+    expect(objects.has(key('Pod', 'prod', 'main-1'))).toBe(false);
+  });
+
+  it("in join mode builds --initial-cluster from etcd's list, naming a not-yet-started learner by its peer URL", async () => {
+    const { kube, objects } = fakeKube([podObject('main-0', 'voter'), podObject('main-1', 'voter')]);
+    const { etcd } = fakeEtcd([
+      etcdMember('2', 'main-1'),
+      etcdMember('1', 'main-0'),
+      etcdMember('3', '', { peerURLs: [peer('main-2')], clientURLs: [], isLearner: true }),
+    ]);
+    await expect(
+      activitiesWith(kube, etcd).createMemberPod({ ref, spec, member: 'main-2', mode: 'join' }),
+    ).resolves.toBe('created');
+    const pod = objects.get(key('Pod', 'prod', 'main-2')) as unknown as {
+      metadata: { labels: Record<string, string> };
+      spec: { containers: { args: string[]; image: string }[] };
+    };
+    const args = pod.spec.containers[0]?.args ?? [];
+    expect(args).toContain(
+      `--initial-cluster=main-0=${peer('main-0')},main-1=${peer('main-1')},main-2=${peer('main-2')}`,
+    );
+    expect(args).toContain('--initial-cluster-state=existing');
+    expect(pod.metadata.labels[Labels.role]).toBe('learner');
+    expect(pod.spec.containers[0]?.image).toBe('etcd:v3.6.16');
+  });
+
+  it('in seed mode starts a cluster of one without asking etcd', async () => {
+    const { kube, objects } = fakeKube();
+    const { etcd, calls } = fakeEtcd([]);
+    await activitiesWith(kube, etcd).createMemberPod({ ref, spec, member: 'main-0', mode: 'seed' });
+    const args = (
+      objects.get(key('Pod', 'prod', 'main-0')) as unknown as { spec: { containers: { args: string[] }[] } }
+    ).spec.containers[0]?.args;
+    expect(args).toEqual(
+      expect.arrayContaining([`--initial-cluster=main-0=${peer('main-0')}`, '--initial-cluster-state=new']),
+    );
+    expect(calls).toEqual([]);
+  });
+
+  it('is idempotent: a Pod that exists already counts as done', async () => {
+    const { kube } = fakeKube([podObject('main-0', 'voter')]);
+    const { etcd } = fakeEtcd([etcdMember('1', 'main-0')]);
+    await expect(
+      activitiesWith(kube, etcd).createMemberPod({ ref, spec, member: 'main-0', mode: 'restart' }),
+    ).resolves.toBe('exists');
+  });
+
+  it('refuses, non-retryably with UnknownVersion, a version with no image', async () => {
+    const { kube } = fakeKube();
+    const { etcd } = fakeEtcd([]);
+    await expect(
+      activitiesWith(kube, etcd, () => undefined).createMemberPod({
+        ref,
+        spec,
+        member: 'main-0',
+        mode: 'seed',
+      }),
+    ).rejects.toMatchObject({ type: FailureTypes.UnknownVersion, nonRetryable: true });
+  });
+});
+
+describe('observeCluster', () => {
+  it("derives a learner's name from its peer URL while etcd reports an empty name, and marks members that do not answer", async () => {
+    const { kube } = fakeKube([
+      podObject('main-0', 'voter'),
+      podObject('main-1', 'voter', { ready: false }),
+      podObject('main-2', 'learner', { ready: false }),
+      claimObject('main-0'),
+      claimObject('main-1', true),
+      claimObject('main-2'),
+    ]);
+    const { etcd } = fakeEtcd(
+      [
+        etcdMember('1', 'main-0'),
+        etcdMember('2', 'main-1'),
+        etcdMember('3', '', { peerURLs: [peer('main-2')], clientURLs: [client('main-2')], isLearner: true }),
+      ],
+      { down: [peer('main-1')], leaderId: '1' },
+    );
+    const observation = await activitiesWith(kube, etcd).observeCluster({ ref, version: '3.6.16' });
+
+    expect(observation.versionKnown).toBe(true);
+    expect(observation.etcd).toEqual({
+      clusterId: '777',
+      leaderId: '1',
+      members: [
+        {
+          id: '1',
+          name: 'main-0',
+          isLearner: false,
+          started: true,
+          reachable: true,
+          raftIndex: '42',
+          version: '3.6.16',
+        },
+        { id: '2', name: 'main-1', isLearner: false, started: true, reachable: false },
+        {
+          id: '3',
+          name: 'main-2',
+          isLearner: true,
+          started: false,
+          reachable: true,
+          raftIndex: '42',
+          version: '3.6.16',
+        },
+      ],
+    });
+    expect(observation.kube.map((k) => [k.name, k.pod?.ready, k.claim?.dataLost])).toEqual([
+      ['main-0', true, false],
+      ['main-1', false, true],
+      ['main-2', false, false],
+    ]);
+    expect(observation.kube[0]?.pod).toMatchObject({
+      phase: 'Running',
+      terminating: false,
+      uid: 'pod-main-0',
+      restartCount: 1,
+    });
+  });
+
+  it('reports no etcd view when no member answers the member list, and never asks a terminating Pod', async () => {
+    const { kube } = fakeKube([podObject('main-0', 'voter', { deleting: true }), claimObject('main-0')]);
+    const { etcd, calls } = fakeEtcd([etcdMember('1', 'main-0')]);
+    const observation = await activitiesWith(kube, etcd, () => undefined).observeCluster({
+      ref,
+      version: '9.9.9',
+    });
+    expect(observation.etcd).toBeUndefined();
+    expect(observation.versionKnown).toBe(false);
+    expect(observation.kube).toEqual([
+      {
+        name: 'main-0',
+        pod: expect.objectContaining({ terminating: true }),
+        claim: { terminating: false, dataLost: false },
+      },
+    ]);
+    expect(calls).toEqual([]);
+  });
+});
+
+describe('writeStatus', () => {
+  const status: EtcdClusterStatus = { observedGeneration: 3, replicas: 3, readyReplicas: 3 };
+
+  it('clears currentOperation and lastOperation with null in the merge patch when status has none', async () => {
+    const { kube, patches } = fakeKube([clusterObject('uid-1')]);
+    await expect(activitiesWith(kube, fakeEtcd([]).etcd).writeStatus({ ref, status })).resolves.toBe(
+      'written',
+    );
+    expect(patches).toEqual([
+      {
+        ref: {
+          apiVersion: 'etcd.conductor.dev/v1alpha1',
+          kind: 'EtcdCluster',
+          namespace: 'prod',
+          name: 'main',
+        },
+        patch: { status: { currentOperation: null, lastOperation: null, ...status } },
+        subresource: 'status',
+      },
+    ]);
+  });
+
+  it('writes currentOperation and lastOperation when status has them', async () => {
+    const { kube, patches } = fakeKube([clusterObject('uid-1')]);
+    const full: EtcdClusterStatus = {
+      ...status,
+      currentOperation: { type: 'ScaleUp', workflowId: 'w', startedAt: '2026-01-01T00:00:00Z' },
+      lastOperation: {
+        type: 'Bootstrap',
+        result: 'Succeeded',
+        workflowId: 'v',
+        finishedAt: '2026-01-01T00:00:00Z',
+      },
+    };
+    await activitiesWith(kube, fakeEtcd([]).etcd).writeStatus({ ref, status: full });
+    expect(patches[0]?.patch).toEqual({ status: full });
+  });
+
+  it.each([
+    ['an EtcdCluster of the same name with another uid', [clusterObject('uid-2')]],
+    ['no EtcdCluster at all', []],
+  ])('answers cluster-gone and writes nothing for %s', async (_case, objects) => {
+    const { kube, patches } = fakeKube(objects);
+    await expect(activitiesWith(kube, fakeEtcd([]).etcd).writeStatus({ ref, status })).resolves.toBe(
+      'cluster-gone',
+    );
+    expect(patches).toEqual([]);
+  });
+});
+
+describe('addLearner and the endpoints activities ask', () => {
+  it("adds the member by its derived peer URL, asking voters' endpoints first and never a terminating Pod", async () => {
+    const { kube } = fakeKube([
+      podObject('main-2', 'learner'),
+      podObject('main-1', 'voter'),
+      podObject('main-0', 'voter', { deleting: true }),
+    ]);
+    const { etcd, calls } = fakeEtcd([etcdMember('1', 'main-1')]);
+    await expect(activitiesWith(kube, etcd).addLearner({ ref, member: 'main-3' })).resolves.toEqual({
+      id: '99',
+    });
+    expect(calls).toEqual([
+      { fn: 'addLearner', endpoints: [client('main-1'), client('main-2')], args: [peer('main-3')] },
+    ]);
+  });
+
+  it('promoteLearner relabels the Pod as a voter only once etcd promoted it', async () => {
+    const { kube, patches } = fakeKube([podObject('main-1', 'voter'), podObject('main-2', 'learner')]);
+    const { etcd } = fakeEtcd([]);
+    await expect(activitiesWith(kube, etcd).promoteLearner({ ref, member: 'main-2', id: '3' })).resolves.toBe(
+      'promoted',
+    );
+    expect(patches).toEqual([
+      {
+        ref: { apiVersion: 'v1', kind: 'Pod', namespace: 'prod', name: 'main-2' },
+        patch: { metadata: { labels: { [Labels.role]: 'voter' } } },
+      },
+    ]);
+    const notYet: EtcdAdmin = { ...etcd, promote: async () => 'not-caught-up' };
+    patches.length = 0;
+    await expect(
+      activitiesWith(kube, notYet).promoteLearner({ ref, member: 'main-2', id: '3' }),
+    ).resolves.toBe('not-caught-up');
+    expect(patches).toEqual([]);
+  });
+});
