@@ -14,8 +14,14 @@ export function renderHostsBlock(stackId: string, entries: HostEntry[]): string 
   const { begin, end } = blockMarkers(stackId);
   const byIp = new Map<string, Set<string>>();
   for (const e of entries) byIp.set(e.ip, (byIp.get(e.ip) ?? new Set()).add(e.name));
-  const ipKey = (ip: string): string => ip.split('.').map((o) => o.padStart(3, '0')).join('.');
-  const lines = [...byIp.keys()].sort((a, b) => ipKey(a).localeCompare(ipKey(b))).map((ip) => `${ip}\t${[...(byIp.get(ip) ?? [])].sort().join(' ')}`);
+  const ipKey = (ip: string): string =>
+    ip
+      .split('.')
+      .map((o) => o.padStart(3, '0'))
+      .join('.');
+  const lines = [...byIp.keys()]
+    .sort((a, b) => ipKey(a).localeCompare(ipKey(b)))
+    .map((ip) => `${ip}\t${[...(byIp.get(ip) ?? [])].sort().join(' ')}`);
   return [begin, ...lines, end].join('\n');
 }
 

@@ -2,12 +2,14 @@
 import { createHash } from 'node:crypto';
 import { readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { CoreV1Api, DiscoveryV1Api, KubeConfig } from '@kubernetes/client-node';
-import type { V1EndpointSlice, V1Service } from '@kubernetes/client-node';
+import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
+import type { V1Pod, V1Service } from '@kubernetes/client-node';
 import { startRestartingInformer } from '../node/restarting-informer';
 import { renderHostsBlock, spliceHostsBlock } from './hosts-block';
 import { isLoopback, planServices } from './service-plan';
-import type { ServiceView, SliceView } from './service-plan';
+import type { ServiceView } from './service-plan';
+import { slicesFromPods } from './pod-endpoints';
+import type { PodView } from './pod-endpoints';
 import { startTcpForwarder } from './tcp-forwarder';
 import type { TcpForwarder } from './tcp-forwarder';
 
@@ -38,16 +40,29 @@ function serviceView(s: V1Service): ServiceView {
     clusterIP: s.spec?.clusterIP ?? '',
     type: s.spec?.type ?? 'ClusterIP',
     publishNotReadyAddresses: s.spec?.publishNotReadyAddresses ?? false,
-    ports: (s.spec?.ports ?? []).map((p) => ({ name: p.name ?? '', port: p.port, protocol: p.protocol ?? 'TCP' })),
+    ...(s.spec?.selector ? { selector: s.spec.selector } : {}),
+    ports: (s.spec?.ports ?? []).map((p) => ({
+      name: p.name ?? '',
+      port: p.port,
+      protocol: p.protocol ?? 'TCP',
+      ...(p.targetPort !== undefined ? { targetPort: p.targetPort as number | string } : {}),
+    })),
   };
 }
 
-function sliceView(s: V1EndpointSlice): SliceView {
+function podView(p: V1Pod): PodView {
+  const namedPorts: Record<string, number> = {};
+  for (const c of p.spec?.containers ?? [])
+    for (const port of c.ports ?? []) if (port.name) namedPorts[port.name] = port.containerPort;
   return {
-    namespace: s.metadata?.namespace ?? '',
-    serviceName: s.metadata?.labels?.[LABEL_SERVICE_NAME] ?? '',
-    ports: (s.ports ?? []).map((p) => ({ name: p.name ?? '', port: p.port ?? 0, protocol: p.protocol ?? 'TCP' })),
-    endpoints: (s.endpoints ?? []).map((e) => ({ addresses: e.addresses, ready: e.conditions?.ready !== false, ...(e.hostname ? { hostname: e.hostname } : {}) })),
+    namespace: p.metadata?.namespace ?? '',
+    labels: p.metadata?.labels ?? {},
+    ...(p.status?.podIP ? { podIP: p.status.podIP } : {}),
+    ready: p.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false,
+    terminating: Boolean(p.metadata?.deletionTimestamp),
+    ...(p.spec?.hostname ? { hostname: p.spec.hostname } : {}),
+    ...(p.spec?.subdomain ? { subdomain: p.spec.subdomain } : {}),
+    namedPorts,
   };
 }
 
@@ -62,13 +77,17 @@ function writeHostsBlock(path: string, stackId: string, block: string | undefine
 }
 
 export async function startServiceNetwork(options: ServiceNetworkOptions): Promise<ServiceNetwork> {
-  const stackId = options.stackId ?? createHash('sha256').update(options.stateDir ?? options.kubeconfigPath).digest('hex').slice(0, 12);
+  const stackId =
+    options.stackId ??
+    createHash('sha256')
+      .update(options.stateDir ?? options.kubeconfigPath)
+      .digest('hex')
+      .slice(0, 12);
   const hostsPath = options.hostsPath ?? '/etc/hosts';
   const log = (line: string): void => options.log(`service network: ${line}`);
   const kc = new KubeConfig();
   kc.loadFromFile(options.kubeconfigPath);
   const core = kc.makeApiClient(CoreV1Api);
-  const discovery = kc.makeApiClient(DiscoveryV1Api);
   const allocated = new Map<string, string>();
   const forwarders = new Map<string, { listen: string; fwd: TcpForwarder }>();
   let lastBlock: string | undefined;
@@ -90,7 +109,7 @@ export async function startServiceNetwork(options: ServiceNetworkOptions): Promi
   const reconcile = async (): Promise<void> => {
     if (stopped) return;
     const services = serviceInformer.list().map(serviceView);
-    const plan = planServices(services, sliceInformer.list().map(sliceView), serviceIp);
+    const plan = planServices(services, slicesFromPods(services, podInformer.list().map(podView)), serviceIp);
     const live = new Set(services.map((s) => s.uid));
     for (const [uid, ip] of allocated) {
       if (live.has(uid)) continue;
@@ -109,10 +128,15 @@ export async function startServiceNetwork(options: ServiceNetworkOptions): Promi
       let entry = forwarders.get(f.key);
       if (entry === undefined) {
         try {
-          entry = { listen: `${f.listenIp}:${f.listenPort}`, fwd: await startTcpForwarder(f.listenIp, f.listenPort, log) };
+          entry = {
+            listen: `${f.listenIp}:${f.listenPort}`,
+            fwd: await startTcpForwarder(f.listenIp, f.listenPort, log),
+          };
           forwarders.set(f.key, entry);
         } catch (e) {
-          log(`cannot forward ${f.key} on ${f.listenIp}:${f.listenPort}: ${e instanceof Error ? e.message : String(e)}`);
+          log(
+            `cannot forward ${f.key} on ${f.listenIp}:${f.listenPort}: ${e instanceof Error ? e.message : String(e)}`,
+          );
           continue;
         }
       }
@@ -128,14 +152,23 @@ export async function startServiceNetwork(options: ServiceNetworkOptions): Promi
     if (stopped) return;
     clearTimeout(timer);
     timer = setTimeout(() => {
-      running = running.then(reconcile).catch((e: unknown) => log(`reconcile failed: ${e instanceof Error ? e.message : String(e)}`));
+      running = running
+        .then(reconcile)
+        .catch((e: unknown) => log(`reconcile failed: ${e instanceof Error ? e.message : String(e)}`));
     }, 100);
   };
-  const serviceInformer = startRestartingInformer<V1Service>({ kc, path: '/api/v1/services', list: () => core.listServiceForAllNamespaces(), onEvent: schedule, log });
-  const sliceInformer = startRestartingInformer<V1EndpointSlice>({
+  const serviceInformer = startRestartingInformer<V1Service>({
     kc,
-    path: '/apis/discovery.k8s.io/v1/endpointslices',
-    list: () => discovery.listEndpointSliceForAllNamespaces(),
+    path: '/api/v1/services',
+    list: () => core.listServiceForAllNamespaces(),
+    onEvent: schedule,
+    log,
+  });
+  // Endpoints come from Pods, not EndpointSlices: the apiserver refuses loopback addresses in EndpointSlices.
+  const podInformer = startRestartingInformer<V1Pod>({
+    kc,
+    path: '/api/v1/pods',
+    list: () => core.listPodForAllNamespaces(),
     onEvent: schedule,
     log,
   });
@@ -146,7 +179,7 @@ export async function startServiceNetwork(options: ServiceNetworkOptions): Promi
       stopped = true;
       clearTimeout(timer);
       clearInterval(resync);
-      await Promise.all([serviceInformer.stop(), sliceInformer.stop()]);
+      await Promise.all([serviceInformer.stop(), podInformer.stop()]);
       await running;
       await Promise.all([...forwarders.values()].map((f) => f.fwd.close()));
       forwarders.clear();

@@ -1,7 +1,15 @@
 import { planServices } from './service-plan';
 import type { ServiceView, SliceView } from './service-plan';
 
-const headless: ServiceView = { namespace: 'db', name: 'etcd', uid: 'h', clusterIP: 'None', type: 'ClusterIP', publishNotReadyAddresses: false, ports: [{ name: 'client', port: 2379, protocol: 'TCP' }] };
+const headless: ServiceView = {
+  namespace: 'db',
+  name: 'etcd',
+  uid: 'h',
+  clusterIP: 'None',
+  type: 'ClusterIP',
+  publishNotReadyAddresses: false,
+  ports: [{ name: 'client', port: 2379, protocol: 'TCP' }],
+};
 const client: ServiceView = { ...headless, name: 'etcd-client', uid: 'c', clusterIP: '127.97.0.10' };
 const slice = (serviceName: string): SliceView => ({
   namespace: 'db',
@@ -26,7 +34,11 @@ describe('planServices', () => {
   });
 
   it('includes not-ready endpoints when the service publishes them', () => {
-    const { hosts } = planServices([{ ...headless, publishNotReadyAddresses: true }], [slice('etcd')], loopbackClusterIp);
+    const { hosts } = planServices(
+      [{ ...headless, publishNotReadyAddresses: true }],
+      [slice('etcd')],
+      loopbackClusterIp,
+    );
     expect(hosts.map((h) => h.name)).toContain('etcd-1.etcd.db.svc');
   });
 
@@ -36,7 +48,14 @@ describe('planServices', () => {
       { ip: '127.97.0.10', name: 'etcd-client.db.svc' },
       { ip: '127.97.0.10', name: 'etcd-client.db.svc.cluster.local' },
     ]);
-    expect(plan.forwarders).toEqual([{ key: 'db/etcd-client/client', listenIp: '127.97.0.10', listenPort: 2379, targets: [{ ip: '127.1.0.2', port: 2379 }] }]);
+    expect(plan.forwarders).toEqual([
+      {
+        key: 'db/etcd-client/client',
+        listenIp: '127.97.0.10',
+        listenPort: 2379,
+        targets: [{ ip: '127.1.0.2', port: 2379 }],
+      },
+    ]);
   });
 
   it('skips a ClusterIP service that has no loopback address', () => {

@@ -1,9 +1,11 @@
-// Decides the names and forwarders of the stack's Services from Services and EndpointSlices: what CoreDNS and kube-proxy would serve.
+// Decides the names and forwarders of the stack's Services from Services and their endpoints: what CoreDNS and kube-proxy would serve.
 
 export interface ServicePort {
   name: string;
   port: number;
   protocol: string;
+  /** The Pod port: a number, a container port name, or absent for "same as port". */
+  targetPort?: number | string;
 }
 
 export interface ServiceView {
@@ -14,6 +16,8 @@ export interface ServiceView {
   clusterIP: string;
   type: string;
   publishNotReadyAddresses: boolean;
+  /** Absent for Services with manually managed endpoints. */
+  selector?: Record<string, string>;
   ports: ServicePort[];
 }
 
@@ -55,7 +59,11 @@ function names(prefix: string): string[] {
  * `<hostname>.<svc>.<ns>.svc` the endpoint's own address. ClusterIP Services: the name maps to the service address
  * (`serviceIp`), which forwards each TCP port to ready endpoints.
  */
-export function planServices(services: ServiceView[], slices: SliceView[], serviceIp: (svc: ServiceView) => string | undefined): ServicePlan {
+export function planServices(
+  services: ServiceView[],
+  slices: SliceView[],
+  serviceIp: (svc: ServiceView) => string | undefined,
+): ServicePlan {
   const hosts: ServicePlan['hosts'] = [];
   const forwarders: Forwarder[] = [];
   for (const svc of services) {
@@ -84,9 +92,15 @@ export function planServices(services: ServiceView[], slices: SliceView[], servi
       for (const slice of own) {
         const sp = slice.ports.find((p) => p.name === port.name && p.protocol === 'TCP');
         if (sp === undefined) continue;
-        for (const e of slice.endpoints.filter((x) => x.ready)) for (const a of e.addresses) targets.push({ ip: a, port: sp.port });
+        for (const e of slice.endpoints.filter((x) => x.ready))
+          for (const a of e.addresses) targets.push({ ip: a, port: sp.port });
       }
-      forwarders.push({ key: `${svc.namespace}/${svc.name}/${port.name || port.port}`, listenIp: ip, listenPort: port.port, targets });
+      forwarders.push({
+        key: `${svc.namespace}/${svc.name}/${port.name || port.port}`,
+        listenIp: ip,
+        listenPort: port.port,
+        targets,
+      });
     }
   }
   return { hosts, forwarders };

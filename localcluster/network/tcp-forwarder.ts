@@ -9,8 +9,13 @@ export interface TcpForwarder {
 
 const CONNECT_TIMEOUT_MS = 3000;
 
-export async function startTcpForwarder(listenIp: string, listenPort: number, log: (line: string) => void): Promise<TcpForwarder> {
-  if (!isLoopback(listenIp)) throw new Error(`refusing to bind ${listenIp}: service addresses must be loopback`);
+export async function startTcpForwarder(
+  listenIp: string,
+  listenPort: number,
+  log: (line: string) => void,
+): Promise<TcpForwarder> {
+  if (!isLoopback(listenIp))
+    throw new Error(`refusing to bind ${listenIp}: service addresses must be loopback`);
   let targets: Array<{ ip: string; port: number }> = [];
   let next = 0;
   const sockets = new Set<net.Socket>();
