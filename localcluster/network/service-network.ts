@@ -30,7 +30,6 @@ export interface ServiceNetwork {
   stop(): Promise<void>;
 }
 
-const LABEL_SERVICE_NAME = 'kubernetes.io/service-name';
 
 function serviceView(s: V1Service): ServiceView {
   return {
