@@ -4,6 +4,13 @@ import { formatTable, type BenchSection, type Figure } from './section';
 
 const SECTIONS: BenchSection[] = [localStackSection];
 
+/** client-node errors carry the API's Status message in `body`. */
+function describeError(e: unknown): string {
+  const body = (e as { body?: unknown }).body;
+  const detail = typeof body === 'string' ? body : body ? JSON.stringify(body) : '';
+  return `${e instanceof Error ? (e.message.split('\n')[0] ?? '') : String(e)} ${detail}`.trim().slice(0, 300);
+}
+
 async function main(argv: string[]): Promise<number> {
   const wanted = argv.length > 0 ? SECTIONS.filter((s) => argv.includes(s.name)) : SECTIONS;
   if (wanted.length === 0) {
@@ -15,7 +22,7 @@ async function main(argv: string[]): Promise<number> {
     try {
       rows.push(...(await section.run((line) => console.log(line))).map((f) => ({ section: section.name, ...f })));
     } catch (e) {
-      rows.push({ section: section.name, name: 'section failed', value: undefined, unit: '', note: e instanceof Error ? e.message.split('\n')[0] : String(e) });
+      rows.push({ section: section.name, name: 'section failed', value: undefined, unit: '', note: describeError(e) });
     }
   }
   console.log(`\n${formatTable(rows)}`);

@@ -181,6 +181,11 @@ export async function startStack(opts: StartStackOptions): Promise<RunningStack>
     const kc = new KubeConfig();
     kc.loadFromFile(layout.paths.adminKubeconfig);
     const core = kc.makeApiClient(CoreV1Api);
+    // ServiceAccount admission refuses Pods (403) until the controller manager has created the namespace's default account.
+    await waitFor('the default ServiceAccount of namespace default', async () => {
+      await core.readNamespacedServiceAccount({ namespace: 'default', name: 'default' });
+      return true;
+    }, { timeoutMs: 60000, intervalMs: 200 });
     const faults: FaultServer = await startFaultServer(layout.hostIp, layout.ports.faultControl, {
       nodes: new Map([...agents].map(([name, a]) => [name, { zone: a.zone, faults: a.agent }])),
       nodeOfPod: async (namespace, name) => {
