@@ -4,6 +4,7 @@ import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { apiserverSans, apiserverUrl, startControlPlane } from './control-plane';
 import { renderEnvFile } from './env-file';
+import { installCrds } from './install-crds';
 import { startFaultServer, type FaultServer } from './fault-server';
 import { createImageTable } from './image-table';
 import { writeKubeconfig } from './kubeconfig';
@@ -36,7 +37,9 @@ export interface StoppableService {
 export interface NodeRuntime {
   startNodeAgent(options: NodeAgentOptions): Promise<NodeAgent>;
   startServiceNetwork(options: StackServiceOptions): Promise<StoppableService>;
-  startClaimBinder(options: StackServiceOptions): Promise<StoppableService & { wipeClaim(namespace: string, claim: string): Promise<void> }>;
+  startClaimBinder(
+    options: StackServiceOptions,
+  ): Promise<StoppableService & { wipeClaim(namespace: string, claim: string): Promise<void> }>;
 }
 
 export interface StartStackOptions {
@@ -53,7 +56,11 @@ export interface RunningStack {
   stop(): Promise<void>;
 }
 
-const LOCAL_SERVICES_IDENTITY: ClientIdentity = { file: 'local-services', commonName: 'etcd-conductor:local-services', organizations: ['system:masters'] };
+const LOCAL_SERVICES_IDENTITY: ClientIdentity = {
+  file: 'local-services',
+  commonName: 'etcd-conductor:local-services',
+  organizations: ['system:masters'],
+};
 
 export function clientIdentities(layout: StackLayout): ClientIdentity[] {
   return [
@@ -62,7 +69,11 @@ export function clientIdentities(layout: StackLayout): ClientIdentity[] {
     { file: 'kube-scheduler', commonName: 'system:kube-scheduler', organizations: [] },
     LOCAL_SERVICES_IDENTITY,
     // Node identities: the Node authorizer and NodeRestriction see each agent as the kubelet of its node.
-    ...layout.nodes.map((n) => ({ file: n.name, commonName: `system:node:${n.name}`, organizations: ['system:nodes'] })),
+    ...layout.nodes.map((n) => ({
+      file: n.name,
+      commonName: `system:node:${n.name}`,
+      organizations: ['system:nodes'],
+    })),
   ];
 }
 
@@ -75,7 +86,11 @@ function writeKubeconfigs(layout: StackLayout, pki: Pki): string {
     writeKubeconfig(path, server, pki.caCert, pair.cert, pair.key, user);
   };
   write(layout.paths.adminKubeconfig, 'admin', 'admin');
-  write(layout.paths.controllerManagerKubeconfig, 'kube-controller-manager', 'system:kube-controller-manager');
+  write(
+    layout.paths.controllerManagerKubeconfig,
+    'kube-controller-manager',
+    'system:kube-controller-manager',
+  );
   write(layout.paths.schedulerKubeconfig, 'kube-scheduler', 'system:kube-scheduler');
   const servicesKubeconfig = join(layout.stateDir, 'kubeconfigs', 'local-services.kubeconfig');
   write(servicesKubeconfig, LOCAL_SERVICES_IDENTITY.file, LOCAL_SERVICES_IDENTITY.commonName);
@@ -107,14 +122,23 @@ export async function startStack(opts: StartStackOptions): Promise<RunningStack>
   const stop = async () => {
     for (const s of stops.splice(0).reverse()) {
       const t0 = Date.now();
-      await s.stop().catch((e: unknown) => log(`stack: error while stopping ${s.name}: ${e instanceof Error ? e.message : String(e)}`));
+      await s
+        .stop()
+        .catch((e: unknown) =>
+          log(`stack: error while stopping ${s.name}: ${e instanceof Error ? e.message : String(e)}`),
+        );
       log(`stack: stopped ${s.name} (${Date.now() - t0} ms)`);
     }
   };
 
   try {
     const sans = apiserverSans(layout);
-    const pki = await ensurePki({ dir: layout.paths.pkiDir, serverIps: sans.ips, serverDnsNames: sans.dnsNames, clients: clientIdentities(layout) });
+    const pki = await ensurePki({
+      dir: layout.paths.pkiDir,
+      serverIps: sans.ips,
+      serverDnsNames: sans.dnsNames,
+      clients: clientIdentities(layout),
+    });
     const servicesKubeconfig = writeKubeconfigs(layout, pki);
 
     // Temporal and MinIO do not depend on Kubernetes: start all three at once and wait for each.
@@ -137,7 +161,9 @@ export async function startStack(opts: StartStackOptions): Promise<RunningStack>
     }
     for (const r of [controlPlane, temporal, minio]) if (r.status === 'rejected') throw r.reason;
     if (temporal.status !== 'fulfilled' || minio.status !== 'fulfilled') throw new Error('unreachable');
-    log(`stack: Temporal ready on ${temporalAddress(layout)} (UI ${temporalUiUrl(layout)}); MinIO ready on ${s3Endpoint(layout)}`);
+    log(
+      `stack: Temporal ready on ${temporalAddress(layout)} (UI ${temporalUiUrl(layout)}); MinIO ready on ${s3Endpoint(layout)}`,
+    );
 
     const serviceOptions: StackServiceOptions = {
       kubeconfigPath: servicesKubeconfig,
@@ -152,7 +178,11 @@ export async function startStack(opts: StartStackOptions): Promise<RunningStack>
     const claims = await opts.nodes.startClaimBinder(serviceOptions);
     onStop('claim binder', () => claims.stop());
 
-    const images: ImageTable = createImageTable({ repoRoot: layout.repoRoot, etcdBinDirs: tools.etcdBinDirs, projectEtcdVersion: BACKING_ETCD_VERSION });
+    const images: ImageTable = createImageTable({
+      repoRoot: layout.repoRoot,
+      etcdBinDirs: tools.etcdBinDirs,
+      projectEtcdVersion: BACKING_ETCD_VERSION,
+    });
     const podIps = createPodIpAllocator(layout.podCidr);
     const agents = new Map<string, { zone: string; agent: NodeAgent }>();
     for (const n of layout.nodes) {
@@ -172,31 +202,44 @@ export async function startStack(opts: StartStackOptions): Promise<RunningStack>
       onStop(`node agent ${n.name}`, () => agent.stop());
     }
     const names = layout.nodes.map((n) => n.name);
-    await waitFor(`nodes ${names.join(', ')} to be Ready`, async () => {
-      const ready = await readyNodeNames(layout.paths.adminKubeconfig);
-      return names.every((n) => ready.includes(n));
-    }, { timeoutMs: 60000, intervalMs: 300 });
+    await waitFor(
+      `nodes ${names.join(', ')} to be Ready`,
+      async () => {
+        const ready = await readyNodeNames(layout.paths.adminKubeconfig);
+        return names.every((n) => ready.includes(n));
+      },
+      { timeoutMs: 60000, intervalMs: 300 },
+    );
     log(`stack: nodes ${names.join(', ')} Ready`);
 
     const kc = new KubeConfig();
     kc.loadFromFile(layout.paths.adminKubeconfig);
     const core = kc.makeApiClient(CoreV1Api);
     // ServiceAccount admission refuses Pods (403) until the controller manager has created the namespace's default account.
-    await waitFor('the default ServiceAccount of namespace default', async () => {
-      await core.readNamespacedServiceAccount({ namespace: 'default', name: 'default' });
-      return true;
-    }, { timeoutMs: 60000, intervalMs: 200 });
-    const faults: FaultServer = await startFaultServer(layout.hostIp, layout.ports.faultControl, {
-      nodes: new Map([...agents].map(([name, a]) => [name, { zone: a.zone, faults: a.agent }])),
-      nodeOfPod: async (namespace, name) => {
-        try {
-          return (await core.readNamespacedPod({ namespace, name })).spec?.nodeName;
-        } catch {
-          return undefined;
-        }
+    await waitFor(
+      'the default ServiceAccount of namespace default',
+      async () => {
+        await core.readNamespacedServiceAccount({ namespace: 'default', name: 'default' });
+        return true;
       },
-      wipeClaim: (ns, claim) => claims.wipeClaim(ns, claim),
-    }, (line) => log(line));
+      { timeoutMs: 60000, intervalMs: 200 },
+    );
+    const faults: FaultServer = await startFaultServer(
+      layout.hostIp,
+      layout.ports.faultControl,
+      {
+        nodes: new Map([...agents].map(([name, a]) => [name, { zone: a.zone, faults: a.agent }])),
+        nodeOfPod: async (namespace, name) => {
+          try {
+            return (await core.readNamespacedPod({ namespace, name })).spec?.nodeName;
+          } catch {
+            return undefined;
+          }
+        },
+        wipeClaim: (ns, claim) => claims.wipeClaim(ns, claim),
+      },
+      (line) => log(line),
+    );
     onStop('fault control', () => faults.close());
 
     const creds = minio.value.credentials;
@@ -211,11 +254,20 @@ export async function startStack(opts: StartStackOptions): Promise<RunningStack>
       pids,
       kubeconfig: layout.paths.adminKubeconfig,
       apiserverUrl: apiserverUrl(layout),
-      temporal: { address: temporalAddress(layout), namespace: TEMPORAL_NAMESPACE, uiUrl: temporalUiUrl(layout) },
+      temporal: {
+        address: temporalAddress(layout),
+        namespace: TEMPORAL_NAMESPACE,
+        uiUrl: temporalUiUrl(layout),
+      },
       s3: { endpoint: s3Endpoint(layout), bucket: S3_BUCKET, region: S3_REGION, ...creds },
       faultControlUrl: faults.url,
       nodes: layout.nodes.map((n) => ({ name: n.name, zone: n.zone, hostIp: n.hostIp })),
-      tools: { kubectl: tools.kubectl, temporal: tools.temporal, minio: tools.minio, etcdBinDirs: tools.etcdBinDirs },
+      tools: {
+        kubectl: tools.kubectl,
+        temporal: tools.temporal,
+        minio: tools.minio,
+        etcdBinDirs: tools.etcdBinDirs,
+      },
       logsDir: layout.paths.logsDir,
       startedAt,
       readyAt: undefined,
@@ -223,6 +275,8 @@ export async function startStack(opts: StartStackOptions): Promise<RunningStack>
     writeFileSync(layout.paths.envSh, renderEnvFile(info), { mode: 0o600 });
 
     if (opts.withOperator) {
+      // What `kubectl apply -f crds/` does in a real cluster; the operator needs its API before it starts.
+      await installCrds(layout.paths.adminKubeconfig, join(layout.repoRoot, 'crds'), log);
       const operator = startOperator(layout, info);
       if (operator) {
         track(operator);
