@@ -39,15 +39,31 @@ export interface UpOptions {
 
 export type UpResult = { info: StackInfo; alreadyRunning: boolean };
 
+export type UpDecision = 'already-running' | 'wait-for-starting-daemon' | 'clean-up-then-start' | 'start';
+
+/** What `up` does, given what the state folder says: never two daemons for one stack, never start over a dead one's leftovers. */
+export function decideUp(s: { recordedHealthy: boolean; recorded: boolean; startingDaemonAlive: boolean; startingDaemonRecorded: boolean }): UpDecision {
+  if (s.recordedHealthy) return 'already-running';
+  if (s.startingDaemonAlive) return 'wait-for-starting-daemon';
+  if (s.recorded || s.startingDaemonRecorded) return 'clean-up-then-start';
+  return 'start';
+}
+
 export async function up(layout: StackLayout, opts: UpOptions): Promise<UpResult> {
   const existing = readStackInfo(layout.paths.stackJson);
-  if (existing && (await stackHealthy(layout, existing))) return { info: existing, alreadyRunning: true };
   const starting = readPid(daemonPidFile(layout));
-  if (starting && pidAlive(starting)) {
+  const decision = decideUp({
+    recordedHealthy: existing !== undefined && (await stackHealthy(layout, existing)),
+    recorded: existing !== undefined,
+    startingDaemonAlive: starting !== undefined && pidAlive(starting),
+    startingDaemonRecorded: starting !== undefined,
+  });
+  if (decision === 'already-running' && existing) return { info: existing, alreadyRunning: true };
+  if (decision === 'wait-for-starting-daemon' && starting) {
     opts.log(`up: a daemon (pid ${starting}) is already starting this stack; waiting for it`);
     return { info: await waitForReady(layout, starting, opts.timeoutMs), alreadyRunning: true };
   }
-  if (existing || starting) {
+  if (decision === 'clean-up-then-start') {
     opts.log('up: the previous stack did not stop cleanly; cleaning up first');
     await down(layout, { log: opts.log, cleanups: opts.cleanups ?? [] });
   }
