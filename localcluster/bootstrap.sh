@@ -4,5 +4,9 @@ set -e
 cd "$(dirname "$0")/.."
 if [ ! -x node_modules/.bin/node ] || [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
   echo "bootstrap: installing the locked dependencies (npm ci)..."
-  npm ci --no-audit --no-fund
+  if ! npm ci --no-audit --no-fund; then
+    # npm 11 refuses this lock file for optional platform packages it does not list; npm install keeps the locked versions.
+    echo "bootstrap: npm ci refused package-lock.json (see above); installing the same locked versions with npm install"
+    npm install --no-audit --no-fund
+  fi
 fi
