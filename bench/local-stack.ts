@@ -39,12 +39,18 @@ function etcdPod(name: string): V1Pod {
   };
 }
 
-async function podCreatedToReady(core: CoreV1Api, namespace: string, name: string, timeoutMs: number): Promise<number | undefined> {
+async function podCreatedToReady(
+  core: CoreV1Api,
+  namespace: string,
+  name: string,
+  timeoutMs: number,
+): Promise<number | undefined> {
   const t0 = Date.now();
   await core.createNamespacedPod({ namespace, body: etcdPod(name) });
   while (Date.now() - t0 < timeoutMs) {
     const pod = await core.readNamespacedPod({ namespace, name });
-    if (pod.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True')) return Date.now() - t0;
+    if (pod.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'))
+      return Date.now() - t0;
     await new Promise((r) => setTimeout(r, 25));
   }
   return undefined;
@@ -59,13 +65,22 @@ export const localStackSection: BenchSection = {
     const main = join(repoRoot(), 'dist', 'localcluster', 'main.js');
     const cli = async (command: string) => {
       const t0 = Date.now();
-      await run(process.execPath, [main, command, '--state-dir', stateDir, '--host-ip', HOST_IP, '--no-operator'], { timeout: 300000, maxBuffer: 10 << 20 });
+      await run(
+        process.execPath,
+        [main, command, '--state-dir', stateDir, '--host-ip', HOST_IP, '--no-operator'],
+        { timeout: 300000, maxBuffer: 10 << 20 },
+      );
       return (Date.now() - t0) / 1000;
     };
     const figures: Figure[] = [];
     try {
       log('local-stack: up on a fresh state folder (tools cached)');
-      figures.push({ name: 'up, fresh state folder', value: await cli('up'), unit: 's', note: 'PKI, etcd and Temporal DB created' });
+      figures.push({
+        name: 'up, fresh state folder',
+        value: await cli('up'),
+        unit: 's',
+        note: 'PKI, etcd and Temporal DB created',
+      });
 
       const info = readStackInfo(join(stateDir, 'stack.json'));
       const kc = new KubeConfig();
@@ -77,7 +92,12 @@ export const localStackSection: BenchSection = {
         log(`local-stack: etcd pod ${i} created -> Ready: ${ms ?? 'timeout'} ms`);
         if (ms !== undefined) samples.push(ms);
       }
-      figures.push({ name: 'etcd Pod created -> Ready (median of 3)', value: median(samples), unit: 'ms', note: samples.join(', ') });
+      figures.push({
+        name: 'etcd Pod created -> Ready (median of 3)',
+        value: median(samples),
+        unit: 'ms',
+        note: samples.join(', '),
+      });
 
       await cli('down');
       log('local-stack: warm up (state and tools exist)');

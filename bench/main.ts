@@ -8,21 +8,33 @@ const SECTIONS: BenchSection[] = [localStackSection];
 function describeError(e: unknown): string {
   const body = (e as { body?: unknown }).body;
   const detail = typeof body === 'string' ? body : body ? JSON.stringify(body) : '';
-  return `${e instanceof Error ? (e.message.split('\n')[0] ?? '') : String(e)} ${detail}`.trim().slice(0, 300);
+  return `${e instanceof Error ? (e.message.split('\n')[0] ?? '') : String(e)} ${detail}`
+    .trim()
+    .slice(0, 300);
 }
 
 async function main(argv: string[]): Promise<number> {
   const wanted = argv.length > 0 ? SECTIONS.filter((s) => argv.includes(s.name)) : SECTIONS;
   if (wanted.length === 0) {
-    console.error(`unknown section(s) ${argv.join(', ')}; sections: ${SECTIONS.map((s) => s.name).join(', ')}`);
+    console.error(
+      `unknown section(s) ${argv.join(', ')}; sections: ${SECTIONS.map((s) => s.name).join(', ')}`,
+    );
     return 2;
   }
   const rows: Array<{ section: string } & Figure> = [];
   for (const section of wanted) {
     try {
-      rows.push(...(await section.run((line) => console.log(line))).map((f) => ({ section: section.name, ...f })));
+      rows.push(
+        ...(await section.run((line) => console.log(line))).map((f) => ({ section: section.name, ...f })),
+      );
     } catch (e) {
-      rows.push({ section: section.name, name: 'section failed', value: undefined, unit: '', note: describeError(e) });
+      rows.push({
+        section: section.name,
+        name: 'section failed',
+        value: undefined,
+        unit: '',
+        note: describeError(e),
+      });
     }
   }
   console.log(`\n${formatTable(rows)}`);

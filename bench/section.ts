@@ -12,9 +12,18 @@ export interface BenchSection {
 }
 
 export function formatTable(rows: Array<{ section: string } & Figure>): string {
-  const cells = rows.map((r) => [r.section, r.name, r.value === undefined ? 'n/a' : `${r.value.toFixed(r.unit === 's' ? 1 : 0)} ${r.unit}`, r.note ?? '']);
+  const cells = rows.map((r) => [
+    r.section,
+    r.name,
+    r.value === undefined ? 'n/a' : `${r.value.toFixed(r.unit === 's' ? 1 : 0)} ${r.unit}`,
+    r.note ?? '',
+  ]);
   const header = ['section', 'figure', 'value', 'note'];
   const widths = header.map((h, i) => Math.max(h.length, ...cells.map((c) => (c[i] ?? '').length)));
-  const line = (c: string[]) => c.map((v, i) => v.padEnd(widths[i] ?? 0)).join('  ').trimEnd();
+  const line = (c: string[]) =>
+    c
+      .map((v, i) => v.padEnd(widths[i] ?? 0))
+      .join('  ')
+      .trimEnd();
   return [line(header), line(widths.map((w) => '-'.repeat(w))), ...cells.map(line)].join('\n');
 }

@@ -18,8 +18,19 @@ describe('buildSteps', () => {
   it('go-installs the Temporal CLI and MinIO straight into their bin folders', () => {
     const [temporal] = buildSteps('/c', TEMPORAL_TOOL);
     const [minio] = buildSteps('/c', MINIO_TOOL);
-    expect(temporal).toMatchObject({ args: ['install', '-trimpath', '-ldflags', '-s -w', 'github.com/temporalio/cli/cmd/temporal@v1.5.1'], env: { GOBIN: '/c/tools/temporal-1.5.1/bin' } });
-    expect(minio).toMatchObject({ args: ['install', '-trimpath', '-ldflags', '-s -w', 'github.com/minio/minio@v0.0.0-20260212201848-7aac2a2c5b7c'] });
+    expect(temporal).toMatchObject({
+      args: ['install', '-trimpath', '-ldflags', '-s -w', 'github.com/temporalio/cli/cmd/temporal@v1.5.1'],
+      env: { GOBIN: '/c/tools/temporal-1.5.1/bin' },
+    });
+    expect(minio).toMatchObject({
+      args: [
+        'install',
+        '-trimpath',
+        '-ldflags',
+        '-s -w',
+        'github.com/minio/minio@v0.0.0-20260212201848-7aac2a2c5b7c',
+      ],
+    });
   });
   it('builds Kubernetes through a wrapper that re-pins the staging modules before tidying', () => {
     expect(goArgs(buildSteps('/c', KUBERNETES_TOOL)).slice(0, 5)).toEqual([
@@ -31,7 +42,9 @@ describe('buildSteps', () => {
     ]);
   });
   it('does not re-run go mod init in an existing wrapper', () => {
-    expect(buildSteps('/c', KUBERNETES_TOOL)[0]).toMatchObject({ skipIfExists: '/c/build/kubernetes-1.35.4/go.mod' });
+    expect(buildSteps('/c', KUBERNETES_TOOL)[0]).toMatchObject({
+      skipIfExists: '/c/build/kubernetes-1.35.4/go.mod',
+    });
   });
 });
 

@@ -4,10 +4,23 @@ import { toolDirs, type ToolSpec } from './tool-cache';
 import { KUBERNETES_STAGING_VERSION, MINIO_MODULE_VERSION } from './versions';
 
 export type BuildStep =
-  | { kind: 'go'; label: string; args: string[]; cwd: string; env?: Record<string, string>; skipIfExists?: string }
+  | {
+      kind: 'go';
+      label: string;
+      args: string[];
+      cwd: string;
+      env?: Record<string, string>;
+      skipIfExists?: string;
+    }
   | { kind: 'write'; label: string; path: string; content: string }
   /** Reads the staging replace list from the k8s.io/kubernetes go.mod on the proxy, then pins each to its published version. */
-  | { kind: 'replace-staging'; label: string; cwd: string; kubernetesVersion: string; stagingVersion: string };
+  | {
+      kind: 'replace-staging';
+      label: string;
+      cwd: string;
+      kubernetesVersion: string;
+      stagingVersion: string;
+    };
 
 const LDFLAGS = '-s -w';
 
@@ -20,7 +33,9 @@ export function kubernetesVersionLdflags(version: string): string {
   const minor = version.split('.')[1] ?? '0';
   const vars = (pkg: string) =>
     [`${pkg}.gitVersion=v${version}`, `${pkg}.gitMajor=1`, `${pkg}.gitMinor=${minor}`].map((v) => `-X ${v}`);
-  return [LDFLAGS, ...vars('k8s.io/component-base/version'), ...vars('k8s.io/client-go/pkg/version')].join(' ');
+  return [LDFLAGS, ...vars('k8s.io/component-base/version'), ...vars('k8s.io/client-go/pkg/version')].join(
+    ' ',
+  );
 }
 
 /** `go.mod` lines such as `k8s.io/api => ./staging/src/k8s.io/api` name the modules a wrapper must re-pin. */
@@ -40,14 +55,33 @@ export function buildSteps(root: string, spec: ToolSpec): BuildStep[] {
       // Every etcd sub-module has replace directives, so `go install` refuses it; a wrapper that only requires them works.
       const mods = ['server', 'etcdctl', 'etcdutl'].map((m) => `go.etcd.io/etcd/${m}/v3`);
       return [
-        { kind: 'go', label: 'go mod init', args: ['mod', 'init', 'local/etcd-wrapper'], cwd: buildDir, skipIfExists: join(buildDir, 'go.mod') },
+        {
+          kind: 'go',
+          label: 'go mod init',
+          args: ['mod', 'init', 'local/etcd-wrapper'],
+          cwd: buildDir,
+          skipIfExists: join(buildDir, 'go.mod'),
+        },
         { kind: 'write', label: 'write tools.go', path: join(buildDir, 'tools.go'), content: toolsGo(mods) },
-        { kind: 'go', label: 'go get', args: ['get', ...mods.map((m) => `${m}@v${spec.version}`)], cwd: buildDir },
+        {
+          kind: 'go',
+          label: 'go get',
+          args: ['get', ...mods.map((m) => `${m}@v${spec.version}`)],
+          cwd: buildDir,
+        },
         { kind: 'go', label: 'go mod tidy', args: ['mod', 'tidy'], cwd: buildDir },
         {
           kind: 'go',
           label: 'go build',
-          args: ['build', '-trimpath', '-ldflags', LDFLAGS, '-o', join(binDir, 'etcd'), 'go.etcd.io/etcd/server/v3'],
+          args: [
+            'build',
+            '-trimpath',
+            '-ldflags',
+            LDFLAGS,
+            '-o',
+            join(binDir, 'etcd'),
+            'go.etcd.io/etcd/server/v3',
+          ],
           cwd: buildDir,
         },
         {
@@ -65,14 +99,31 @@ export function buildSteps(root: string, spec: ToolSpec): BuildStep[] {
           ? `github.com/temporalio/cli/cmd/temporal@v${spec.version}`
           : `github.com/minio/minio@${MINIO_MODULE_VERSION}`;
       return [
-        { kind: 'go', label: 'go install', args: ['install', '-trimpath', '-ldflags', LDFLAGS, pkg], cwd: buildDir, env: { GOBIN: binDir } },
+        {
+          kind: 'go',
+          label: 'go install',
+          args: ['install', '-trimpath', '-ldflags', LDFLAGS, pkg],
+          cwd: buildDir,
+          env: { GOBIN: binDir },
+        },
       ];
     }
     case 'kubernetes': {
       const cmds = spec.binaries.map((b) => `k8s.io/kubernetes/cmd/${b}`);
       return [
-        { kind: 'go', label: 'go mod init', args: ['mod', 'init', 'local/kubernetes-wrapper'], cwd: buildDir, skipIfExists: join(buildDir, 'go.mod') },
-        { kind: 'go', label: 'go mod edit', args: ['mod', 'edit', `-require=k8s.io/kubernetes@v${spec.version}`], cwd: buildDir },
+        {
+          kind: 'go',
+          label: 'go mod init',
+          args: ['mod', 'init', 'local/kubernetes-wrapper'],
+          cwd: buildDir,
+          skipIfExists: join(buildDir, 'go.mod'),
+        },
+        {
+          kind: 'go',
+          label: 'go mod edit',
+          args: ['mod', 'edit', `-require=k8s.io/kubernetes@v${spec.version}`],
+          cwd: buildDir,
+        },
         {
           kind: 'replace-staging',
           label: 'go mod edit -replace (staging modules)',
@@ -85,7 +136,15 @@ export function buildSteps(root: string, spec: ToolSpec): BuildStep[] {
         {
           kind: 'go',
           label: 'go build',
-          args: ['build', '-trimpath', '-ldflags', kubernetesVersionLdflags(spec.version), '-o', `${binDir}/`, ...cmds],
+          args: [
+            'build',
+            '-trimpath',
+            '-ldflags',
+            kubernetesVersionLdflags(spec.version),
+            '-o',
+            `${binDir}/`,
+            ...cmds,
+          ],
           cwd: buildDir,
         },
       ];

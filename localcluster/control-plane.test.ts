@@ -1,10 +1,21 @@
-import { apiserverArgs, apiserverSans, controllerManagerArgs, etcdArgs, schedulerArgs } from './control-plane';
+import {
+  apiserverArgs,
+  apiserverSans,
+  controllerManagerArgs,
+  etcdArgs,
+  schedulerArgs,
+} from './control-plane';
 import { pkiPaths } from './pki';
 import { stackLayout } from './stack-layout';
 
 const layout = stackLayout({ repoRoot: '/r', stateDir: '/s', hostIp: '127.77.0.1' });
 const pki = pkiPaths('/s/pki', [{ file: 'admin', commonName: 'admin', organizations: ['system:masters'] }]);
-const flag = (args: string[], name: string) => args.find((a) => a.startsWith(`--${name}=`))?.split('=').slice(1).join('=');
+const flag = (args: string[], name: string) =>
+  args
+    .find((a) => a.startsWith(`--${name}=`))
+    ?.split('=')
+    .slice(1)
+    .join('=');
 
 describe('control plane flags', () => {
   const everyServer: Array<[string, string[], string]> = [
@@ -18,7 +29,9 @@ describe('control plane flags', () => {
 
   it('keeps the default admission chain and authorizes with Node and RBAC', () => {
     const args = apiserverArgs(layout, pki);
-    expect(args.some((a) => a.startsWith('--disable-admission-plugins') || a.startsWith('--admission-control'))).toBe(false);
+    expect(
+      args.some((a) => a.startsWith('--disable-admission-plugins') || a.startsWith('--admission-control')),
+    ).toBe(false);
     expect(flag(args, 'authorization-mode')).toBe('Node,RBAC');
     expect(flag(args, 'service-cluster-ip-range')).toBe(layout.serviceCidr);
   });

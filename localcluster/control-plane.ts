@@ -23,7 +23,13 @@ export function etcdClientUrl(layout: StackLayout): string {
 export function apiserverSans(layout: StackLayout): { ips: string[]; dnsNames: string[] } {
   return {
     ips: [...new Set([layout.hostIp, '127.0.0.1', firstServiceIp(layout.serviceCidr)])],
-    dnsNames: ['localhost', 'kubernetes', 'kubernetes.default', 'kubernetes.default.svc', 'kubernetes.default.svc.cluster.local'],
+    dnsNames: [
+      'localhost',
+      'kubernetes',
+      'kubernetes.default',
+      'kubernetes.default.svc',
+      'kubernetes.default.svc.cluster.local',
+    ],
   };
 }
 
@@ -112,10 +118,22 @@ export interface ControlPlane {
   stop(): Promise<void>;
 }
 
-export async function startControlPlane(layout: StackLayout, tools: ToolPaths, pki: Pki, log: (line: string) => void): Promise<ControlPlane> {
+export async function startControlPlane(
+  layout: StackLayout,
+  tools: ToolPaths,
+  pki: Pki,
+  log: (line: string) => void,
+): Promise<ControlPlane> {
   const started: ManagedProcess[] = [];
   const spawnOne = (name: string, command: string, args: string[]) => {
-    const p = startProcess({ name, command, args, cwd: layout.stateDir, logFile: join(layout.paths.logsDir, `${name}.log`), stackDir: layout.stateDir });
+    const p = startProcess({
+      name,
+      command,
+      args,
+      cwd: layout.stateDir,
+      logFile: join(layout.paths.logsDir, `${name}.log`),
+      stackDir: layout.stateDir,
+    });
     started.push(p);
     return p;
   };
@@ -128,20 +146,42 @@ export async function startControlPlane(layout: StackLayout, tools: ToolPaths, p
   };
   try {
     const etcd = spawnOne('etcd', join(tools.etcdBinDirs[BACKING_ETCD_VERSION], 'etcd'), etcdArgs(layout));
-    await waitFor('the backing etcd to be ready', () => isOk(`${etcdClientUrl(layout)}/readyz`), { timeoutMs: 30000, process: etcd });
+    await waitFor('the backing etcd to be ready', () => isOk(`${etcdClientUrl(layout)}/readyz`), {
+      timeoutMs: 30000,
+      process: etcd,
+    });
     log(`stack: backing etcd ready on ${etcdClientUrl(layout)}`);
 
     const apiserver = spawnOne('kube-apiserver', tools.kubeApiserver, apiserverArgs(layout, pki));
     const admin = pki.clients.admin;
-    const tls = { ca: readFileSync(pki.caCert, 'utf8'), cert: admin ? readFileSync(admin.cert, 'utf8') : undefined, key: admin ? readFileSync(admin.key, 'utf8') : undefined };
-    await waitFor('kube-apiserver to be ready', () => isOk(`${apiserverUrl(layout)}/readyz`, tls), { timeoutMs: 90000, process: apiserver });
+    const tls = {
+      ca: readFileSync(pki.caCert, 'utf8'),
+      cert: admin ? readFileSync(admin.cert, 'utf8') : undefined,
+      key: admin ? readFileSync(admin.key, 'utf8') : undefined,
+    };
+    await waitFor('kube-apiserver to be ready', () => isOk(`${apiserverUrl(layout)}/readyz`, tls), {
+      timeoutMs: 90000,
+      process: apiserver,
+    });
     log(`stack: kube-apiserver ready on ${apiserverUrl(layout)}`);
 
-    const kcm = spawnOne('kube-controller-manager', tools.kubeControllerManager, controllerManagerArgs(layout, pki));
+    const kcm = spawnOne(
+      'kube-controller-manager',
+      tools.kubeControllerManager,
+      controllerManagerArgs(layout, pki),
+    );
     const scheduler = spawnOne('kube-scheduler', tools.kubeScheduler, schedulerArgs(layout));
     await Promise.all([
-      waitFor('kube-controller-manager to be healthy', () => isOk(`https://${layout.hostIp}:${layout.ports.controllerManager}/healthz`, { insecure: true }), { timeoutMs: 60000, process: kcm }),
-      waitFor('kube-scheduler to be healthy', () => isOk(`https://${layout.hostIp}:${layout.ports.scheduler}/healthz`, { insecure: true }), { timeoutMs: 60000, process: scheduler }),
+      waitFor(
+        'kube-controller-manager to be healthy',
+        () => isOk(`https://${layout.hostIp}:${layout.ports.controllerManager}/healthz`, { insecure: true }),
+        { timeoutMs: 60000, process: kcm },
+      ),
+      waitFor(
+        'kube-scheduler to be healthy',
+        () => isOk(`https://${layout.hostIp}:${layout.ports.scheduler}/healthz`, { insecure: true }),
+        { timeoutMs: 60000, process: scheduler },
+      ),
     ]);
     log('stack: kube-controller-manager and kube-scheduler healthy');
     return { processes: started, stop };

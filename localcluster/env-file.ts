@@ -10,7 +10,9 @@ export function shellQuote(value: string): string {
 
 export function renderEnvFile(info: StackInfo): string {
   const etcdDir = info.tools.etcdBinDirs[BACKING_ETCD_VERSION];
-  const pathDirs = [...new Set([dirname(info.tools.kubectl), ...(etcdDir ? [etcdDir] : []), dirname(info.tools.temporal)])];
+  const pathDirs = [
+    ...new Set([dirname(info.tools.kubectl), ...(etcdDir ? [etcdDir] : []), dirname(info.tools.temporal)]),
+  ];
   const vars: Array<[string, string]> = [
     ['KUBECONFIG', info.kubeconfig],
     ['TEMPORAL_ADDRESS', info.temporal.address],

@@ -14,7 +14,8 @@ export class FaultClient {
   /** The client of the stack whose stack.json is at `stackJson` (e.g. `.local/stack.json`). */
   static forStack(stackJson: string): FaultClient {
     const info = readStackInfo(stackJson);
-    if (!info?.faultControlUrl) throw new Error(`no running stack with fault control at ${stackJson}; run \`npm run up\``);
+    if (!info?.faultControlUrl)
+      throw new Error(`no running stack with fault control at ${stackJson}; run \`npm run up\``);
     return new FaultClient(info.faultControlUrl);
   }
 

@@ -27,7 +27,11 @@ class FaultError extends Error {
   }
 }
 
-export async function apply(command: FaultCommand, targets: FaultTargets, downNodes: Set<string>): Promise<unknown> {
+export async function apply(
+  command: FaultCommand,
+  targets: FaultTargets,
+  downNodes: Set<string>,
+): Promise<unknown> {
   const nodeOf = (name: string) => {
     const n = targets.nodes.get(name);
     if (!n) throw new FaultError(404, `no node ${name}; nodes: ${[...targets.nodes.keys()].join(', ')}`);
@@ -35,7 +39,11 @@ export async function apply(command: FaultCommand, targets: FaultTargets, downNo
   };
   switch (command.kind) {
     case 'list-nodes':
-      return [...targets.nodes].map(([name, n]): FaultNode => ({ name, zone: n.zone, down: downNodes.has(name) }));
+      return [...targets.nodes].map(([name, n]): FaultNode => ({
+        name,
+        zone: n.zone,
+        down: downNodes.has(name),
+      }));
     case 'node': {
       const n = nodeOf(command.node);
       if (command.action === 'down') {
@@ -49,9 +57,17 @@ export async function apply(command: FaultCommand, targets: FaultTargets, downNo
     }
     case 'container': {
       const nodeName = await targets.nodeOfPod(command.namespace, command.pod);
-      if (!nodeName) throw new FaultError(404, `pod ${command.namespace}/${command.pod} does not exist or is not bound to a node`);
+      if (!nodeName)
+        throw new FaultError(
+          404,
+          `pod ${command.namespace}/${command.pod} does not exist or is not bound to a node`,
+        );
       const { faults } = nodeOf(nodeName);
-      const act = { crash: faults.crashContainer, freeze: faults.freezeContainer, thaw: faults.thawContainer }[command.action];
+      const act = {
+        crash: faults.crashContainer,
+        freeze: faults.freezeContainer,
+        thaw: faults.thawContainer,
+      }[command.action];
       await act.call(faults, command.namespace, command.pod, command.container);
       return undefined;
     }
@@ -62,7 +78,12 @@ export async function apply(command: FaultCommand, targets: FaultTargets, downNo
   }
 }
 
-export async function startFaultServer(host: string, port: number, targets: FaultTargets, log: (line: string) => void): Promise<FaultServer> {
+export async function startFaultServer(
+  host: string,
+  port: number,
+  targets: FaultTargets,
+  log: (line: string) => void,
+): Promise<FaultServer> {
   const downNodes = new Set<string>();
   const server = createServer((req: IncomingMessage, res: ServerResponse) => {
     const parsed = parseFaultRequest(req.method ?? 'GET', req.url ?? '/');
@@ -75,7 +96,10 @@ export async function startFaultServer(host: string, port: number, targets: Faul
     if (parsed.command.kind !== 'list-nodes') log(`faults: ${req.method} ${req.url}`);
     apply(parsed.command, targets, downNodes).then(
       (body) => reply(body === undefined ? 204 : 200, body),
-      (e: unknown) => reply(e instanceof FaultError ? e.status : 500, { error: e instanceof Error ? e.message : String(e) }),
+      (e: unknown) =>
+        reply(e instanceof FaultError ? e.status : 500, {
+          error: e instanceof Error ? e.message : String(e),
+        }),
     );
   });
   await new Promise<void>((resolve, reject) => {

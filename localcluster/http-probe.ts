@@ -17,7 +17,13 @@ export interface ProbeResult {
 export function httpGet(url: string, tls: ProbeTls = {}, timeoutMs = 2000): Promise<ProbeResult> {
   return new Promise((resolve, reject) => {
     const u = new URL(url);
-    const opts = { method: 'GET', timeout: timeoutMs, ...(u.protocol === 'https:' ? { ca: tls.ca, cert: tls.cert, key: tls.key, rejectUnauthorized: !tls.insecure } : {}) };
+    const opts = {
+      method: 'GET',
+      timeout: timeoutMs,
+      ...(u.protocol === 'https:'
+        ? { ca: tls.ca, cert: tls.cert, key: tls.key, rejectUnauthorized: !tls.insecure }
+        : {}),
+    };
     const req = (u.protocol === 'https:' ? httpsRequest : httpRequest)(u, opts, (res) => {
       let body = '';
       res.setEncoding('utf8');

@@ -8,9 +8,21 @@ const table = createImageTable({
 
 describe('parseImage', () => {
   const cases: Array<[string, string, { repository: string; tag: string | undefined }]> = [
-    ['a tagged image splits at the last colon', 'quay.io/coreos/etcd:v3.6.16', { repository: 'quay.io/coreos/etcd', tag: 'v3.6.16' }],
-    ['a registry port is not a tag', 'localhost:5000/etcd', { repository: 'localhost:5000/etcd', tag: undefined }],
-    ['a digest is ignored', 'quay.io/coreos/etcd:v3.5.35@sha256:abc', { repository: 'quay.io/coreos/etcd', tag: 'v3.5.35' }],
+    [
+      'a tagged image splits at the last colon',
+      'quay.io/coreos/etcd:v3.6.16',
+      { repository: 'quay.io/coreos/etcd', tag: 'v3.6.16' },
+    ],
+    [
+      'a registry port is not a tag',
+      'localhost:5000/etcd',
+      { repository: 'localhost:5000/etcd', tag: undefined },
+    ],
+    [
+      'a digest is ignored',
+      'quay.io/coreos/etcd:v3.5.35@sha256:abc',
+      { repository: 'quay.io/coreos/etcd', tag: 'v3.5.35' },
+    ],
   ];
   it.each(cases)('%s', (_n, image, expected) => expect(parseImage(image)).toEqual(expected));
 });
@@ -19,7 +31,12 @@ describe('etcdVersionOfTag', () => {
   const cases: Array<[string, string, string | undefined, string | undefined]> = [
     ['quay tags carry a v prefix', 'quay.io/coreos/etcd', 'v3.6.16', '3.6.16'],
     ['registry.k8s.io tags carry a -N build suffix', 'registry.k8s.io/etcd', '3.5.35-0', '3.5.35'],
-    ['a registry.k8s.io tag with a v prefix is not an etcd version', 'registry.k8s.io/etcd', 'v3.5.35', undefined],
+    [
+      'a registry.k8s.io tag with a v prefix is not an etcd version',
+      'registry.k8s.io/etcd',
+      'v3.5.35',
+      undefined,
+    ],
     ['latest is not a version', 'quay.io/coreos/etcd', 'latest', undefined],
     ['no tag is no version', 'quay.io/coreos/etcd', undefined, undefined],
   ];
@@ -29,11 +46,23 @@ describe('etcdVersionOfTag', () => {
 describe('createImageTable', () => {
   const cases: Array<[string, string, string | undefined]> = [
     ['quay etcd 3.6 runs the built etcd 3.6', 'quay.io/coreos/etcd:v3.6.16', '/c/etcd-3.6.16/bin/etcd'],
-    ['gcr etcd 3.5 runs the built etcd 3.5', 'gcr.io/etcd-development/etcd:v3.5.35', '/c/etcd-3.5.35/bin/etcd'],
+    [
+      'gcr etcd 3.5 runs the built etcd 3.5',
+      'gcr.io/etcd-development/etcd:v3.5.35',
+      '/c/etcd-3.5.35/bin/etcd',
+    ],
     ['registry.k8s.io etcd runs by its -0 tag', 'registry.k8s.io/etcd:3.6.16-0', '/c/etcd-3.6.16/bin/etcd'],
     ['an etcd version that was not built is an unknown image', 'quay.io/coreos/etcd:v3.4.30', undefined],
-    ['the project image with any tag runs the agent with the pinned Node', 'ghcr.io/etcd-conductor/etcd-conductor:dev', '/repo/node_modules/.bin/node'],
-    ['the project image without a tag is still the project image', 'ghcr.io/etcd-conductor/etcd-conductor', '/repo/node_modules/.bin/node'],
+    [
+      'the project image with any tag runs the agent with the pinned Node',
+      'ghcr.io/etcd-conductor/etcd-conductor:dev',
+      '/repo/node_modules/.bin/node',
+    ],
+    [
+      'the project image without a tag is still the project image',
+      'ghcr.io/etcd-conductor/etcd-conductor',
+      '/repo/node_modules/.bin/node',
+    ],
     ['any other image is unknown', 'busybox:1.36', undefined],
   ];
   it.each(cases)('%s', (_n, image, firstArg) => expect(table(image)?.entrypoint[0]).toBe(firstArg));

@@ -5,7 +5,11 @@ import type { EtcdVersion } from './versions';
 
 export const PROJECT_IMAGE_REPOSITORY = 'ghcr.io/etcd-conductor/etcd-conductor';
 
-const ETCD_REPOSITORIES = ['quay.io/coreos/etcd', 'gcr.io/etcd-development/etcd', 'registry.k8s.io/etcd'] as const;
+const ETCD_REPOSITORIES = [
+  'quay.io/coreos/etcd',
+  'gcr.io/etcd-development/etcd',
+  'registry.k8s.io/etcd',
+] as const;
 
 export interface ImageTableInputs {
   repoRoot: string;
@@ -20,14 +24,18 @@ export function parseImage(image: string): { repository: string; tag: string | u
   const withoutDigest = image.split('@')[0] ?? image;
   const slash = withoutDigest.lastIndexOf('/');
   const colon = withoutDigest.lastIndexOf(':');
-  if (colon > slash) return { repository: withoutDigest.slice(0, colon), tag: withoutDigest.slice(colon + 1) };
+  if (colon > slash)
+    return { repository: withoutDigest.slice(0, colon), tag: withoutDigest.slice(colon + 1) };
   return { repository: withoutDigest, tag: undefined };
 }
 
 /** `v3.6.16` for quay/gcr, `3.6.16-0` for registry.k8s.io; returns the bare version or undefined. */
 export function etcdVersionOfTag(repository: string, tag: string | undefined): string | undefined {
   if (!tag) return undefined;
-  const m = repository === 'registry.k8s.io/etcd' ? /^(\d+\.\d+\.\d+)-\d+$/.exec(tag) : /^v(\d+\.\d+\.\d+)$/.exec(tag);
+  const m =
+    repository === 'registry.k8s.io/etcd'
+      ? /^(\d+\.\d+\.\d+)-\d+$/.exec(tag)
+      : /^v(\d+\.\d+\.\d+)$/.exec(tag);
   return m?.[1];
 }
 
@@ -48,14 +56,23 @@ export function createImageTable(inputs: ImageTableInputs): ImageTable {
       const version = etcdVersionOfTag(repository, tag);
       const binDir = version ? versions.get(version) : undefined;
       if (!binDir) return undefined;
-      return { commands: commandsFrom(binDir, ['etcd', 'etcdctl', 'etcdutl']), entrypoint: [join(binDir, 'etcd')], path: [binDir] };
+      return {
+        commands: commandsFrom(binDir, ['etcd', 'etcdctl', 'etcdutl']),
+        entrypoint: [join(binDir, 'etcd')],
+        path: [binDir],
+      };
     }
     if (repository === PROJECT_IMAGE_REPOSITORY) {
       const node = join(inputs.repoRoot, 'node_modules', '.bin', 'node');
       const cli = [node, join(inputs.repoRoot, 'dist', 'agent', 'main.js')];
       const etcdDir = inputs.etcdBinDirs[inputs.projectEtcdVersion];
       return {
-        commands: { ...commandsFrom(etcdDir, ['etcdctl', 'etcdutl']), 'etcd-conductor': cli, '/usr/local/bin/etcd-conductor': cli, node: [node] },
+        commands: {
+          ...commandsFrom(etcdDir, ['etcdctl', 'etcdutl']),
+          'etcd-conductor': cli,
+          '/usr/local/bin/etcd-conductor': cli,
+          node: [node],
+        },
         entrypoint: cli,
         path: [etcdDir],
       };

@@ -17,14 +17,32 @@ export function renderKubeconfig(input: KubeconfigInput): string {
   return stringify({
     apiVersion: 'v1',
     kind: 'Config',
-    clusters: [{ name: cluster, cluster: { server: input.server, 'certificate-authority-data': b64(input.caPem) } }],
-    users: [{ name: input.user, user: { 'client-certificate-data': b64(input.certPem), 'client-key-data': b64(input.keyPem) } }],
+    clusters: [
+      { name: cluster, cluster: { server: input.server, 'certificate-authority-data': b64(input.caPem) } },
+    ],
+    users: [
+      {
+        name: input.user,
+        user: { 'client-certificate-data': b64(input.certPem), 'client-key-data': b64(input.keyPem) },
+      },
+    ],
     contexts: [{ name: cluster, context: { cluster, user: input.user } }],
     'current-context': cluster,
   });
 }
 
-export function writeKubeconfig(path: string, server: string, caFile: string, certFile: string, keyFile: string, user: string): void {
+export function writeKubeconfig(
+  path: string,
+  server: string,
+  caFile: string,
+  certFile: string,
+  keyFile: string,
+  user: string,
+): void {
   const read = (f: string) => readFileSync(f, 'utf8');
-  writeFileSync(path, renderKubeconfig({ server, caPem: read(caFile), certPem: read(certFile), keyPem: read(keyFile), user }), { mode: 0o600 });
+  writeFileSync(
+    path,
+    renderKubeconfig({ server, caPem: read(caFile), certPem: read(certFile), keyPem: read(keyFile), user }),
+    { mode: 0o600 },
+  );
 }

@@ -20,7 +20,12 @@ interface Cli {
 
 export function parseCli(argv: string[]): Cli {
   const [command = 'help', ...rest] = argv;
-  const cli: Cli = { command, stateDir: resolve(REPO_ROOT, '.local'), hostIp: '127.0.0.1', withOperator: true };
+  const cli: Cli = {
+    command,
+    stateDir: resolve(REPO_ROOT, '.local'),
+    hostIp: '127.0.0.1',
+    withOperator: true,
+  };
   for (let i = 0; i < rest.length; i++) {
     const arg = rest[i];
     const value = () => {
@@ -62,19 +67,33 @@ async function ensureAllTools(): Promise<void> {
 function requireTools(): string {
   const root = cacheRoot();
   const missing = ALL_TOOLS.filter((t) => !isInstalled(root, t));
-  if (missing.length > 0) throw new Error(`tools missing from ${root}: ${missing.map(toolId).join(', ')}; run \`npm run tools\``);
+  if (missing.length > 0)
+    throw new Error(`tools missing from ${root}: ${missing.map(toolId).join(', ')}; run \`npm run tools\``);
   return root;
 }
 
 /** Runs a stack in this process until SIGINT/SIGTERM; used by `start` (foreground) and `daemon` (detached by `up`). */
-async function runInForeground(layout: StackLayout, cli: Cli, onReady: (stack: RunningStack) => void): Promise<void> {
+async function runInForeground(
+  layout: StackLayout,
+  cli: Cli,
+  onReady: (stack: RunningStack) => void,
+): Promise<void> {
   let stack: RunningStack | undefined;
   const stopSignal = new Promise<NodeJS.Signals>((res) => {
     process.once('SIGINT', () => res('SIGINT'));
     process.once('SIGTERM', () => res('SIGTERM'));
   });
-  const started = startStack({ layout, tools: toolPaths(requireTools()), nodes: processNodeRuntime, withOperator: cli.withOperator, log: stamp });
-  const first = await Promise.race([started.then((s) => ({ kind: 'ready' as const, s })), stopSignal.then((sig) => ({ kind: 'signal' as const, sig }))]);
+  const started = startStack({
+    layout,
+    tools: toolPaths(requireTools()),
+    nodes: processNodeRuntime,
+    withOperator: cli.withOperator,
+    log: stamp,
+  });
+  const first = await Promise.race([
+    started.then((s) => ({ kind: 'ready' as const, s })),
+    stopSignal.then((sig) => ({ kind: 'signal' as const, sig })),
+  ]);
   if (first.kind === 'signal') {
     stamp(`stack: ${first.sig} during start-up; stopping what was started`);
     stack = await started.catch(() => undefined);
@@ -101,14 +120,29 @@ async function main(argv: string[]): Promise<number> {
     case 'up': {
       const t0 = Date.now();
       await ensureAllTools();
-      const result = await up(layout, { mainJs: __filename, extraArgs, timeoutMs: 300000, log, cleanups: [() => removeHostsBlock(layout.stateDir)] });
-      log(`${result.alreadyRunning ? 'up: already running' : `up: ready in ${((Date.now() - t0) / 1000).toFixed(1)}s`}\n${summary(result.info, layout.stateDir)}`);
+      const result = await up(layout, {
+        mainJs: __filename,
+        extraArgs,
+        timeoutMs: 300000,
+        log,
+        cleanups: [() => removeHostsBlock(layout.stateDir)],
+      });
+      log(
+        `${result.alreadyRunning ? 'up: already running' : `up: ready in ${((Date.now() - t0) / 1000).toFixed(1)}s`}\n${summary(result.info, layout.stateDir)}`,
+      );
       return 0;
     }
     case 'down': {
       const result = await down(layout, { log, cleanups: [() => removeHostsBlock(layout.stateDir)] });
-      const strays = result.killed.length > 0 ? `; killed ${result.killed.length} leftover process(es): ${result.killed.map((k) => `${k.pid} ${k.command}`).join(', ')}` : '';
-      log(result.wasRunning ? `down: stack in ${layout.stateDir} stopped${strays}` : `down: no stack running in ${layout.stateDir}`);
+      const strays =
+        result.killed.length > 0
+          ? `; killed ${result.killed.length} leftover process(es): ${result.killed.map((k) => `${k.pid} ${k.command}`).join(', ')}`
+          : '';
+      log(
+        result.wasRunning
+          ? `down: stack in ${layout.stateDir} stopped${strays}`
+          : `down: no stack running in ${layout.stateDir}`,
+      );
       return 0;
     }
     case 'status': {
@@ -124,11 +158,15 @@ async function main(argv: string[]): Promise<number> {
       await ensureAllTools();
       const existing = readStackInfo(layout.paths.stackJson);
       if (existing && (await stackHealthy(layout, existing))) {
-        log(`start: a stack is already running in ${layout.stateDir} (pid ${existing.ownerPid}); \`npm run down\` stops it`);
+        log(
+          `start: a stack is already running in ${layout.stateDir} (pid ${existing.ownerPid}); \`npm run down\` stops it`,
+        );
         return 1;
       }
       if (existing) await down(layout, { log, cleanups: [() => removeHostsBlock(layout.stateDir)] });
-      await runInForeground(layout, cli, (stack) => log(`\nstack ready; Ctrl-C stops everything\n${summary(stack.info, layout.stateDir)}\n`));
+      await runInForeground(layout, cli, (stack) =>
+        log(`\nstack ready; Ctrl-C stops everything\n${summary(stack.info, layout.stateDir)}\n`),
+      );
       return 0;
     }
     case 'daemon':
@@ -139,7 +177,9 @@ async function main(argv: string[]): Promise<number> {
       }
       return 0;
     default:
-      log('usage: main.js <tools|start|up|down|status> [--state-dir DIR] [--host-ip 127.x.y.z] [--no-operator]');
+      log(
+        'usage: main.js <tools|start|up|down|status> [--state-dir DIR] [--host-ip 127.x.y.z] [--no-operator]',
+      );
       return cli.command === 'help' ? 0 : 2;
   }
 }

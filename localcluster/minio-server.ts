@@ -22,7 +22,10 @@ export function s3Endpoint(layout: StackLayout): string {
 
 export function ensureS3Credentials(file: string): S3Credentials {
   if (existsSync(file)) return JSON.parse(readFileSync(file, 'utf8')) as S3Credentials;
-  const creds = { accessKeyId: `local-${randomBytes(6).toString('hex')}`, secretAccessKey: randomBytes(24).toString('base64url') };
+  const creds = {
+    accessKeyId: `local-${randomBytes(6).toString('hex')}`,
+    secretAccessKey: randomBytes(24).toString('base64url'),
+  };
   writeFileSync(file, `${JSON.stringify(creds, null, 2)}\n`, { mode: 0o600 });
   return creds;
 }
@@ -38,7 +41,12 @@ export function minioArgs(layout: StackLayout): string[] {
 }
 
 export function s3Client(layout: StackLayout, creds: S3Credentials): S3Client {
-  return new S3Client({ endpoint: s3Endpoint(layout), region: S3_REGION, forcePathStyle: true, credentials: creds });
+  return new S3Client({
+    endpoint: s3Endpoint(layout),
+    region: S3_REGION,
+    forcePathStyle: true,
+    credentials: creds,
+  });
 }
 
 export async function ensureBucket(client: S3Client, bucket: string): Promise<void> {
@@ -56,7 +64,10 @@ export async function ensureBucket(client: S3Client, bucket: string): Promise<vo
   }
 }
 
-export async function startMinioServer(layout: StackLayout, minioBin: string): Promise<{ process: ManagedProcess; credentials: S3Credentials }> {
+export async function startMinioServer(
+  layout: StackLayout,
+  minioBin: string,
+): Promise<{ process: ManagedProcess; credentials: S3Credentials }> {
   mkdirSync(layout.paths.minioDataDir, { recursive: true });
   const credentials = ensureS3Credentials(layout.paths.minioCredentials);
   const p = startProcess({
@@ -74,10 +85,16 @@ export async function startMinioServer(layout: StackLayout, minioBin: string): P
     },
   });
   try {
-    await waitFor('MinIO to be ready', () => isOk(`${s3Endpoint(layout)}/minio/health/ready`), { timeoutMs: 60000, process: p });
+    await waitFor('MinIO to be ready', () => isOk(`${s3Endpoint(layout)}/minio/health/ready`), {
+      timeoutMs: 60000,
+      process: p,
+    });
     const client = s3Client(layout, credentials);
     try {
-      await waitFor(`the S3 bucket ${S3_BUCKET}`, async () => (await ensureBucket(client, S3_BUCKET), true), { timeoutMs: 20000, process: p });
+      await waitFor(`the S3 bucket ${S3_BUCKET}`, async () => (await ensureBucket(client, S3_BUCKET), true), {
+        timeoutMs: 20000,
+        process: p,
+      });
     } finally {
       client.destroy();
     }

@@ -21,7 +21,12 @@ export const processNodeRuntime: NodeRuntime = {
       stateDir: options.stateDir,
       log: options.log,
     }),
-  startClaimBinder: (options) => startClaimBinder({ kubeconfigPath: options.kubeconfigPath, stateDir: options.stateDir, log: options.log }),
+  startClaimBinder: (options) =>
+    startClaimBinder({
+      kubeconfigPath: options.kubeconfigPath,
+      stateDir: options.stateDir,
+      log: options.log,
+    }),
 };
 
 /** For `down` after a crash: drops the stack's /etc/hosts block that a dead daemon could not remove. */

@@ -6,7 +6,12 @@ import { ensurePki, leafExtensions, subject } from './pki';
 
 describe('subject', () => {
   const cases: Array<[string, string, string[], string]> = [
-    ['a node identity carries its group as O', 'system:node:node-a', ['system:nodes'], '/O=system:nodes/CN=system:node:node-a'],
+    [
+      'a node identity carries its group as O',
+      'system:node:node-a',
+      ['system:nodes'],
+      '/O=system:nodes/CN=system:node:node-a',
+    ],
     ['a name without groups is CN only', 'kube-apiserver', [], '/CN=kube-apiserver'],
     ['slashes in a value are escaped', 'a/b', [], '/CN=a\\/b'],
   ];
@@ -15,7 +20,9 @@ describe('subject', () => {
 
 describe('leafExtensions', () => {
   it('lists DNS and IP SANs for a serving certificate', () => {
-    expect(leafExtensions('server', ['127.0.0.1'], ['localhost'])).toContain('subjectAltName=DNS:localhost,IP:127.0.0.1');
+    expect(leafExtensions('server', ['127.0.0.1'], ['localhost'])).toContain(
+      'subjectAltName=DNS:localhost,IP:127.0.0.1',
+    );
   });
   it('marks a client certificate for client auth only, without SANs', () => {
     const ext = leafExtensions('client');
@@ -35,14 +42,22 @@ describe('ensurePki (real openssl)', () => {
   };
   it('issues certificates that verify against the CA with the requested subject and SANs', async () => {
     const pki = await ensurePki(req);
-    const verify = (cert: string) => execFileSync('openssl', ['verify', '-CAfile', pki.caCert, cert]).toString();
+    const verify = (cert: string) =>
+      execFileSync('openssl', ['verify', '-CAfile', pki.caCert, cert]).toString();
     expect(verify(pki.apiserver.cert)).toContain('OK');
     const admin = pki.clients.admin;
     expect(admin).toBeDefined();
     expect(verify(admin?.cert ?? '')).toContain('OK');
     const text = execFileSync('openssl', ['x509', '-in', admin?.cert ?? '', '-noout', '-subject']).toString();
     expect(text).toMatch(/O = system:masters, CN = admin/);
-    const server = execFileSync('openssl', ['x509', '-in', pki.apiserver.cert, '-noout', '-ext', 'subjectAltName']).toString();
+    const server = execFileSync('openssl', [
+      'x509',
+      '-in',
+      pki.apiserver.cert,
+      '-noout',
+      '-ext',
+      'subjectAltName',
+    ]).toString();
     expect(server).toContain('DNS:kubernetes.default.svc');
     expect(server).toContain('IP Address:127.0.0.1');
   });

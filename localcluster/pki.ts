@@ -37,7 +37,10 @@ export interface Pki {
 }
 
 export function pkiPaths(dir: string, clients: ClientIdentity[]): Pki {
-  const pair = (stem: string): CertPair => ({ cert: join(dir, `${stem}.crt`), key: join(dir, `${stem}.key`) });
+  const pair = (stem: string): CertPair => ({
+    cert: join(dir, `${stem}.crt`),
+    key: join(dir, `${stem}.key`),
+  });
   return {
     caCert: join(dir, 'ca.crt'),
     caKey: join(dir, 'ca.key'),
@@ -55,7 +58,11 @@ export function subject(commonName: string, organizations: string[] = []): strin
 }
 
 /** The x509v3 extension section a leaf certificate is signed with. */
-export function leafExtensions(usage: 'server' | 'client', ips: string[] = [], dnsNames: string[] = []): string {
+export function leafExtensions(
+  usage: 'server' | 'client',
+  ips: string[] = [],
+  dnsNames: string[] = [],
+): string {
   const lines = [
     '[v3]',
     'basicConstraints=critical,CA:FALSE',
@@ -72,24 +79,57 @@ export async function ensurePki(req: PkiRequest): Promise<Pki> {
   const paths = pkiPaths(req.dir, req.clients);
   const requestFile = join(req.dir, 'request.json');
   const wanted = JSON.stringify(req, null, 2);
-  if (existsSync(requestFile) && readFileSync(requestFile, 'utf8') !== wanted) rmSync(req.dir, { recursive: true, force: true });
+  if (existsSync(requestFile) && readFileSync(requestFile, 'utf8') !== wanted)
+    rmSync(req.dir, { recursive: true, force: true });
   mkdirSync(req.dir, { recursive: true, mode: 0o700 });
 
   if (!existsSync(paths.caCert)) {
-    await openssl(['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes',
-      '-keyout', paths.caKey, '-out', paths.caCert, '-days', '3650', '-subj', subject('etcd-conductor local CA'),
-      '-addext', 'basicConstraints=critical,CA:TRUE', '-addext', 'keyUsage=critical,keyCertSign,cRLSign,digitalSignature']);
+    await openssl([
+      'req',
+      '-x509',
+      '-newkey',
+      'ec',
+      '-pkeyopt',
+      'ec_paramgen_curve:prime256v1',
+      '-nodes',
+      '-keyout',
+      paths.caKey,
+      '-out',
+      paths.caCert,
+      '-days',
+      '3650',
+      '-subj',
+      subject('etcd-conductor local CA'),
+      '-addext',
+      'basicConstraints=critical,CA:TRUE',
+      '-addext',
+      'keyUsage=critical,keyCertSign,cRLSign,digitalSignature',
+    ]);
   }
   if (!existsSync(paths.apiserver.cert)) {
-    await signLeaf(paths, paths.apiserver, subject('kube-apiserver'), leafExtensions('server', req.serverIps, req.serverDnsNames));
+    await signLeaf(
+      paths,
+      paths.apiserver,
+      subject('kube-apiserver'),
+      leafExtensions('server', req.serverIps, req.serverDnsNames),
+    );
   }
   for (const c of req.clients) {
     const pair = paths.clients[c.file];
-    if (pair && !existsSync(pair.cert)) await signLeaf(paths, pair, subject(c.commonName, c.organizations), leafExtensions('client'));
+    if (pair && !existsSync(pair.cert))
+      await signLeaf(paths, pair, subject(c.commonName, c.organizations), leafExtensions('client'));
   }
   if (!existsSync(paths.serviceAccountPub)) {
     // RSA: every token consumer accepts RS256.
-    await openssl(['genpkey', '-algorithm', 'RSA', '-pkeyopt', 'rsa_keygen_bits:2048', '-out', paths.serviceAccountKey]);
+    await openssl([
+      'genpkey',
+      '-algorithm',
+      'RSA',
+      '-pkeyopt',
+      'rsa_keygen_bits:2048',
+      '-out',
+      paths.serviceAccountKey,
+    ]);
     await openssl(['pkey', '-in', paths.serviceAccountKey, '-pubout', '-out', paths.serviceAccountPub]);
   }
   writeFileSync(requestFile, wanted);
@@ -100,9 +140,41 @@ async function signLeaf(paths: Pki, pair: CertPair, subj: string, extensions: st
   const csr = `${pair.cert}.csr`;
   const ext = `${pair.cert}.ext`;
   writeFileSync(ext, extensions);
-  await openssl(['req', '-new', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-keyout', pair.key, '-out', csr, '-subj', subj]);
-  await openssl(['x509', '-req', '-in', csr, '-CA', paths.caCert, '-CAkey', paths.caKey, '-set_serial', `0x${randomBytes(12).toString('hex')}`,
-    '-days', '3650', '-extfile', ext, '-extensions', 'v3', '-out', pair.cert]);
+  await openssl([
+    'req',
+    '-new',
+    '-newkey',
+    'ec',
+    '-pkeyopt',
+    'ec_paramgen_curve:prime256v1',
+    '-nodes',
+    '-keyout',
+    pair.key,
+    '-out',
+    csr,
+    '-subj',
+    subj,
+  ]);
+  await openssl([
+    'x509',
+    '-req',
+    '-in',
+    csr,
+    '-CA',
+    paths.caCert,
+    '-CAkey',
+    paths.caKey,
+    '-set_serial',
+    `0x${randomBytes(12).toString('hex')}`,
+    '-days',
+    '3650',
+    '-extfile',
+    ext,
+    '-extensions',
+    'v3',
+    '-out',
+    pair.cert,
+  ]);
   rmSync(csr, { force: true });
   rmSync(ext, { force: true });
 }

@@ -1,7 +1,14 @@
 import { createServer } from 'node:net';
 import { listeningPorts, selectStackProcesses, type ProcInfo } from './process-scan';
 
-const proc = (pid: number, ppid: number, extra: Partial<ProcInfo> = {}): ProcInfo => ({ pid, ppid, cwd: '/', stackDir: undefined, command: `p${pid}`, ...extra });
+const proc = (pid: number, ppid: number, extra: Partial<ProcInfo> = {}): ProcInfo => ({
+  pid,
+  ppid,
+  cwd: '/',
+  stackDir: undefined,
+  command: `p${pid}`,
+  ...extra,
+});
 
 describe('selectStackProcesses', () => {
   const procs = [
@@ -16,7 +23,12 @@ describe('selectStackProcesses', () => {
     proc(60, 1, { cwd: '/r/.local', command: 'the caller itself' }),
   ];
   const cases: Array<[string, number | undefined, Set<number>, number[]]> = [
-    ['takes the owner with all descendants, marked and orphaned processes', 10, new Set([60]), [10, 11, 12, 20, 30]],
+    [
+      'takes the owner with all descendants, marked and orphaned processes',
+      10,
+      new Set([60]),
+      [10, 11, 12, 20, 30],
+    ],
     ['still finds marked and orphaned processes when the owner is gone', undefined, new Set([60]), [20, 30]],
     ['never returns the caller or its ancestors', 10, new Set([10, 60]), [11, 12, 20, 30]],
   ];

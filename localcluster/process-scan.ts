@@ -13,8 +13,14 @@ export interface ProcInfo {
 }
 
 /** Pure: the processes of the stack in `stateDir`, descendants of `ownerPid` included, never the caller or its ancestors. */
-export function selectStackProcesses(procs: ProcInfo[], stateDir: string, ownerPid: number | undefined, exclude: Set<number>): ProcInfo[] {
-  const inside = (p: string | undefined) => p !== undefined && (p === stateDir || p.startsWith(stateDir + sep));
+export function selectStackProcesses(
+  procs: ProcInfo[],
+  stateDir: string,
+  ownerPid: number | undefined,
+  exclude: Set<number>,
+): ProcInfo[] {
+  const inside = (p: string | undefined) =>
+    p !== undefined && (p === stateDir || p.startsWith(stateDir + sep));
   const byParent = new Map<number, ProcInfo[]>();
   for (const p of procs) byParent.set(p.ppid, [...(byParent.get(p.ppid) ?? []), p]);
   const picked = new Map<number, ProcInfo>();

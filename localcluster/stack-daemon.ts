@@ -42,7 +42,12 @@ export type UpResult = { info: StackInfo; alreadyRunning: boolean };
 export type UpDecision = 'already-running' | 'wait-for-starting-daemon' | 'clean-up-then-start' | 'start';
 
 /** What `up` does, given what the state folder says: never two daemons for one stack, never start over a dead one's leftovers. */
-export function decideUp(s: { recordedHealthy: boolean; recorded: boolean; startingDaemonAlive: boolean; startingDaemonRecorded: boolean }): UpDecision {
+export function decideUp(s: {
+  recordedHealthy: boolean;
+  recorded: boolean;
+  startingDaemonAlive: boolean;
+  startingDaemonRecorded: boolean;
+}): UpDecision {
   if (s.recordedHealthy) return 'already-running';
   if (s.startingDaemonAlive) return 'wait-for-starting-daemon';
   if (s.recorded || s.startingDaemonRecorded) return 'clean-up-then-start';
@@ -69,11 +74,15 @@ export async function up(layout: StackLayout, opts: UpOptions): Promise<UpResult
   }
   mkdirSync(layout.stateDir, { recursive: true });
   const fd = openSync(layout.paths.daemonLog, 'a');
-  const child = spawn(process.execPath, [opts.mainJs, 'daemon', '--state-dir', layout.stateDir, '--host-ip', layout.hostIp, ...opts.extraArgs], {
-    cwd: layout.repoRoot,
-    detached: true, // its own session: the daemon outlives the `npm run up` that started it
-    stdio: ['ignore', fd, fd],
-  });
+  const child = spawn(
+    process.execPath,
+    [opts.mainJs, 'daemon', '--state-dir', layout.stateDir, '--host-ip', layout.hostIp, ...opts.extraArgs],
+    {
+      cwd: layout.repoRoot,
+      detached: true, // its own session: the daemon outlives the `npm run up` that started it
+      stdio: ['ignore', fd, fd],
+    },
+  );
   closeSync(fd);
   child.unref();
   if (child.pid === undefined) throw new Error('could not start the stack daemon');
@@ -88,10 +97,14 @@ async function waitForReady(layout: StackLayout, daemonPid: number, timeoutMs: n
     const info = readStackInfo(layout.paths.stackJson);
     if (info?.phase === 'ready' && info.ownerPid === daemonPid) return info;
     if (!pidAlive(daemonPid)) {
-      throw new Error(`the stack daemon exited before the stack was ready; last lines of ${layout.paths.daemonLog}:\n${logTail(layout.paths.daemonLog, 25)}`);
+      throw new Error(
+        `the stack daemon exited before the stack was ready; last lines of ${layout.paths.daemonLog}:\n${logTail(layout.paths.daemonLog, 25)}`,
+      );
     }
     if (Date.now() > deadline) {
-      throw new Error(`the stack was not ready after ${timeoutMs / 1000}s (daemon pid ${daemonPid} still running; see ${layout.paths.daemonLog})`);
+      throw new Error(
+        `the stack was not ready after ${timeoutMs / 1000}s (daemon pid ${daemonPid} still running; see ${layout.paths.daemonLog})`,
+      );
     }
     await sleep(250);
   }
@@ -103,7 +116,10 @@ export interface DownResult {
   wasRunning: boolean;
 }
 
-export async function down(layout: StackLayout, opts: { log: (line: string) => void; graceMs?: number; cleanups?: Array<() => Promise<void>> }): Promise<DownResult> {
+export async function down(
+  layout: StackLayout,
+  opts: { log: (line: string) => void; graceMs?: number; cleanups?: Array<() => Promise<void>> },
+): Promise<DownResult> {
   const info = readStackInfo(layout.paths.stackJson);
   const owner = info?.ownerPid ?? readPid(daemonPidFile(layout));
   const ownerAlive = owner !== undefined && pidAlive(owner);
@@ -132,7 +148,8 @@ export async function down(layout: StackLayout, opts: { log: (line: string) => v
     await sleep(100);
   }
   for (const cleanup of opts.cleanups ?? []) await cleanup();
-  for (const f of [layout.paths.stackJson, layout.paths.envSh, daemonPidFile(layout)]) rmSync(f, { force: true });
+  for (const f of [layout.paths.stackJson, layout.paths.envSh, daemonPidFile(layout)])
+    rmSync(f, { force: true });
   return { killed, wasRunning: ownerAlive || before.length > 0 };
 }
 

@@ -43,7 +43,9 @@ export function readStackInfo(path: string): StackInfo | undefined {
 }
 
 /** For tests and tools: the running default stack (or the one named by ETCD_CONDUCTOR_STACK_JSON), or a clear error. */
-export function requireStackInfo(path: string = process.env.ETCD_CONDUCTOR_STACK_JSON ?? join(repoRoot(), '.local', 'stack.json')): StackInfo {
+export function requireStackInfo(
+  path: string = process.env.ETCD_CONDUCTOR_STACK_JSON ?? join(repoRoot(), '.local', 'stack.json'),
+): StackInfo {
   const info = readStackInfo(path);
   if (info?.phase !== 'ready') throw new Error(`no ready local stack at ${path}; run \`npm run up\` first`);
   return info;

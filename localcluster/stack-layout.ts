@@ -70,8 +70,12 @@ function octets(ip: string): [number, number, number, number] {
  */
 export function stackLayout(instance: StackInstance): StackLayout {
   const [a, b, c] = octets(instance.hostIp);
-  if (a !== 127) throw new Error(`the local stack binds to loopback only; ${instance.hostIp} is not in 127.0.0.0/8`);
-  if (b > 158 || c > 254) throw new Error(`host IP ${instance.hostIp} leaves no room for node, pod and service ranges; use 127.B.0.1 with B <= 158`);
+  if (a !== 127)
+    throw new Error(`the local stack binds to loopback only; ${instance.hostIp} is not in 127.0.0.0/8`);
+  if (b > 158 || c > 254)
+    throw new Error(
+      `host IP ${instance.hostIp} leaves no room for node, pod and service ranges; use 127.B.0.1 with B <= 158`,
+    );
   const s = instance.stateDir;
   const kubeconfigs = join(s, 'kubeconfigs');
   return {
@@ -126,7 +130,10 @@ export function firstServiceIp(cidr: string): string {
 }
 
 /** Hands out pod addresses 127.P.x.y from a /16 pod range, skipping .0 and .255 in the last octet; reuses released ones last. */
-export function createPodIpAllocator(podCidr: string): { allocate: () => string; release: (ip: string) => void } {
+export function createPodIpAllocator(podCidr: string): {
+  allocate: () => string;
+  release: (ip: string) => void;
+} {
   const [base, bits] = podCidr.split('/');
   if (bits !== '16') throw new Error(`pod range must be a /16, got ${podCidr}`);
   const [a, b] = octets(base ?? '');

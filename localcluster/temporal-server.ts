@@ -64,7 +64,11 @@ export async function startTemporalServer(layout: StackLayout, temporalBin: stri
     stackDir: layout.stateDir,
   });
   try {
-    await waitFor('the Temporal dev server to be healthy', () => temporalHealthy(layout), { timeoutMs: 60000, intervalMs: 500, process: p });
+    await waitFor('the Temporal dev server to be healthy', () => temporalHealthy(layout), {
+      timeoutMs: 60000,
+      intervalMs: 500,
+      process: p,
+    });
   } catch (e) {
     await p.stop();
     throw e;

@@ -2,7 +2,11 @@ import { cacheRoot, toolDirs, KUBERNETES_TOOL, MINIO_TOOL, ALL_TOOLS } from './t
 
 describe('cacheRoot', () => {
   const cases: Array<[string, NodeJS.ProcessEnv, string]> = [
-    ['an explicit ETCD_CONDUCTOR_CACHE wins over everything', { ETCD_CONDUCTOR_CACHE: '/c', XDG_CACHE_HOME: '/x' }, '/c'],
+    [
+      'an explicit ETCD_CONDUCTOR_CACHE wins over everything',
+      { ETCD_CONDUCTOR_CACHE: '/c', XDG_CACHE_HOME: '/x' },
+      '/c',
+    ],
     ['XDG_CACHE_HOME is used when no explicit cache is set', { XDG_CACHE_HOME: '/x' }, '/x/etcd-conductor'],
     ['the home cache folder is the fallback', {}, '/home/u/.cache/etcd-conductor'],
   ];

@@ -25,9 +25,16 @@ export const KUBERNETES_TOOL: ToolSpec = {
   binaries: ['kube-apiserver', 'kube-controller-manager', 'kube-scheduler', 'kubectl'],
 };
 export const ETCD_TOOLS: Record<EtcdVersion, ToolSpec> = Object.fromEntries(
-  ETCD_VERSIONS.map((version) => [version, { name: 'etcd', version, binaries: ['etcd', 'etcdctl', 'etcdutl'] }]),
+  ETCD_VERSIONS.map((version) => [
+    version,
+    { name: 'etcd', version, binaries: ['etcd', 'etcdctl', 'etcdutl'] },
+  ]),
 ) as Record<EtcdVersion, ToolSpec>;
-export const TEMPORAL_TOOL: ToolSpec = { name: 'temporal', version: TEMPORAL_CLI_VERSION, binaries: ['temporal'] };
+export const TEMPORAL_TOOL: ToolSpec = {
+  name: 'temporal',
+  version: TEMPORAL_CLI_VERSION,
+  binaries: ['temporal'],
+};
 export const MINIO_TOOL: ToolSpec = { name: 'minio', version: MINIO_VERSION, binaries: ['minio'] };
 
 /** Cheapest first, so a broken Go setup fails fast; Kubernetes last because it takes longest. */
@@ -102,7 +109,9 @@ export function toolPaths(root: string): ToolPaths {
     kubeControllerManager: k('kube-controller-manager'),
     kubeScheduler: k('kube-scheduler'),
     kubectl: k('kubectl'),
-    etcdBinDirs: Object.fromEntries(ETCD_VERSIONS.map((v) => [v, toolDirs(root, ETCD_TOOLS[v]).binDir])) as Record<EtcdVersion, string>,
+    etcdBinDirs: Object.fromEntries(
+      ETCD_VERSIONS.map((v) => [v, toolDirs(root, ETCD_TOOLS[v]).binDir]),
+    ) as Record<EtcdVersion, string>,
     temporal: binaryPath(root, TEMPORAL_TOOL, 'temporal'),
     minio: binaryPath(root, MINIO_TOOL, 'minio'),
   };

@@ -1,6 +1,16 @@
 // The tool installer: builds each pinned tool from the Go module proxy once into the shared cache; never rebuilds a tool whose marker and binaries exist.
 import { spawn } from 'node:child_process';
-import { accessSync, constants, createWriteStream, mkdirSync, readFileSync, unlinkSync, writeFileSync, openSync, closeSync } from 'node:fs';
+import {
+  accessSync,
+  constants,
+  createWriteStream,
+  mkdirSync,
+  readFileSync,
+  unlinkSync,
+  writeFileSync,
+  openSync,
+  closeSync,
+} from 'node:fs';
 import { delimiter, dirname, join } from 'node:path';
 import { buildSteps, stagingModules, type BuildStep } from './build-steps';
 import { ALL_TOOLS, cacheRoot, isInstalled, toolDirs, toolId, type ToolSpec } from './tool-cache';
@@ -25,7 +35,10 @@ export class ToolBuildError extends Error {
 export function findGo(env: NodeJS.ProcessEnv = process.env): string {
   const candidates = [
     ...(env.GO ? [env.GO] : []),
-    ...(env.PATH ?? '').split(delimiter).filter(Boolean).map((d) => join(d, 'go')),
+    ...(env.PATH ?? '')
+      .split(delimiter)
+      .filter(Boolean)
+      .map((d) => join(d, 'go')),
     '/usr/local/go/bin/go',
   ];
   for (const c of candidates) {
@@ -36,7 +49,9 @@ export function findGo(env: NodeJS.ProcessEnv = process.env): string {
       // try the next one
     }
   }
-  throw new Error('Go is not installed: the local stack builds Kubernetes, etcd, Temporal and MinIO from source. Install Go 1.24+ and put it on PATH.');
+  throw new Error(
+    'Go is not installed: the local stack builds Kubernetes, etcd, Temporal and MinIO from source. Install Go 1.24+ and put it on PATH.',
+  );
 }
 
 export interface EnsureToolsOptions {
@@ -57,7 +72,9 @@ export async function ensureTools(opts: EnsureToolsOptions = {}): Promise<string
     await withLock(toolDirs(root, spec).lockFile, log, async () => {
       if (isInstalled(root, spec)) return; // another installer finished it while we waited
       const started = Date.now();
-      log(`tools: ${spec.name} ${spec.version} building from the Go module proxy (first run only; Kubernetes takes tens of minutes)...`);
+      log(
+        `tools: ${spec.name} ${spec.version} building from the Go module proxy (first run only; Kubernetes takes tens of minutes)...`,
+      );
       await buildTool(root, spec, log);
       log(`tools: ${spec.name} ${spec.version} built in ${Math.round((Date.now() - started) / 1000)}s`);
     });
@@ -88,7 +105,13 @@ async function buildTool(root: string, spec: ToolSpec, log: (line: string) => vo
   }
   writeFileSync(dirs.marker, `${new Date().toISOString()}\n`);
   if (!isInstalled(root, spec)) {
-    throw new ToolBuildError(`${spec.name} ${spec.version}`, 'verify binaries', registry, `expected ${spec.binaries.join(', ')} in ${dirs.binDir}`, logFile);
+    throw new ToolBuildError(
+      `${spec.name} ${spec.version}`,
+      'verify binaries',
+      registry,
+      `expected ${spec.binaries.join(', ')} in ${dirs.binDir}`,
+      logFile,
+    );
   }
 }
 
@@ -122,7 +145,11 @@ async function runStep(step: BuildStep, ctx: StepContext): Promise<void> {
       if (!res.ok) throw new StepFailure(`GET ${url}: HTTP ${res.status}`);
       const modules = stagingModules(await res.text());
       if (modules.length === 0) throw new StepFailure(`no staging replace directives found in ${url}`);
-      await runGo(ctx, ['mod', 'edit', ...modules.map((m) => `-replace=${m}=${m}@v${step.stagingVersion}`)], step.cwd);
+      await runGo(
+        ctx,
+        ['mod', 'edit', ...modules.map((m) => `-replace=${m}=${m}@v${step.stagingVersion}`)],
+        step.cwd,
+      );
       return;
     }
   }
@@ -137,12 +164,21 @@ function exists(path: string): boolean {
   }
 }
 
-function runGo(ctx: StepContext, args: string[], cwd: string, extraEnv: Record<string, string> = {}): Promise<void> {
+function runGo(
+  ctx: StepContext,
+  args: string[],
+  cwd: string,
+  extraEnv: Record<string, string> = {},
+): Promise<void> {
   return new Promise((resolve, reject) => {
     const out = createWriteStream(ctx.logFile, { flags: 'a' });
     out.write(`\n$ (cd ${cwd} && go ${args.join(' ')})\n`);
     const tail: string[] = [];
-    const child = spawn(ctx.go, args, { cwd, env: { ...ctx.env, ...extraEnv }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(ctx.go, args, {
+      cwd,
+      env: { ...ctx.env, ...extraEnv },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     const collect = (chunk: Buffer) => {
       out.write(chunk);
       tail.push(...chunk.toString().split('\n').filter(Boolean));
@@ -175,7 +211,11 @@ async function goProxy(go: string, env: NodeJS.ProcessEnv): Promise<string> {
 }
 
 /** One installer per tool at a time across processes; a lock whose owner died is taken over. */
-async function withLock(lockFile: string, log: (line: string) => void, fn: () => Promise<void>): Promise<void> {
+async function withLock(
+  lockFile: string,
+  log: (line: string) => void,
+  fn: () => Promise<void>,
+): Promise<void> {
   mkdirSync(dirname(lockFile), { recursive: true });
   let announced = false;
   for (;;) {

@@ -14,7 +14,9 @@ export async function waitFor(what: string, check: () => Promise<boolean>, opts:
   for (;;) {
     const status = opts.process?.exitStatus();
     if (status !== undefined && opts.process) {
-      throw new Error(`${opts.process.name} ${status} before ${what}; last lines of ${opts.process.logFile}:\n${logTail(opts.process.logFile)}`);
+      throw new Error(
+        `${opts.process.name} ${status} before ${what}; last lines of ${opts.process.logFile}:\n${logTail(opts.process.logFile)}`,
+      );
     }
     try {
       if (await check()) return;
@@ -22,8 +24,12 @@ export async function waitFor(what: string, check: () => Promise<boolean>, opts:
       lastError = e instanceof Error ? e.message : String(e);
     }
     if (Date.now() > deadline) {
-      const tail = opts.process ? `\nlast lines of ${opts.process.logFile}:\n${logTail(opts.process.logFile)}` : '';
-      throw new Error(`timed out after ${opts.timeoutMs / 1000}s waiting for ${what}${lastError ? ` (last error: ${lastError})` : ''}${tail}`);
+      const tail = opts.process
+        ? `\nlast lines of ${opts.process.logFile}:\n${logTail(opts.process.logFile)}`
+        : '';
+      throw new Error(
+        `timed out after ${opts.timeoutMs / 1000}s waiting for ${what}${lastError ? ` (last error: ${lastError})` : ''}${tail}`,
+      );
     }
     await new Promise((r) => setTimeout(r, opts.intervalMs ?? 200));
   }

@@ -18,7 +18,8 @@ export interface MemberSpec {
   nodeName?: string;
 }
 
-export const dnsName = (m: { name: string; subdomain: string; namespace: string }) => `${m.name}.${m.subdomain}.${m.namespace}.svc`;
+export const dnsName = (m: { name: string; subdomain: string; namespace: string }) =>
+  `${m.name}.${m.subdomain}.${m.namespace}.svc`;
 
 export function etcdMemberPod(m: MemberSpec): V1Pod {
   const peer = (name: string) => `http://${dnsName({ ...m, name })}:2380`;
@@ -44,12 +45,19 @@ export function etcdMemberPod(m: MemberSpec): V1Pod {
             `--initial-cluster=${m.members.map((n) => `${n}=${peer(n)}`).join(',')}`,
             `--initial-cluster-token=${m.namespace}-${m.subdomain}`,
           ],
-          ports: [{ name: 'client', containerPort: 2379 }, { name: 'peer', containerPort: 2380 }],
+          ports: [
+            { name: 'client', containerPort: 2379 },
+            { name: 'peer', containerPort: 2380 },
+          ],
           readinessProbe: { httpGet: { path: '/readyz', port: 2379 }, periodSeconds: 1 },
           volumeMounts: [{ name: 'data', mountPath: '/var/lib/etcd' }],
         },
       ],
-      volumes: [m.claim ? { name: 'data', persistentVolumeClaim: { claimName: m.claim } } : { name: 'data', emptyDir: {} }],
+      volumes: [
+        m.claim
+          ? { name: 'data', persistentVolumeClaim: { claimName: m.claim } }
+          : { name: 'data', emptyDir: {} },
+      ],
     },
   };
 }
@@ -57,7 +65,15 @@ export function etcdMemberPod(m: MemberSpec): V1Pod {
 export function headlessService(name: string): V1Service {
   return {
     metadata: { name },
-    spec: { clusterIP: 'None', publishNotReadyAddresses: true, selector: { app: name }, ports: [{ name: 'client', port: 2379 }, { name: 'peer', port: 2380 }] },
+    spec: {
+      clusterIP: 'None',
+      publishNotReadyAddresses: true,
+      selector: { app: name },
+      ports: [
+        { name: 'client', port: 2379 },
+        { name: 'peer', port: 2380 },
+      ],
+    },
   };
 }
 
@@ -68,8 +84,13 @@ export function clientService(name: string, app: string): V1Service {
 /** Runs the stack's etcdctl 3.6 against an endpoint; resolves to stdout. */
 export async function etcdctl(info: StackInfo, endpoint: string, ...args: string[]): Promise<string> {
   const bin = join(info.tools.etcdBinDirs['3.6.16'] ?? '', 'etcdctl');
-  const { stdout } = await run(bin, [`--endpoints=${endpoint}`, '--dial-timeout=2s', '--command-timeout=5s', ...args], { timeout: 15000 });
+  const { stdout } = await run(
+    bin,
+    [`--endpoints=${endpoint}`, '--dial-timeout=2s', '--command-timeout=5s', ...args],
+    { timeout: 15000 },
+  );
   return stdout;
 }
 
-export const isReady = (pod: V1Pod) => pod.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false;
+export const isReady = (pod: V1Pod) =>
+  pod.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false;

@@ -11,26 +11,47 @@ describe('etcd Pods on the local stack', () => {
   }, 60000);
   afterAll(() => deleteNamespace(kube, ns), 60000);
 
-  const ready = (name: string) => eventually(`Pod ${name} to be Ready`, async () => isReady(await kube.core.readNamespacedPod({ namespace: ns, name })), 60000);
+  const ready = (name: string) =>
+    eventually(
+      `Pod ${name} to be Ready`,
+      async () => isReady(await kube.core.readNamespacedPod({ namespace: ns, name })),
+      60000,
+    );
 
   it('a Pod running etcd 3.6 becomes Ready and answers on its DNS name', async () => {
     await kube.core.createNamespacedService({ namespace: ns, body: headlessService('solo') });
-    await kube.core.createNamespacedPod({ namespace: ns, body: etcdMemberPod({ namespace: ns, name: 'solo-0', subdomain: 'solo', members: ['solo-0'] }) });
+    await kube.core.createNamespacedPod({
+      namespace: ns,
+      body: etcdMemberPod({ namespace: ns, name: 'solo-0', subdomain: 'solo', members: ['solo-0'] }),
+    });
     await ready('solo-0');
     const pod = await kube.core.readNamespacedPod({ namespace: ns, name: 'solo-0' });
     expect(pod.status?.podIP).toMatch(/^127\./);
     const endpoint = `http://${dnsName({ name: 'solo-0', subdomain: 'solo', namespace: ns })}:2379`;
-    await eventually('etcd to answer on its DNS name', async () => (await etcdctl(kube.info, endpoint, 'put', 'greeting', 'hello')).includes('OK'), 30000);
+    await eventually(
+      'etcd to answer on its DNS name',
+      async () => (await etcdctl(kube.info, endpoint, 'put', 'greeting', 'hello')).includes('OK'),
+      30000,
+    );
     expect(await etcdctl(kube.info, endpoint, 'get', 'greeting', '--print-value-only')).toBe('hello\n');
-    const status = JSON.parse(await etcdctl(kube.info, endpoint, 'endpoint', 'status', '-w', 'json')) as Array<{ Status: { version: string } }>;
+    const status = JSON.parse(
+      await etcdctl(kube.info, endpoint, 'endpoint', 'status', '-w', 'json'),
+    ) as Array<{ Status: { version: string } }>;
     expect(status[0]?.Status.version).toBe('3.6.16');
   }, 120000);
 
   it('three Pods form a 3-member cluster through a headless Service, and a ClusterIP Service reaches it', async () => {
     const members = ['trio-0', 'trio-1', 'trio-2'];
     await kube.core.createNamespacedService({ namespace: ns, body: headlessService('trio') });
-    const svc = await kube.core.createNamespacedService({ namespace: ns, body: clientService('trio-client', 'trio') });
-    for (const name of members) await kube.core.createNamespacedPod({ namespace: ns, body: etcdMemberPod({ namespace: ns, name, subdomain: 'trio', members }) });
+    const svc = await kube.core.createNamespacedService({
+      namespace: ns,
+      body: clientService('trio-client', 'trio'),
+    });
+    for (const name of members)
+      await kube.core.createNamespacedPod({
+        namespace: ns,
+        body: etcdMemberPod({ namespace: ns, name, subdomain: 'trio', members }),
+      });
     for (const name of members) await ready(name);
 
     const pods = await kube.core.listNamespacedPod({ namespace: ns, labelSelector: 'app=trio' });
@@ -38,13 +59,21 @@ describe('etcd Pods on the local stack', () => {
     expect(svc.spec?.clusterIP).toMatch(/^127\./);
 
     const viaService = `http://trio-client.${ns}.svc:2379`;
-    await eventually('the ClusterIP Service to reach the cluster', async () => (await etcdctl(kube.info, viaService, 'put', 'k', 'v')).includes('OK'), 30000);
-    const list = JSON.parse(await etcdctl(kube.info, viaService, 'member', 'list', '-w', 'json')) as { members: Array<{ name: string }> };
+    await eventually(
+      'the ClusterIP Service to reach the cluster',
+      async () => (await etcdctl(kube.info, viaService, 'put', 'k', 'v')).includes('OK'),
+      30000,
+    );
+    const list = JSON.parse(await etcdctl(kube.info, viaService, 'member', 'list', '-w', 'json')) as {
+      members: Array<{ name: string }>;
+    };
     expect(list.members.map((m) => m.name).sort()).toEqual(members);
     // Every member serves the write made through the Service: it went through raft.
     for (const name of members) {
       const endpoint = `http://${dnsName({ name, subdomain: 'trio', namespace: ns })}:2379`;
-      expect(await etcdctl(kube.info, endpoint, 'get', 'k', '--print-value-only', '--consistency=s')).toBe('v\n');
+      expect(await etcdctl(kube.info, endpoint, 'get', 'k', '--print-value-only', '--consistency=s')).toBe(
+        'v\n',
+      );
     }
   }, 180000);
 });

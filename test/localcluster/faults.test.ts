@@ -21,31 +21,61 @@ describe('fault injection on the local stack', () => {
   }, 60000);
 
   const pod = (name: string) => kube.core.readNamespacedPod({ namespace: ns, name });
-  const claimDirs = (claimUid: string) => readdirSync(join(kube.info.stateDir, 'claims')).filter((d) => d.endsWith(`_${claimUid}`));
+  const claimDirs = (claimUid: string) =>
+    readdirSync(join(kube.info.stateDir, 'claims')).filter((d) => d.endsWith(`_${claimUid}`));
 
   it("a crashed container restarts with a higher restart count and its claim's data survives; the claim's data outlives the Pod and goes with the claim", async () => {
     const claim = await kube.core.createNamespacedPersistentVolumeClaim({
       namespace: ns,
-      body: { metadata: { name: 'data-keeper-0' }, spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } } },
+      body: {
+        metadata: { name: 'data-keeper-0' },
+        spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } },
+      },
     });
     await kube.core.createNamespacedService({ namespace: ns, body: headlessService('keeper') });
-    const spec = { namespace: ns, name: 'keeper-0', subdomain: 'keeper', members: ['keeper-0'], claim: 'data-keeper-0' };
+    const spec = {
+      namespace: ns,
+      name: 'keeper-0',
+      subdomain: 'keeper',
+      members: ['keeper-0'],
+      claim: 'data-keeper-0',
+    };
     await kube.core.createNamespacedPod({ namespace: ns, body: etcdMemberPod(spec) });
     await eventually('keeper-0 to be Ready', async () => isReady(await pod('keeper-0')), 60000);
     const endpoint = `http://${dnsName(spec)}:2379`;
-    await eventually('a write to keeper-0', async () => (await etcdctl(kube.info, endpoint, 'put', 'survivor', 'yes')).includes('OK'), 30000);
+    await eventually(
+      'a write to keeper-0',
+      async () => (await etcdctl(kube.info, endpoint, 'put', 'survivor', 'yes')).includes('OK'),
+      30000,
+    );
     const restartsBefore = (await pod('keeper-0')).status?.containerStatuses?.[0]?.restartCount ?? 0;
 
     await faults.crashContainer(ns, 'keeper-0');
-    await eventually('keeper-0 to restart and be Ready again', async () => {
-      const p = await pod('keeper-0');
-      return (p.status?.containerStatuses?.[0]?.restartCount ?? 0) > restartsBefore && isReady(p);
-    }, 60000);
+    await eventually(
+      'keeper-0 to restart and be Ready again',
+      async () => {
+        const p = await pod('keeper-0');
+        return (p.status?.containerStatuses?.[0]?.restartCount ?? 0) > restartsBefore && isReady(p);
+      },
+      60000,
+    );
     expect((await pod('keeper-0')).status?.containerStatuses?.[0]?.lastState?.terminated?.exitCode).toBe(137);
-    await eventually('the key after the restart', async () => (await etcdctl(kube.info, endpoint, 'get', 'survivor', '--print-value-only')) === 'yes\n', 30000);
+    await eventually(
+      'the key after the restart',
+      async () => (await etcdctl(kube.info, endpoint, 'get', 'survivor', '--print-value-only')) === 'yes\n',
+      30000,
+    );
 
     await kube.core.deleteNamespacedPod({ namespace: ns, name: 'keeper-0' });
-    await eventually('keeper-0 to be gone', async () => !(await pod('keeper-0').then(() => true, () => false)), 60000);
+    await eventually(
+      'keeper-0 to be gone',
+      async () =>
+        !(await pod('keeper-0').then(
+          () => true,
+          () => false,
+        )),
+      60000,
+    );
     const uid = claim.metadata?.uid ?? '';
     expect(claimDirs(uid)).toHaveLength(1);
     const dir = join(kube.info.stateDir, 'claims', claimDirs(uid)[0] ?? '');
@@ -57,7 +87,13 @@ describe('fault injection on the local stack', () => {
 
   it('a node taken down turns NotReady and its processes are gone; back up, it turns Ready', async () => {
     const node = 'node-c';
-    const spec = { namespace: ns, name: 'pinned-0', subdomain: 'pinned', members: ['pinned-0'], nodeName: node };
+    const spec = {
+      namespace: ns,
+      name: 'pinned-0',
+      subdomain: 'pinned',
+      members: ['pinned-0'],
+      nodeName: node,
+    };
     await kube.core.createNamespacedService({ namespace: ns, body: headlessService('pinned') });
     await kube.core.createNamespacedPod({ namespace: ns, body: etcdMemberPod(spec) });
     await eventually('pinned-0 to be Ready', async () => isReady(await pod('pinned-0')), 60000);
@@ -65,10 +101,16 @@ describe('fault injection on the local stack', () => {
     const nodeProcesses = () => findStackProcesses(nodeDir, undefined);
     expect(nodeProcesses().length).toBeGreaterThan(0);
 
-    const readyStatus = async () => (await kube.core.readNode({ name: node })).status?.conditions?.find((c) => c.type === 'Ready')?.status;
+    const readyStatus = async () =>
+      (await kube.core.readNode({ name: node })).status?.conditions?.find((c) => c.type === 'Ready')?.status;
     await faults.nodeDown(node);
     // SIGKILL is sent by nodeDown; the kernel needs a moment to tear a big process down.
-    await eventually(`the processes of ${node} to be gone`, async () => nodeProcesses().length === 0, 5000, 100);
+    await eventually(
+      `the processes of ${node} to be gone`,
+      async () => nodeProcesses().length === 0,
+      5000,
+      100,
+    );
     // The controller manager marks a silent node Unknown after --node-monitor-grace-period (30 s here).
     await eventually(`${node} to turn NotReady`, async () => (await readyStatus()) !== 'True', 90000, 1000);
 

@@ -11,36 +11,81 @@ describe('garbage collection', () => {
   afterAll(() => deleteNamespace(kube, ns));
 
   it('deleting an owner garbage-collects its dependents', async () => {
-    const owner = await kube.core.createNamespacedConfigMap({ namespace: ns, body: { metadata: { name: 'owner' }, data: { role: 'owner' } } });
+    const owner = await kube.core.createNamespacedConfigMap({
+      namespace: ns,
+      body: { metadata: { name: 'owner' }, data: { role: 'owner' } },
+    });
     const uid = owner.metadata?.uid ?? '';
     for (const name of ['dependent-1', 'dependent-2']) {
       await kube.core.createNamespacedConfigMap({
         namespace: ns,
-        body: { metadata: { name, ownerReferences: [{ apiVersion: 'v1', kind: 'ConfigMap', name: 'owner', uid }] }, data: { role: 'dependent' } },
+        body: {
+          metadata: { name, ownerReferences: [{ apiVersion: 'v1', kind: 'ConfigMap', name: 'owner', uid }] },
+          data: { role: 'dependent' },
+        },
       });
     }
-    const unrelated = await kube.core.createNamespacedConfigMap({ namespace: ns, body: { metadata: { name: 'unrelated' } } });
+    const unrelated = await kube.core.createNamespacedConfigMap({
+      namespace: ns,
+      body: { metadata: { name: 'unrelated' } },
+    });
 
-    await kube.core.deleteNamespacedConfigMap({ namespace: ns, name: 'owner', propagationPolicy: 'Background' });
+    await kube.core.deleteNamespacedConfigMap({
+      namespace: ns,
+      name: 'owner',
+      propagationPolicy: 'Background',
+    });
 
-    await eventually('the dependents to be collected', async () => {
-      const names = (await kube.core.listNamespacedConfigMap({ namespace: ns })).items.map((c) => c.metadata?.name);
-      return !names.includes('dependent-1') && !names.includes('dependent-2');
-    }, 60000);
+    await eventually(
+      'the dependents to be collected',
+      async () => {
+        const names = (await kube.core.listNamespacedConfigMap({ namespace: ns })).items.map(
+          (c) => c.metadata?.name,
+        );
+        return !names.includes('dependent-1') && !names.includes('dependent-2');
+      },
+      60000,
+    );
     const still = await kube.core.readNamespacedConfigMap({ namespace: ns, name: 'unrelated' });
     expect(still.metadata?.uid).toBe(unrelated.metadata?.uid);
   });
 
   it('foreground deletion removes the owner only after its dependents', async () => {
-    const owner = await kube.core.createNamespacedConfigMap({ namespace: ns, body: { metadata: { name: 'fg-owner' } } });
+    const owner = await kube.core.createNamespacedConfigMap({
+      namespace: ns,
+      body: { metadata: { name: 'fg-owner' } },
+    });
     await kube.core.createNamespacedConfigMap({
       namespace: ns,
-      body: { metadata: { name: 'fg-dependent', ownerReferences: [{ apiVersion: 'v1', kind: 'ConfigMap', name: 'fg-owner', uid: owner.metadata?.uid ?? '', blockOwnerDeletion: true }] } },
+      body: {
+        metadata: {
+          name: 'fg-dependent',
+          ownerReferences: [
+            {
+              apiVersion: 'v1',
+              kind: 'ConfigMap',
+              name: 'fg-owner',
+              uid: owner.metadata?.uid ?? '',
+              blockOwnerDeletion: true,
+            },
+          ],
+        },
+      },
     });
-    await kube.core.deleteNamespacedConfigMap({ namespace: ns, name: 'fg-owner', propagationPolicy: 'Foreground' });
-    await eventually('owner and dependent to be gone', async () => {
-      const names = (await kube.core.listNamespacedConfigMap({ namespace: ns })).items.map((c) => c.metadata?.name);
-      return !names.includes('fg-owner') && !names.includes('fg-dependent');
-    }, 60000);
+    await kube.core.deleteNamespacedConfigMap({
+      namespace: ns,
+      name: 'fg-owner',
+      propagationPolicy: 'Foreground',
+    });
+    await eventually(
+      'owner and dependent to be gone',
+      async () => {
+        const names = (await kube.core.listNamespacedConfigMap({ namespace: ns })).items.map(
+          (c) => c.metadata?.name,
+        );
+        return !names.includes('fg-owner') && !names.includes('fg-dependent');
+      },
+      60000,
+    );
   });
 });

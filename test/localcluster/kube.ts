@@ -1,5 +1,11 @@
 // Shared by the local-stack e2e tests: API clients for the running stack and a throw-away namespace per suite.
-import { BatchV1Api, CoreV1Api, KubeConfig, ApiextensionsV1Api, CustomObjectsApi } from '@kubernetes/client-node';
+import {
+  BatchV1Api,
+  CoreV1Api,
+  KubeConfig,
+  ApiextensionsV1Api,
+  CustomObjectsApi,
+} from '@kubernetes/client-node';
 import { randomBytes } from 'node:crypto';
 import { requireStackInfo, type StackInfo } from '../../localcluster/stack-info';
 
@@ -30,7 +36,12 @@ export async function createNamespace(kube: Kube, prefix: string): Promise<strin
   const name = `${prefix}-${randomBytes(3).toString('hex')}`;
   await kube.core.createNamespace({ body: { metadata: { name } } });
   // Pods need the namespace's default ServiceAccount, which the controller manager creates.
-  await eventually(`ServiceAccount ${name}/default`, async () => (await kube.core.readNamespacedServiceAccount({ namespace: name, name: 'default' })) !== undefined, 30000);
+  await eventually(
+    `ServiceAccount ${name}/default`,
+    async () =>
+      (await kube.core.readNamespacedServiceAccount({ namespace: name, name: 'default' })) !== undefined,
+    30000,
+  );
   return name;
 }
 
@@ -38,7 +49,12 @@ export async function deleteNamespace(kube: Kube, name: string): Promise<void> {
   await kube.core.deleteNamespace({ name }).catch(() => undefined);
 }
 
-export async function eventually(what: string, check: () => Promise<boolean>, timeoutMs: number, intervalMs = 250): Promise<void> {
+export async function eventually(
+  what: string,
+  check: () => Promise<boolean>,
+  timeoutMs: number,
+  intervalMs = 250,
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   let last = '';
   for (;;) {
@@ -47,7 +63,10 @@ export async function eventually(what: string, check: () => Promise<boolean>, ti
     } catch (e) {
       last = e instanceof Error ? e.message : String(e);
     }
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs / 1000}s waiting for ${what}${last ? ` (last error: ${last})` : ''}`);
+    if (Date.now() > deadline)
+      throw new Error(
+        `timed out after ${timeoutMs / 1000}s waiting for ${what}${last ? ` (last error: ${last})` : ''}`,
+      );
     await new Promise((r) => setTimeout(r, intervalMs));
   }
 }
@@ -62,6 +81,7 @@ export function apiMessage(e: unknown): string {
       return body;
     }
   }
-  if (body && typeof body === 'object' && 'message' in body) return String((body as { message: unknown }).message);
+  if (body && typeof body === 'object' && 'message' in body)
+    return String((body as { message: unknown }).message);
   return e instanceof Error ? e.message : String(e);
 }

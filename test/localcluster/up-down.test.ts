@@ -18,7 +18,10 @@ describe('a second stack instance: up, up again, down', () => {
   const stateDir = mkdtempSync(join(tmpdir(), 'etcd-conductor-stack-'));
   const main = join(repoRoot(), 'dist', 'localcluster', 'main.js');
   const cli = (command: string) =>
-    run(process.execPath, [main, command, '--state-dir', stateDir, '--host-ip', HOST_IP, '--no-operator'], { timeout: 280000, maxBuffer: 10 << 20 });
+    run(process.execPath, [main, command, '--state-dir', stateDir, '--host-ip', HOST_IP, '--no-operator'], {
+      timeout: 280000,
+      maxBuffer: 10 << 20,
+    });
   afterAll(async () => {
     await cli('down').catch(() => undefined);
     rmSync(stateDir, { recursive: true, force: true });
@@ -41,7 +44,8 @@ describe('a second stack instance: up, up again, down', () => {
     // The daemon stops everything itself; down reports anything it had to kill, and there should be nothing.
     expect(down.stdout).not.toMatch(/killed/);
     expect(findStackProcesses(stateDir, undefined)).toEqual([]);
-    for (const pid of [info?.ownerPid ?? 0, ...Object.values(info?.pids ?? {})]) expect(pidAlive(pid)).toBe(false);
+    for (const pid of [info?.ownerPid ?? 0, ...Object.values(info?.pids ?? {})])
+      expect(pidAlive(pid)).toBe(false);
     expect(listeningPorts(HOST_IP)).toEqual([]);
     expect(listeningPorts('127.0.0.1').filter((p) => MINIO_LOOPBACK_PORTS.includes(p))).toEqual([]);
     for (const n of info?.nodes ?? []) expect(listeningPorts(n.hostIp)).toEqual([]);
