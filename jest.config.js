@@ -14,13 +14,15 @@ module.exports = {
     {
       ...common,
       displayName: 'unit',
-      testMatch: ['<rootDir>/{crds,workflows,activities,watcher,worker,agent,localcluster,bench}/**/*.test.ts'],
+      testMatch: [
+        '<rootDir>/{crds,workflows,activities,watcher,worker,agent,localcluster,bench}/**/*.test.ts',
+      ],
     },
     {
       ...common,
       displayName: 'e2e',
       testMatch: ['<rootDir>/test/**/*.test.ts'],
-      testTimeout: 300000,
+      setupFilesAfterEnv: ['<rootDir>/test/support/e2e-setup.ts'],
     },
   ],
 };

@@ -118,9 +118,6 @@ function fakeEtcd(members: EtcdMember[], options: { down?: string[]; leaderId?: 
       calls.push({ fn: 'status', endpoints: [endpoint], args: [] });
       return statusOf(endpoint);
     },
-    async hashKV() {
-      throw new Error('not used');
-    },
   };
   return { etcd, calls };
 }

@@ -39,7 +39,6 @@ export interface EtcdAdmin {
   /** Asks the current leader (at `leaderEndpoint`) to hand leadership to `targetId`. */
   moveLeader(leaderEndpoint: string, targetId: string): Promise<void>;
   status(endpoint: string): Promise<EtcdMemberStatus>;
-  hashKV(endpoint: string): Promise<{ hash: string; compactRevision: string; revision: string }>;
 }
 
 export interface EtcdAdminOptions {
@@ -57,7 +56,7 @@ export function createEtcdAdmin(options: EtcdAdminOptions = {}): EtcdAdmin {
   const timeout = options.callTimeoutMs ?? 5000;
 
   // One short-lived client per call: etcd3 load-balances over `hosts` and keeps circuit breakers per host,
-  // which would send per-member RPCs (status, hashKV) to the wrong member and keep broken channels around.
+  // which would send per-member RPCs (status) to the wrong member and keep broken channels around.
   async function withClient<T>(hosts: string[], fn: (client: Etcd3) => Promise<T>): Promise<T> {
     if (hosts.length === 0) throw new Error('no etcd endpoints to talk to');
     const client = new Etcd3({
@@ -157,13 +156,6 @@ export function createEtcdAdmin(options: EtcdAdminOptions = {}): EtcdAdmin {
           isLearner: Boolean(s.isLearner),
           errors: [...(s.errors ?? [])],
         };
-      });
-    },
-
-    async hashKV(endpoint) {
-      return withClient([endpoint], async (c) => {
-        const h = await c.maintenance.hashKV({ revision: '0' });
-        return { hash: String(h.hash), compactRevision: h.compact_revision, revision: h.header.revision };
       });
     },
   };

@@ -19,6 +19,8 @@ async function main(): Promise<void> {
   process.on('SIGTERM', () => stop('SIGTERM'));
   await operator.done;
   log('stopped');
+  // gRPC channels of the etcd and Temporal clients keep the event loop alive after a clean stop.
+  process.exit(0);
 }
 
 main().catch((err: unknown) => {

@@ -48,7 +48,12 @@ export async function getCluster(h: Harness, namespace: string, name: string): P
   return (await h.custom.getNamespacedCustomObject({ ...crd, namespace, name })) as EtcdCluster;
 }
 
-export async function patchSpec(h: Harness, namespace: string, name: string, spec: Partial<EtcdClusterSpec>): Promise<void> {
+export async function patchSpec(
+  h: Harness,
+  namespace: string,
+  name: string,
+  spec: Partial<EtcdClusterSpec>,
+): Promise<void> {
   const { setHeaderOptions, PatchStrategy } = await import('@kubernetes/client-node');
   await h.custom.patchNamespacedCustomObject(
     { ...crd, namespace, name, body: { spec } },
@@ -78,7 +83,13 @@ export async function eventually<T>(
 }
 
 /** Waits until status says Available with `replicas` ready voters, the spec's generation observed, and no operation running. */
-export async function waitConverged(h: Harness, namespace: string, name: string, replicas: number, timeoutMs = 180_000) {
+export async function waitConverged(
+  h: Harness,
+  namespace: string,
+  name: string,
+  replicas: number,
+  timeoutMs = 180_000,
+) {
   return eventually(
     `${namespace}/${name} converged at ${replicas} ready voters`,
     async () => {
@@ -112,7 +123,12 @@ export function clientEndpoint(namespace: string, name: string): string {
 }
 
 /** Writes `count` keys under `prefix` through the cluster's client Service and returns them. */
-export async function writeKeys(namespace: string, name: string, prefix: string, count: number): Promise<Map<string, string>> {
+export async function writeKeys(
+  namespace: string,
+  name: string,
+  prefix: string,
+  count: number,
+): Promise<Map<string, string>> {
   const client = etcdClient([clientEndpoint(namespace, name)]);
   const written = new Map<string, string>();
   try {
@@ -129,7 +145,11 @@ export async function writeKeys(namespace: string, name: string, prefix: string,
 }
 
 /** Every key written earlier is still there with its value, read linearizably through the client Service. */
-export async function readKeys(namespace: string, name: string, prefix: string): Promise<Map<string, string>> {
+export async function readKeys(
+  namespace: string,
+  name: string,
+  prefix: string,
+): Promise<Map<string, string>> {
   const client = etcdClient([clientEndpoint(namespace, name)]);
   try {
     const all = await client.getAll().prefix(`${prefix}/`).strings();
@@ -139,24 +159,32 @@ export async function readKeys(namespace: string, name: string, prefix: string):
   }
 }
 
-/** hashKV of every member at the same revision: equal hashes mean the members hold the same data. */
-export async function memberHashes(namespace: string, name: string, members: string[]): Promise<Map<string, string>> {
-  const first = etcdClient([memberClientURL({ namespace, name }, members[0] ?? '')]);
-  let revision: string;
-  try {
-    revision = (await first.maintenance.status()).header.revision;
-  } finally {
-    first.close();
-  }
-  const hashes = new Map<string, string>();
-  for (const m of members) {
-    const c = etcdClient([memberClientURL({ namespace, name }, m)]);
-    try {
-      const h = await c.maintenance.hashKV({ revision });
-      hashes.set(m, String(h.hash));
-    } finally {
-      c.close();
-    }
-  }
-  return hashes;
+/**
+ * hashKV of every member (etcdctl's `endpoint hashkv`; the etcd3 client has no HashKV call): equal hashes
+ * at the same revision mean the members hold the same data.
+ */
+export async function memberHashes(
+  h: Harness,
+  namespace: string,
+  name: string,
+  members: string[],
+): Promise<Map<string, string>> {
+  const { execFileSync } = await import('node:child_process');
+  const etcdctl = `${Object.values(h.stack.tools.etcdBinDirs).find((d) => d.includes('3.6')) ?? ''}/etcdctl`;
+  const endpoints = members.map((m) => memberClientURL({ namespace, name }, m));
+  const out = execFileSync(
+    etcdctl,
+    ['--endpoints', endpoints.join(','), '--command-timeout=5s', 'endpoint', 'hashkv', '-w', 'json'],
+    {
+      encoding: 'utf8',
+    },
+  );
+  const rows = JSON.parse(out) as {
+    Endpoint: string;
+    HashKV: { header: { revision: number }; hash: number };
+  }[];
+  const revisions = new Set(rows.map((r) => r.HashKV.header.revision));
+  // Members answering at different revisions are still applying: not comparable yet.
+  if (revisions.size !== 1) throw new Error(`members at different revisions: ${[...revisions].join(', ')}`);
+  return new Map(rows.map((r, i) => [members[i] ?? r.Endpoint, String(r.HashKV.hash)]));
 }
