@@ -107,7 +107,12 @@ export function createKubeObjects(kc: KubeConfig): KubeObjects {
         return;
       }
       await api.patch(
-        { ...header(ref), ...patch } as KubernetesObject,
+        {
+          ...patch,
+          ...header(ref),
+          // The patch's own metadata (labels, annotations) merged under the identifying name and namespace.
+          metadata: { ...((patch as { metadata?: object }).metadata ?? {}), ...header(ref).metadata },
+        } as KubernetesObject,
         undefined,
         undefined,
         'etcd-conductor',
