@@ -227,6 +227,35 @@ describe('createMemberPod', () => {
     expect(calls).toEqual([]);
   });
 
+  it('restarts a member on its kept data with its own name alone when no member answers (resume after pause)', async () => {
+    const { kube, objects } = fakeKube();
+    const { etcd } = fakeEtcd([]);
+    etcd.listMembers = async () => {
+      throw new Error('no etcd endpoints to talk to');
+    };
+    await activitiesWith(kube, etcd).createMemberPod({ ref, spec, member: 'main-0', mode: 'restart' });
+    const args = (
+      objects.get(key('Pod', 'prod', 'main-0')) as unknown as { spec: { containers: { args: string[] }[] } }
+    ).spec.containers[0]?.args;
+    expect(args).toEqual(
+      expect.arrayContaining([
+        `--initial-cluster=main-0=${peer('main-0')}`,
+        '--initial-cluster-state=existing',
+      ]),
+    );
+  });
+
+  it('refuses to join without a member list: a new member needs to know its peers', async () => {
+    const { kube } = fakeKube();
+    const { etcd } = fakeEtcd([]);
+    etcd.listMembers = async () => {
+      throw new Error('etcdserver: unhealthy cluster');
+    };
+    await expect(
+      activitiesWith(kube, etcd).createMemberPod({ ref, spec, member: 'main-1', mode: 'join' }),
+    ).rejects.toThrow('unhealthy cluster');
+  });
+
   it('is idempotent: a Pod that exists already counts as done', async () => {
     const { kube } = fakeKube([podObject('main-0', 'voter')]);
     const { etcd } = fakeEtcd([etcdMember('1', 'main-0')]);
@@ -379,7 +408,7 @@ describe('writeStatus', () => {
 });
 
 describe('addLearner and the endpoints activities ask', () => {
-  it("adds the member by its derived peer URL, asking voters' endpoints first and never a terminating Pod", async () => {
+  it('adds the member by its derived peer URL, asking only voters (learners refuse cluster RPCs) and never a terminating Pod', async () => {
     const { kube } = fakeKube([
       podObject('main-2', 'learner'),
       podObject('main-1', 'voter'),
@@ -389,9 +418,14 @@ describe('addLearner and the endpoints activities ask', () => {
     await expect(activitiesWith(kube, etcd).addLearner({ ref, member: 'main-3' })).resolves.toEqual({
       id: '99',
     });
-    expect(calls).toEqual([
-      { fn: 'addLearner', endpoints: [client('main-1'), client('main-2')], args: [peer('main-3')] },
-    ]);
+    expect(calls).toEqual([{ fn: 'addLearner', endpoints: [client('main-1')], args: [peer('main-3')] }]);
+  });
+
+  it('asks every live Pod while none is labelled a voter yet', async () => {
+    const { kube } = fakeKube([podObject('main-0', 'learner'), podObject('main-1', 'learner')]);
+    const { etcd, calls } = fakeEtcd([etcdMember('1', 'main-0')]);
+    await activitiesWith(kube, etcd).addLearner({ ref, member: 'main-2' });
+    expect(calls[0]?.endpoints).toEqual([client('main-0'), client('main-1')]);
   });
 
   it('promoteLearner relabels the Pod as a voter only once etcd promoted it', async () => {

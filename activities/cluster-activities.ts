@@ -74,8 +74,13 @@ export function createActivities(deps: ActivityDeps) {
   async function endpointsOf(ref: ClusterRef): Promise<string[]> {
     const pods = (await memberPods(ref)).filter((p) => !p.metadata?.deletionTimestamp);
     const voters = pods.filter((p) => p.metadata?.labels?.[Labels.role] === 'voter');
-    const names = [...voters, ...pods.filter((p) => !voters.includes(p))].map((p) => p.metadata?.name ?? '');
-    return names.filter(Boolean).map((n) => memberClientURL(ref, n));
+    // Learners refuse cluster RPCs ("rpc not supported for learner"), and the etcd client picks any of its
+    // hosts per call: so voters only, and the others only while no Pod is labelled a voter yet.
+    const chosen = voters.length > 0 ? voters : pods;
+    return chosen
+      .map((p) => p.metadata?.name ?? '')
+      .filter(Boolean)
+      .map((n) => memberClientURL(ref, n));
   }
 
   /** Asks each endpoint in turn: one dead member must not hide the others' answer. */
@@ -225,21 +230,30 @@ export function createActivities(deps: ActivityDeps) {
       let cluster = `${member}=${memberPeerURL(ref, member)}`;
       let role: MemberRole = 'voter';
       if (mode !== 'seed') {
-        const members = await etcd.listMembers(await endpointsOf(ref));
-        const self = members.find((m) => m.peerURLs.includes(memberPeerURL(ref, member)));
-        if (!self) {
-          throw ApplicationFailure.nonRetryable(
-            `etcd does not list member ${member}; it must be added before its Pod starts`,
-            FailureTypes.MemberMismatch,
+        let members: Awaited<ReturnType<typeof etcd.listMembers>> | undefined;
+        try {
+          members = await etcd.listMembers(await endpointsOf(ref));
+        } catch (err) {
+          // A restart on kept data needs no member list: etcd ignores the --initial-* flags once its data dir
+          // exists. That is what resuming a paused cluster (no member runs, so nobody to ask) relies on.
+          if (mode === 'join') throw err;
+        }
+        if (members) {
+          const self = members.find((m) => m.peerURLs.includes(memberPeerURL(ref, member)));
+          if (!self) {
+            throw ApplicationFailure.nonRetryable(
+              `etcd does not list member ${member}; it must be added before its Pod starts`,
+              FailureTypes.MemberMismatch,
+            );
+          }
+          role = self.isLearner ? 'learner' : 'voter';
+          cluster = initialCluster(
+            members.map((m) => ({
+              name: memberFromPeerURL(ref, m.peerURLs[0] ?? '') ?? m.name,
+              peerURL: m.peerURLs[0] ?? '',
+            })),
           );
         }
-        role = self.isLearner ? 'learner' : 'voter';
-        cluster = initialCluster(
-          members.map((m) => ({
-            name: memberFromPeerURL(ref, m.peerURLs[0] ?? '') ?? m.name,
-            peerURL: m.peerURLs[0] ?? '',
-          })),
-        );
       }
       const pod = memberPod({
         ref,
