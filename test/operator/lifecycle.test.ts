@@ -25,7 +25,7 @@ async function expectDataIntact(ns: string, name: string, prefix: string, writte
   const c = await getCluster(h, ns, name);
   const members = (c.status?.members ?? []).map((m) => m.name);
   const hashes = await eventually('equal hashKV on all members', async () => {
-    const hs = await memberHashes(ns, name, members);
+    const hs = await memberHashes(h, ns, name, members);
     return new Set(hs.values()).size === 1 ? hs : undefined;
   });
   expect(hashes.size).toBe(members.length);
