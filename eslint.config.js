@@ -6,7 +6,7 @@ const importX = require('eslint-plugin-import-x');
 const nodeBuiltins = require('node:module').builtinModules.flatMap((m) => [m, `node:${m}`]);
 
 module.exports = tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**', '.local/**', 'coverage/**', '**/*.js', '!eslint.config.js'] },
+  { ignores: ['dist/**', 'node_modules/**', '.local/**', 'coverage/**', '**/*.js'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
@@ -18,7 +18,10 @@ module.exports = tseslint.config(
       '@typescript-eslint/consistent-type-imports': 'error',
       'no-restricted-syntax': [
         'error',
-        { selector: "CallExpression[callee.object.name='process'][callee.property.name='exit']", message: 'Only a main.ts may exit the process.' },
+        {
+          selector: "CallExpression[callee.object.name='process'][callee.property.name='exit']",
+          message: 'Only a main.ts may exit the process.',
+        },
       ],
     },
     settings: { 'import-x/resolver': { node: { extensions: ['.ts', '.js'] } } },
@@ -32,7 +35,17 @@ module.exports = tseslint.config(
     files: ['crds/**/*.ts'],
     ignores: ['crds/**/*.test.ts'],
     rules: {
-      'no-restricted-imports': ['error', { patterns: [{ group: ['../*', '!../crds/*'], message: 'crds/ is the public API and imports nothing else of the project.' }] }],
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              group: ['../*', '!../crds/*'],
+              message: 'crds/ is the public API and imports nothing else of the project.',
+            },
+          ],
+        },
+      ],
     },
   },
   {
@@ -44,7 +57,10 @@ module.exports = tseslint.config(
         'error',
         {
           paths: [
-            ...nodeBuiltins.map((name) => ({ name, message: 'Workflow code is sandbox-pure: no Node built-ins.' })),
+            ...nodeBuiltins.map((name) => ({
+              name,
+              message: 'Workflow code is sandbox-pure: no Node built-ins.',
+            })),
             { name: '@kubernetes/client-node', message: 'Workflow code does no I/O; use an activity.' },
             { name: 'etcd3', message: 'Workflow code does no I/O; use an activity.' },
             { name: '@aws-sdk/client-s3', message: 'Workflow code does no I/O; use an activity.' },
@@ -52,8 +68,15 @@ module.exports = tseslint.config(
             { name: '@temporalio/worker', message: 'Workflow code uses @temporalio/workflow only.' },
           ],
           patterns: [
-            { group: ['../activities/*', '../activities'], allowTypeImports: true, message: 'Workflows see activities only through `import type`.' },
-            { group: ['../watcher/*', '../worker/*', '../localcluster/*', '../agent/*'], message: 'Workflows import crds/ and their own folder only.' },
+            {
+              group: ['../activities/*', '../activities'],
+              allowTypeImports: true,
+              message: 'Workflows see activities only through `import type`.',
+            },
+            {
+              group: ['../watcher/*', '../worker/*', '../localcluster/*', '../agent/*'],
+              message: 'Workflows import crds/ and their own folder only.',
+            },
           ],
         },
       ],
@@ -63,7 +86,17 @@ module.exports = tseslint.config(
     files: ['activities/**/*.ts'],
     ignores: ['activities/**/*.test.ts'],
     rules: {
-      'no-restricted-imports': ['error', { patterns: [{ group: ['../watcher/*', '../worker/*', '../localcluster/*', '../workflows/*'], message: 'Activities import crds/ only.' }] }],
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              group: ['../watcher/*', '../worker/*', '../localcluster/*', '../workflows/*'],
+              message: 'Activities import crds/ only.',
+            },
+          ],
+        },
+      ],
     },
   },
   {
@@ -74,8 +107,14 @@ module.exports = tseslint.config(
         'error',
         {
           patterns: [
-            { group: ['../activities/*', '../worker/*', '../localcluster/*', '../agent/*'], message: 'The watcher imports crds/ and workflow message definitions only.' },
-            { group: ['../workflows/*', '!../workflows/messages'], message: 'The watcher imports only workflows/messages.' },
+            {
+              group: ['../activities/*', '../worker/*', '../localcluster/*', '../agent/*'],
+              message: 'The watcher imports crds/ and workflow message definitions only.',
+            },
+            {
+              group: ['../workflows/*', '!../workflows/messages'],
+              message: 'The watcher imports only workflows/messages.',
+            },
           ],
         },
       ],

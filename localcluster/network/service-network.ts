@@ -30,7 +30,6 @@ export interface ServiceNetwork {
   stop(): Promise<void>;
 }
 
-
 function serviceView(s: V1Service): ServiceView {
   return {
     namespace: s.metadata?.namespace ?? '',

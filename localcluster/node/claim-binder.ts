@@ -42,7 +42,12 @@ function claimView(c: V1PersistentVolumeClaim): ClaimView {
 }
 
 function volumeView(v: V1PersistentVolume): VolumeView {
-  return { name: v.metadata?.name ?? '', ours: v.metadata?.labels?.[BINDER_LABEL] === 'true', claimUid: v.spec?.claimRef?.uid, phase: v.status?.phase };
+  return {
+    name: v.metadata?.name ?? '',
+    ours: v.metadata?.labels?.[BINDER_LABEL] === 'true',
+    claimUid: v.spec?.claimRef?.uid,
+    phase: v.status?.phase,
+  };
 }
 
 export async function startClaimBinder(options: ClaimBinderOptions): Promise<ClaimBinder> {
@@ -62,7 +67,11 @@ export async function startClaimBinder(options: ClaimBinderOptions): Promise<Cla
           body: {
             apiVersion: 'v1',
             kind: 'PersistentVolume',
-            metadata: { name: a.volumeName, labels: { [BINDER_LABEL]: 'true' }, annotations: { 'pv.kubernetes.io/provisioned-by': 'etcd-conductor.io/claim-binder' } },
+            metadata: {
+              name: a.volumeName,
+              labels: { [BINDER_LABEL]: 'true' },
+              annotations: { 'pv.kubernetes.io/provisioned-by': 'etcd-conductor.io/claim-binder' },
+            },
             spec: {
               capacity: { storage: a.claim.storage },
               accessModes: a.claim.accessModes,
@@ -70,7 +79,13 @@ export async function startClaimBinder(options: ClaimBinderOptions): Promise<Cla
               storageClassName: a.claim.storageClassName ?? '',
               volumeMode: 'Filesystem',
               hostPath: { path: a.dataDir, type: 'DirectoryOrCreate' },
-              claimRef: { apiVersion: 'v1', kind: 'PersistentVolumeClaim', namespace: a.claim.namespace, name: a.claim.name, uid: a.claim.uid },
+              claimRef: {
+                apiVersion: 'v1',
+                kind: 'PersistentVolumeClaim',
+                namespace: a.claim.namespace,
+                name: a.claim.name,
+                uid: a.claim.uid,
+              },
             },
           },
         })
@@ -85,20 +100,43 @@ export async function startClaimBinder(options: ClaimBinderOptions): Promise<Cla
           {
             name,
             namespace,
-            body: { metadata: { annotations: { 'pv.kubernetes.io/bind-completed': 'yes', 'pv.kubernetes.io/bound-by-controller': 'yes' } }, spec: { volumeName: a.volumeName } },
+            body: {
+              metadata: {
+                annotations: {
+                  'pv.kubernetes.io/bind-completed': 'yes',
+                  'pv.kubernetes.io/bound-by-controller': 'yes',
+                },
+              },
+              spec: { volumeName: a.volumeName },
+            },
           },
           merge,
         );
       }
-      await core.patchPersistentVolumeStatus({ name: a.volumeName, body: { status: { phase: 'Bound' } } }, merge);
+      await core.patchPersistentVolumeStatus(
+        { name: a.volumeName, body: { status: { phase: 'Bound' } } },
+        merge,
+      );
       await core.patchNamespacedPersistentVolumeClaimStatus(
-        { name, namespace, body: { status: { phase: 'Bound', accessModes: a.claim.accessModes, capacity: { storage: a.claim.storage } } } },
+        {
+          name,
+          namespace,
+          body: {
+            status: {
+              phase: 'Bound',
+              accessModes: a.claim.accessModes,
+              capacity: { storage: a.claim.storage },
+            },
+          },
+        },
         merge,
       );
       log(`bound ${namespace}/${name} to ${a.volumeName}`);
     } else {
       // The pv-protection finalizer is the controller-manager's; with the claim gone nothing uses the volume.
-      await core.patchPersistentVolume({ name: a.volumeName, body: { metadata: { finalizers: null } } }, merge).catch(() => undefined);
+      await core
+        .patchPersistentVolume({ name: a.volumeName, body: { metadata: { finalizers: null } } }, merge)
+        .catch(() => undefined);
       await core.deletePersistentVolume({ name: a.volumeName }).catch((e: unknown) => {
         if (apiCode(e) !== 404) throw e;
       });
@@ -114,8 +152,12 @@ export async function startClaimBinder(options: ClaimBinderOptions): Promise<Cla
     const claims = claimInformer.list().filter((c) => !c.metadata?.deletionTimestamp || c.spec?.volumeName);
     const volumes = volumeInformer.list();
     const dataDirs = new Map(volumes.map((v) => [v.metadata?.name ?? '', v.spec?.hostPath?.path]));
-    for (const a of planClaims(claims.map(claimView), volumes.map(volumeView), claimsDir, (n) => dataDirs.get(n))) {
-      await act(a).catch((e: unknown) => log(`${a.kind} ${a.volumeName} failed: ${e instanceof Error ? e.message : String(e)}`));
+    for (const a of planClaims(claims.map(claimView), volumes.map(volumeView), claimsDir, (n) =>
+      dataDirs.get(n),
+    )) {
+      await act(a).catch((e: unknown) =>
+        log(`${a.kind} ${a.volumeName} failed: ${e instanceof Error ? e.message : String(e)}`),
+      );
     }
   };
   const schedule = (): void => {
@@ -147,7 +189,8 @@ export async function startClaimBinder(options: ClaimBinderOptions): Promise<Cla
     const claim = await core.readNamespacedPersistentVolumeClaim({ name: claimName, namespace });
     const volumeName = claim.spec?.volumeName ?? volumeNameFor(claim.metadata?.uid ?? '');
     const pv = await core.readPersistentVolume({ name: volumeName });
-    const dir = pv.spec?.hostPath?.path ?? claimDataDir(claimsDir, namespace, claimName, claim.metadata?.uid ?? '');
+    const dir =
+      pv.spec?.hostPath?.path ?? claimDataDir(claimsDir, namespace, claimName, claim.metadata?.uid ?? '');
     for (const entry of readdirSync(dir)) rmSync(join(dir, entry), { recursive: true, force: true });
     log(`wiped data of ${namespace}/${claimName} (${dir})`);
   };

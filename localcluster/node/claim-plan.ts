@@ -39,7 +39,12 @@ export function claimDataDir(claimsDir: string, namespace: string, name: string,
  * A pending claim without a volume gets one, then is bound to it; a claim already naming some volume is left to
  * whoever bound it; a volume of ours whose claim no longer exists is deleted together with its data.
  */
-export function planClaims(claims: ClaimView[], volumes: VolumeView[], claimsDir: string, dataDirOf: (volumeName: string) => string | undefined): ClaimAction[] {
+export function planClaims(
+  claims: ClaimView[],
+  volumes: VolumeView[],
+  claimsDir: string,
+  dataDirOf: (volumeName: string) => string | undefined,
+): ClaimAction[] {
   const actions: ClaimAction[] = [];
   const volumeNames = new Set(volumes.map((v) => v.name));
   const claimUids = new Set(claims.map((c) => c.uid));
@@ -47,8 +52,15 @@ export function planClaims(claims: ClaimView[], volumes: VolumeView[], claimsDir
     if (claim.volumeMode === 'Block') continue;
     const ours = volumeNameFor(claim.uid);
     if (claim.volumeName && claim.volumeName !== ours) continue;
-    if (!volumeNames.has(ours)) actions.push({ kind: 'create-volume', claim, volumeName: ours, dataDir: claimDataDir(claimsDir, claim.namespace, claim.name, claim.uid) });
-    if (!claim.volumeName || claim.phase !== 'Bound') actions.push({ kind: 'bind-claim', claim, volumeName: ours });
+    if (!volumeNames.has(ours))
+      actions.push({
+        kind: 'create-volume',
+        claim,
+        volumeName: ours,
+        dataDir: claimDataDir(claimsDir, claim.namespace, claim.name, claim.uid),
+      });
+    if (!claim.volumeName || claim.phase !== 'Bound')
+      actions.push({ kind: 'bind-claim', claim, volumeName: ours });
   }
   for (const v of volumes) {
     if (!v.ours || v.claimUid === undefined || claimUids.has(v.claimUid)) continue;

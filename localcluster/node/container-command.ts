@@ -14,13 +14,20 @@ export function resolveContainerCommand(
   fallbackPath: string[],
   exists: (absolutePath: string) => boolean,
 ): CommandResolution {
-  const words = command !== undefined && command.length > 0 ? [...command, ...(args ?? [])] : [...image.entrypoint, ...(args ?? [])];
+  const words =
+    command !== undefined && command.length > 0
+      ? [...command, ...(args ?? [])]
+      : [...image.entrypoint, ...(args ?? [])];
   const [first, ...rest] = words;
   if (first === undefined) return { error: 'no command specified' };
-  const mapped = image.commands[first] ?? (first.includes('/') ? undefined : image.commands[first.split('/').pop() ?? first]);
+  const mapped =
+    image.commands[first] ??
+    (first.includes('/') ? undefined : image.commands[first.split('/').pop() ?? first]);
   if (mapped !== undefined && mapped.length > 0) return { argv: [...mapped, ...rest] };
   if (first.startsWith('/')) {
-    return exists(first) ? { argv: [first, ...rest] } : { error: `exec: "${first}": stat ${first}: no such file or directory` };
+    return exists(first)
+      ? { argv: [first, ...rest] }
+      : { error: `exec: "${first}": stat ${first}: no such file or directory` };
   }
   for (const dir of [...image.path, ...fallbackPath]) {
     const candidate = `${dir}/${first}`;

@@ -1,5 +1,11 @@
 import type { V1Container, V1Pod } from '@kubernetes/client-node';
-import { ContainerConfigError, expandCommand, parseQuantity, podFieldValue, resolveContainerEnv } from './container-env';
+import {
+  ContainerConfigError,
+  expandCommand,
+  parseQuantity,
+  podFieldValue,
+  resolveContainerEnv,
+} from './container-env';
 import type { EnvSources } from './container-env';
 
 const pod: V1Pod = {
@@ -36,12 +42,24 @@ describe('resolveContainerEnv', () => {
   }
 
   it('expands a value against variables defined before it', () => {
-    const e = env({ env: [{ name: 'POD', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } }, { name: 'URL', value: 'http://$(POD):2379' }] });
+    const e = env({
+      env: [
+        { name: 'POD', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } },
+        { name: 'URL', value: 'http://$(POD):2379' },
+      ],
+    });
     expect(e['URL']).toBe('http://etcd-0:2379');
   });
 
   it('leaves a reference to a later variable unexpanded', () => {
-    expect(env({ env: [{ name: 'A', value: '$(B)' }, { name: 'B', value: 'b' }] })['A']).toBe('$(B)');
+    expect(
+      env({
+        env: [
+          { name: 'A', value: '$(B)' },
+          { name: 'B', value: 'b' },
+        ],
+      })['A'],
+    ).toBe('$(B)');
   });
 
   it('reads secret and config map keys', () => {
@@ -55,29 +73,45 @@ describe('resolveContainerEnv', () => {
   });
 
   it('imports every key of envFrom sources with their prefix, env entries winning', () => {
-    const e = env({ envFrom: [{ configMapRef: { name: 'conf' }, prefix: 'X_' }], env: [{ name: 'X_MODE', value: 'slow' }] });
+    const e = env({
+      envFrom: [{ configMapRef: { name: 'conf' }, prefix: 'X_' }],
+      env: [{ name: 'X_MODE', value: 'slow' }],
+    });
     expect([e['X_LEVEL'], e['X_MODE']]).toEqual(['debug', 'slow']);
   });
 
   it('fails with a config error when a required secret is missing', () => {
-    expect(() => env({ env: [{ name: 'U', valueFrom: { secretKeyRef: { name: 'absent', key: 'user' } } }] })).toThrow(new ContainerConfigError('secret "absent" not found'));
+    expect(() =>
+      env({ env: [{ name: 'U', valueFrom: { secretKeyRef: { name: 'absent', key: 'user' } } }] }),
+    ).toThrow(new ContainerConfigError('secret "absent" not found'));
   });
 
   it('fails with a config error when a required key is missing', () => {
-    expect(() => env({ env: [{ name: 'U', valueFrom: { secretKeyRef: { name: 'creds', key: 'x' } } }] })).toThrow("couldn't find key x in Secret db/creds");
+    expect(() =>
+      env({ env: [{ name: 'U', valueFrom: { secretKeyRef: { name: 'creds', key: 'x' } } }] }),
+    ).toThrow("couldn't find key x in Secret db/creds");
   });
 
   it('skips an optional reference to a missing object', () => {
-    expect(env({ env: [{ name: 'U', valueFrom: { secretKeyRef: { name: 'absent', key: 'u', optional: true } } }] })['U']).toBeUndefined();
+    expect(
+      env({
+        env: [{ name: 'U', valueFrom: { secretKeyRef: { name: 'absent', key: 'u', optional: true } } }],
+      })['U'],
+    ).toBeUndefined();
   });
 
   it('gives a cpu limit in millicores when the divisor is 1m', () => {
-    const e = env({ resources: { limits: { cpu: '500m' } }, env: [{ name: 'CPU', valueFrom: { resourceFieldRef: { resource: 'limits.cpu', divisor: '1m' } } }] });
+    const e = env({
+      resources: { limits: { cpu: '500m' } },
+      env: [{ name: 'CPU', valueFrom: { resourceFieldRef: { resource: 'limits.cpu', divisor: '1m' } } }],
+    });
     expect(e['CPU']).toBe('500');
   });
 
   it('falls back to node allocatable memory for an unset limit', () => {
-    const e = env({ env: [{ name: 'MEM', valueFrom: { resourceFieldRef: { resource: 'limits.memory', divisor: '1Mi' } } }] });
+    const e = env({
+      env: [{ name: 'MEM', valueFrom: { resourceFieldRef: { resource: 'limits.memory', divisor: '1Mi' } } }],
+    });
     expect(e['MEM']).toBe('8192');
   });
 });

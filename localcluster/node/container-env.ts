@@ -19,7 +19,10 @@ export interface PodRuntimeFacts {
 /** Reason CreateContainerConfigError: the container cannot start until its config sources exist. */
 export class ContainerConfigError extends Error {}
 
-export function referencedEnvObjects(container: V1Container): { secrets: Set<string>; configMaps: Set<string> } {
+export function referencedEnvObjects(container: V1Container): {
+  secrets: Set<string>;
+  configMaps: Set<string>;
+} {
   const secrets = new Set<string>();
   const configMaps = new Set<string>();
   for (const e of container.env ?? []) {
@@ -34,8 +37,20 @@ export function referencedEnvObjects(container: V1Container): { secrets: Set<str
 }
 
 const SUFFIXES: Record<string, number> = {
-  '': 1, m: 1e-3, k: 1e3, M: 1e6, G: 1e9, T: 1e12, P: 1e15, E: 1e18,
-  Ki: 2 ** 10, Mi: 2 ** 20, Gi: 2 ** 30, Ti: 2 ** 40, Pi: 2 ** 50, Ei: 2 ** 60,
+  '': 1,
+  m: 1e-3,
+  k: 1e3,
+  M: 1e6,
+  G: 1e9,
+  T: 1e12,
+  P: 1e15,
+  E: 1e18,
+  Ki: 2 ** 10,
+  Mi: 2 ** 20,
+  Gi: 2 ** 30,
+  Ti: 2 ** 40,
+  Pi: 2 ** 50,
+  Ei: 2 ** 60,
 };
 
 /** A Kubernetes resource quantity as a number ("500m" -> 0.5, "1Gi" -> 1073741824); NaN when malformed. */
@@ -46,7 +61,11 @@ export function parseQuantity(q: string): number {
 }
 
 /** The value of a downward-API fieldRef; unsupported paths are a config error, as in the apiserver's validation. */
-export function podFieldValue(pod: V1Pod, fieldPath: string, facts: Pick<PodRuntimeFacts, 'podIp' | 'hostIp'>): string {
+export function podFieldValue(
+  pod: V1Pod,
+  fieldPath: string,
+  facts: Pick<PodRuntimeFacts, 'podIp' | 'hostIp'>,
+): string {
   const md = pod.metadata ?? {};
   const keyed = /^metadata\.(labels|annotations)\['(.+)'\]$/.exec(fieldPath);
   if (keyed) {
@@ -85,12 +104,20 @@ export function podFieldValue(pod: V1Pod, fieldPath: string, facts: Pick<PodRunt
 }
 
 /** resourceFieldRef: limits fall back to node allocatable, requests to 0; the result is rounded up in divisor units. */
-export function resourceFieldValue(container: V1Container, resource: string, divisor: string | undefined, facts: PodRuntimeFacts): string {
+export function resourceFieldValue(
+  container: V1Container,
+  resource: string,
+  divisor: string | undefined,
+  facts: PodRuntimeFacts,
+): string {
   const [kind, name] = resource.split('.') as [string, string | undefined];
-  const declared = (kind === 'limits' ? container.resources?.limits : container.resources?.requests)?.[name ?? ''];
+  const declared = (kind === 'limits' ? container.resources?.limits : container.resources?.requests)?.[
+    name ?? ''
+  ];
   const isCpu = name === 'cpu';
   let value = declared !== undefined ? parseQuantity(String(declared)) : Number.NaN;
-  if (Number.isNaN(value)) value = kind === 'limits' ? (isCpu ? facts.nodeCpuCores : facts.nodeMemoryBytes) : 0;
+  if (Number.isNaN(value))
+    value = kind === 'limits' ? (isCpu ? facts.nodeCpuCores : facts.nodeMemoryBytes) : 0;
   const unit = divisor !== undefined ? parseQuantity(String(divisor)) : 1;
   return String(Math.ceil(value / (unit > 0 ? unit : 1)));
 }
@@ -109,7 +136,8 @@ function lookupKey(
     throw new ContainerConfigError(`${kind === 'Secret' ? 'secret' : 'configmap'} "${name}" not found`);
   }
   const value = data[key];
-  if (value === undefined && !optional) throw new ContainerConfigError(`couldn't find key ${key} in ${kind} ${namespace}/${name}`);
+  if (value === undefined && !optional)
+    throw new ContainerConfigError(`couldn't find key ${key} in ${kind} ${namespace}/${name}`);
   return value;
 }
 
@@ -143,16 +171,40 @@ export function resolveContainerEnv(
     let value: string | undefined;
     if (vf === undefined) value = expandVars(e.value ?? '', (n) => env[n]);
     else if (vf.fieldRef) value = podFieldValue(pod, vf.fieldRef.fieldPath, facts);
-    else if (vf.resourceFieldRef) value = resourceFieldValue(container, vf.resourceFieldRef.resource, vf.resourceFieldRef.divisor as string | undefined, facts);
-    else if (vf.secretKeyRef) value = lookupKey('Secret', sources.secrets, namespace, vf.secretKeyRef.name ?? '', vf.secretKeyRef.key, vf.secretKeyRef.optional ?? false);
+    else if (vf.resourceFieldRef)
+      value = resourceFieldValue(
+        container,
+        vf.resourceFieldRef.resource,
+        vf.resourceFieldRef.divisor as string | undefined,
+        facts,
+      );
+    else if (vf.secretKeyRef)
+      value = lookupKey(
+        'Secret',
+        sources.secrets,
+        namespace,
+        vf.secretKeyRef.name ?? '',
+        vf.secretKeyRef.key,
+        vf.secretKeyRef.optional ?? false,
+      );
     else if (vf.configMapKeyRef)
-      value = lookupKey('ConfigMap', sources.configMaps, namespace, vf.configMapKeyRef.name ?? '', vf.configMapKeyRef.key, vf.configMapKeyRef.optional ?? false);
+      value = lookupKey(
+        'ConfigMap',
+        sources.configMaps,
+        namespace,
+        vf.configMapKeyRef.name ?? '',
+        vf.configMapKeyRef.key,
+        vf.configMapKeyRef.optional ?? false,
+      );
     if (value !== undefined) env[e.name] = value;
   }
   return env;
 }
 
 /** command/args with $(VAR) expanded against the final environment. */
-export function expandCommand(parts: string[] | undefined, env: Record<string, string>): string[] | undefined {
+export function expandCommand(
+  parts: string[] | undefined,
+  env: Record<string, string>,
+): string[] | undefined {
   return parts?.map((p) => expandVars(p, (n) => env[n]));
 }

@@ -53,7 +53,9 @@ maybe('spawnContainer (needs root for mount namespaces)', () => {
     // Zombies do not count: this machine's PID 1 reaps orphans late, and a zombie runs nothing.
     const groupAlive = (): boolean => {
       try {
-        return execFileSync('ps', ['-o', 'stat=', '-g', String(proc.pid)], { encoding: 'utf8' }).split('\n').some((s) => s.trim() !== '' && !s.startsWith('Z'));
+        return execFileSync('ps', ['-o', 'stat=', '-g', String(proc.pid)], { encoding: 'utf8' })
+          .split('\n')
+          .some((s) => s.trim() !== '' && !s.startsWith('Z'));
       } catch {
         return false;
       }

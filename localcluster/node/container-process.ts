@@ -42,11 +42,15 @@ export function spawnContainer(launch: ContainerLaunch): ContainerProcess {
   mkdirSync(dirname(launch.logPath), { recursive: true });
   const log = openSync(launch.logPath, 'a');
   const script = renderMountScript(launch.mounts, launch.workingDir);
-  const child = spawn('/usr/bin/unshare', ['-m', '--propagation', 'private', '--', '/bin/sh', '-c', script, 'sh', ...launch.argv], {
-    detached: true,
-    stdio: ['ignore', log, log],
-    env: launch.env,
-  });
+  const child = spawn(
+    '/usr/bin/unshare',
+    ['-m', '--propagation', 'private', '--', '/bin/sh', '-c', script, 'sh', ...launch.argv],
+    {
+      detached: true,
+      stdio: ['ignore', log, log],
+      env: launch.env,
+    },
+  );
   closeSync(log);
   const startedAt = new Date();
   const exited = new Promise<ContainerExit>((resolve) => {

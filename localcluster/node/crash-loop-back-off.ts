@@ -24,7 +24,12 @@ export interface RestartPlan {
  * The first failure restarts at once; while an entry is live, the container waits until `finishedAt + backOff`,
  * and each restart doubles the back-off up to max (the kubelet measures the wait from the exit, not the start).
  */
-export function planRestart(entry: BackOffEntry | undefined, finishedAt: number, now: number, config: BackOffConfig): RestartPlan {
+export function planRestart(
+  entry: BackOffEntry | undefined,
+  finishedAt: number,
+  now: number,
+  config: BackOffConfig,
+): RestartPlan {
   const live = entry !== undefined && finishedAt - entry.lastUpdate <= 2 * config.maxMs;
   const delayMs = live ? Math.max(0, finishedAt + entry.backOffMs - now) : 0;
   const backOffMs = live ? Math.min(entry.backOffMs * 2, config.maxMs) : config.initialMs;

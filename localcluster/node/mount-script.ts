@@ -27,6 +27,11 @@ export function renderMountScript(mounts: BindMount[], workingDir: string): stri
     lines.push(`mount --bind ${shellQuote(m.source)} ${target}`);
     if (m.readOnly) lines.push(`mount -o remount,bind,ro ${target}`);
   }
-  lines.push(`mkdir -p ${shellQuote(workingDir)}`, `cd ${shellQuote(workingDir)}`, 'PATH="$container_path"', 'exec "$@"');
+  lines.push(
+    `mkdir -p ${shellQuote(workingDir)}`,
+    `cd ${shellQuote(workingDir)}`,
+    'PATH="$container_path"',
+    'exec "$@"',
+  );
   return lines.join('\n');
 }

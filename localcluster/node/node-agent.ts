@@ -24,7 +24,10 @@ function apiServerAddress(kc: KubeConfig): { host: string; port: string } | unde
   const server = kc.getCurrentCluster()?.server;
   if (!server) return undefined;
   const url = new URL(server);
-  return { host: url.hostname.replace(/^\[|\]$/g, ''), port: url.port || (url.protocol === 'https:' ? '443' : '80') };
+  return {
+    host: url.hostname.replace(/^\[|\]$/g, ''),
+    port: url.port || (url.protocol === 'https:' ? '443' : '80'),
+  };
 }
 
 export async function startNodeAgent(options: NodeAgentOptions & NodeAgentTuning): Promise<NodeAgent> {
@@ -92,17 +95,26 @@ export async function startNodeAgent(options: NodeAgentOptions & NodeAgentTuning
     log,
   });
 
-  const withWorker = async (namespace: string, pod: string, act: (w: PodWorker) => boolean, what: string): Promise<void> => {
+  const withWorker = async (
+    namespace: string,
+    pod: string,
+    act: (w: PodWorker) => boolean,
+    what: string,
+  ): Promise<void> => {
     const worker = [...workers.values()].find((w) => w.name === `${namespace}/${pod}`);
-    if (worker === undefined || !act(worker)) throw new Error(`${what}: no running container in pod ${namespace}/${pod} on node ${nodeName}`);
+    if (worker === undefined || !act(worker))
+      throw new Error(`${what}: no running container in pod ${namespace}/${pod} on node ${nodeName}`);
   };
 
   log(`node ${nodeName}: registered (${options.hostIp}, zone ${options.zone})`);
   return {
     nodeName,
-    crashContainer: (ns, pod, container) => withWorker(ns, pod, (w) => w.signalContainer(container, 'SIGKILL'), 'crashContainer'),
-    freezeContainer: (ns, pod, container) => withWorker(ns, pod, (w) => w.signalContainer(container, 'SIGSTOP'), 'freezeContainer'),
-    thawContainer: (ns, pod, container) => withWorker(ns, pod, (w) => w.signalContainer(container, 'SIGCONT'), 'thawContainer'),
+    crashContainer: (ns, pod, container) =>
+      withWorker(ns, pod, (w) => w.signalContainer(container, 'SIGKILL'), 'crashContainer'),
+    freezeContainer: (ns, pod, container) =>
+      withWorker(ns, pod, (w) => w.signalContainer(container, 'SIGSTOP'), 'freezeContainer'),
+    thawContainer: (ns, pod, container) =>
+      withWorker(ns, pod, (w) => w.signalContainer(container, 'SIGCONT'), 'thawContainer'),
     nodeDown: async () => {
       if (!gate.isUp()) return;
       log(`node ${nodeName}: down (heartbeats stopped, every container killed)`);

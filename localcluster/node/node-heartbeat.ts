@@ -30,7 +30,10 @@ export function machineIdentity(): { bootId: string; machineId: string } {
       return undefined;
     }
   };
-  return { bootId: read('/proc/sys/kernel/random/boot_id') ?? randomUUID(), machineId: read('/etc/machine-id') ?? randomUUID() };
+  return {
+    bootId: read('/proc/sys/kernel/random/boot_id') ?? randomUUID(),
+    machineId: read('/etc/machine-id') ?? randomUUID(),
+  };
 }
 
 /** Creates the Node, or brings an existing one's labels up to date, and posts a Ready status. */
@@ -38,10 +41,15 @@ export async function registerNode(core: CoreV1Api, facts: NodeFacts): Promise<V
   const labels = nodeLabels(facts);
   let node: V1Node;
   try {
-    node = await core.createNode({ body: { apiVersion: 'v1', kind: 'Node', metadata: { name: facts.nodeName, labels } } });
+    node = await core.createNode({
+      body: { apiVersion: 'v1', kind: 'Node', metadata: { name: facts.nodeName, labels } },
+    });
   } catch (e) {
     if (apiCode(e) !== 409) throw e;
-    node = await core.patchNode({ name: facts.nodeName, body: { metadata: { labels } } }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch));
+    node = await core.patchNode(
+      { name: facts.nodeName, body: { metadata: { labels } } },
+      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+    );
   }
   await postNodeStatus(core, facts, rfc3339(new Date()));
   return node;
@@ -61,23 +69,48 @@ async function renewLease(coordination: CoordinationV1Api, node: V1Node, facts: 
     metadata: {
       name: facts.nodeName,
       namespace: 'kube-node-lease',
-      ownerReferences: [{ apiVersion: 'v1', kind: 'Node', name: facts.nodeName, uid: node.metadata?.uid ?? '' }],
+      ownerReferences: [
+        { apiVersion: 'v1', kind: 'Node', name: facts.nodeName, uid: node.metadata?.uid ?? '' },
+      ],
     },
-    spec: { holderIdentity: facts.nodeName, leaseDurationSeconds: LEASE_DURATION_SECONDS, renewTime: microTime(new Date()) },
+    spec: {
+      holderIdentity: facts.nodeName,
+      leaseDurationSeconds: LEASE_DURATION_SECONDS,
+      renewTime: microTime(new Date()),
+    },
   };
   await coordination.patchNamespacedLease(
-    { name: facts.nodeName, namespace: 'kube-node-lease', body, fieldManager: 'process-kubelet', force: true },
+    {
+      name: facts.nodeName,
+      namespace: 'kube-node-lease',
+      body,
+      fieldManager: 'process-kubelet',
+      force: true,
+    },
     setHeaderOptions('Content-Type', PatchStrategy.ServerSideApply),
   );
 }
 
-export function startNodeHeartbeat(core: CoreV1Api, coordination: CoordinationV1Api, node: V1Node, facts: NodeFacts, log: (line: string) => void): NodeHeartbeat {
+export function startNodeHeartbeat(
+  core: CoreV1Api,
+  coordination: CoordinationV1Api,
+  node: V1Node,
+  facts: NodeFacts,
+  log: (line: string) => void,
+): NodeHeartbeat {
   let timer: NodeJS.Timeout | undefined;
   let running = false;
   let readySince = rfc3339(new Date());
   const beat = async (): Promise<void> => {
-    const results = await Promise.allSettled([renewLease(coordination, node, facts), postNodeStatus(core, facts, readySince)]);
-    for (const r of results) if (r.status === 'rejected') log(`node ${facts.nodeName}: heartbeat failed: ${r.reason instanceof Error ? r.reason.message : String(r.reason)}`);
+    const results = await Promise.allSettled([
+      renewLease(coordination, node, facts),
+      postNodeStatus(core, facts, readySince),
+    ]);
+    for (const r of results)
+      if (r.status === 'rejected')
+        log(
+          `node ${facts.nodeName}: heartbeat failed: ${r.reason instanceof Error ? r.reason.message : String(r.reason)}`,
+        );
   };
   const loop = (): void => {
     if (!running) return;

@@ -17,7 +17,10 @@ const facts: NodeFacts = {
 
 describe('node object', () => {
   it('labels the node with its hostname and zone', () => {
-    expect(nodeLabels(facts)).toMatchObject({ 'kubernetes.io/hostname': 'node-a', 'topology.kubernetes.io/zone': 'zone-1' });
+    expect(nodeLabels(facts)).toMatchObject({
+      'kubernetes.io/hostname': 'node-a',
+      'topology.kubernetes.io/zone': 'zone-1',
+    });
   });
 
   it('reports the host IP as InternalIP and cpu, memory and pods as allocatable', () => {
@@ -27,7 +30,9 @@ describe('node object', () => {
   });
 
   it('reports Ready=True with the heartbeat now and the transition at readySince', () => {
-    const ready = (nodeStatus(facts, 'now', 'since')['conditions'] as Array<Record<string, string>>).find((c) => c['type'] === 'Ready');
+    const ready = (nodeStatus(facts, 'now', 'since')['conditions'] as Array<Record<string, string>>).find(
+      (c) => c['type'] === 'Ready',
+    );
     expect(ready).toMatchObject({ status: 'True', lastHeartbeatTime: 'now', lastTransitionTime: 'since' });
   });
 

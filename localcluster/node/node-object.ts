@@ -26,11 +26,19 @@ export function nodeLabels(f: Pick<NodeFacts, 'nodeName' | 'zone' | 'architectur
 
 /** Go's architecture names, which Kubernetes uses in labels and nodeInfo. */
 export function goArch(nodeArch: string): string {
-  return ({ x64: 'amd64', arm64: 'arm64', ia32: '386', arm: 'arm' } as Record<string, string>)[nodeArch] ?? nodeArch;
+  return (
+    ({ x64: 'amd64', arm64: 'arm64', ia32: '386', arm: 'arm' } as Record<string, string>)[nodeArch] ??
+    nodeArch
+  );
 }
 
 function resources(f: NodeFacts): Record<string, string> {
-  return { cpu: String(f.cpuCores), memory: `${Math.floor(f.memoryBytes / 1024)}Ki`, pods: String(f.maxPods), 'ephemeral-storage': '100Gi' };
+  return {
+    cpu: String(f.cpuCores),
+    memory: `${Math.floor(f.memoryBytes / 1024)}Ki`,
+    pods: String(f.maxPods),
+    'ephemeral-storage': '100Gi',
+  };
 }
 
 /**
@@ -38,7 +46,12 @@ function resources(f: NodeFacts): Record<string, string> {
  * transition times are `readySince`, so they move only when the node (re)becomes ready.
  */
 export function nodeStatus(f: NodeFacts, now: string, readySince: string): Record<string, unknown> {
-  const condition = (type: string, status: 'True' | 'False', reason: string, message: string): Record<string, string> => ({
+  const condition = (
+    type: string,
+    status: 'True' | 'False',
+    reason: string,
+    message: string,
+  ): Record<string, string> => ({
     type,
     status,
     reason,
@@ -54,7 +67,12 @@ export function nodeStatus(f: NodeFacts, now: string, readySince: string): Recor
       { type: 'Hostname', address: f.nodeName },
     ],
     conditions: [
-      condition('MemoryPressure', 'False', 'KubeletHasSufficientMemory', 'kubelet has sufficient memory available'),
+      condition(
+        'MemoryPressure',
+        'False',
+        'KubeletHasSufficientMemory',
+        'kubelet has sufficient memory available',
+      ),
       condition('DiskPressure', 'False', 'KubeletHasNoDiskPressure', 'kubelet has no disk pressure'),
       condition('PIDPressure', 'False', 'KubeletHasSufficientPID', 'kubelet has sufficient PID available'),
       condition('Ready', 'True', 'KubeletReady', 'process-backed kubelet is posting ready status'),

@@ -3,14 +3,35 @@ import type { ContainerStateJson, ContainerStatusJson, PodStatusInput, RestartPo
 
 const T = '2026-01-01T00:00:00Z';
 const running: ContainerStateJson = { running: { startedAt: T } };
-const exited = (exitCode: number): ContainerStateJson => ({ terminated: { exitCode, reason: exitCode === 0 ? 'Completed' : 'Error', finishedAt: T } });
+const exited = (exitCode: number): ContainerStateJson => ({
+  terminated: { exitCode, reason: exitCode === 0 ? 'Completed' : 'Error', finishedAt: T },
+});
 const waiting = (reason: string): ContainerStateJson => ({ waiting: { reason } });
 
-function cs(name: string, state: ContainerStateJson, extra: Partial<ContainerStatusJson> = {}): ContainerStatusJson {
-  return { name, image: 'img', imageID: 'img', state, lastState: {}, ready: false, started: 'running' in state, restartCount: 0, ...extra };
+function cs(
+  name: string,
+  state: ContainerStateJson,
+  extra: Partial<ContainerStatusJson> = {},
+): ContainerStatusJson {
+  return {
+    name,
+    image: 'img',
+    imageID: 'img',
+    state,
+    lastState: {},
+    ready: false,
+    started: 'running' in state,
+    restartCount: 0,
+    ...extra,
+  };
 }
 
-function input(restartPolicy: RestartPolicy, init: Array<[ContainerStatusJson, boolean]>, containers: ContainerStatusJson[], terminal = false): PodStatusInput {
+function input(
+  restartPolicy: RestartPolicy,
+  init: Array<[ContainerStatusJson, boolean]>,
+  containers: ContainerStatusJson[],
+  terminal = false,
+): PodStatusInput {
   return {
     restartPolicy,
     initContainers: init.map(([status, sidecar]) => ({ status, sidecar })),
@@ -28,20 +49,72 @@ function input(restartPolicy: RestartPolicy, init: Array<[ContainerStatusJson, b
 
 describe('podPhase', () => {
   const cases: Array<[string, PodStatusInput, string]> = [
-    ['a pod whose containers are still being created is Pending', input('Always', [], [cs('a', waiting('ContainerCreating'))]), 'Pending'],
-    ['a running init container keeps the pod Pending', input('Always', [[cs('i', running), false]], [cs('a', waiting('PodInitializing'))]), 'Pending'],
-    ['a running container makes the pod Running', input('Always', [[cs('i', exited(0)), false]], [cs('a', running)]), 'Running'],
-    ['a failed init container fails a Never pod', input('Never', [[cs('i', exited(1)), false]], [cs('a', waiting('PodInitializing'))]), 'Failed'],
-    ['a failed init container of an Always pod keeps it Pending', input('Always', [[cs('i', exited(1)), false]], [cs('a', waiting('PodInitializing'))]), 'Pending'],
-    ['a sidecar that has not started keeps the pod Pending', input('Always', [[cs('s', running, { started: false }), true]], [cs('a', waiting('PodInitializing'))]), 'Pending'],
-    ['a container in crash loop back-off still counts as Running under Always', input('Always', [], [cs('a', waiting('CrashLoopBackOff'), { lastState: exited(1) })]), 'Running'],
-    ['all containers exiting 0 under Never is Succeeded', input('Never', [], [cs('a', exited(0)), cs('b', exited(0))]), 'Succeeded'],
-    ['one container exiting non-zero under Never is Failed', input('Never', [], [cs('a', exited(0)), cs('b', exited(2))]), 'Failed'],
-    ['all containers exiting 0 under OnFailure is Succeeded', input('OnFailure', [], [cs('a', exited(0))]), 'Succeeded'],
-    ['a failed container under OnFailure will restart so the pod stays Running', input('OnFailure', [], [cs('a', exited(1))]), 'Running'],
+    [
+      'a pod whose containers are still being created is Pending',
+      input('Always', [], [cs('a', waiting('ContainerCreating'))]),
+      'Pending',
+    ],
+    [
+      'a running init container keeps the pod Pending',
+      input('Always', [[cs('i', running), false]], [cs('a', waiting('PodInitializing'))]),
+      'Pending',
+    ],
+    [
+      'a running container makes the pod Running',
+      input('Always', [[cs('i', exited(0)), false]], [cs('a', running)]),
+      'Running',
+    ],
+    [
+      'a failed init container fails a Never pod',
+      input('Never', [[cs('i', exited(1)), false]], [cs('a', waiting('PodInitializing'))]),
+      'Failed',
+    ],
+    [
+      'a failed init container of an Always pod keeps it Pending',
+      input('Always', [[cs('i', exited(1)), false]], [cs('a', waiting('PodInitializing'))]),
+      'Pending',
+    ],
+    [
+      'a sidecar that has not started keeps the pod Pending',
+      input('Always', [[cs('s', running, { started: false }), true]], [cs('a', waiting('PodInitializing'))]),
+      'Pending',
+    ],
+    [
+      'a container in crash loop back-off still counts as Running under Always',
+      input('Always', [], [cs('a', waiting('CrashLoopBackOff'), { lastState: exited(1) })]),
+      'Running',
+    ],
+    [
+      'all containers exiting 0 under Never is Succeeded',
+      input('Never', [], [cs('a', exited(0)), cs('b', exited(0))]),
+      'Succeeded',
+    ],
+    [
+      'one container exiting non-zero under Never is Failed',
+      input('Never', [], [cs('a', exited(0)), cs('b', exited(2))]),
+      'Failed',
+    ],
+    [
+      'all containers exiting 0 under OnFailure is Succeeded',
+      input('OnFailure', [], [cs('a', exited(0))]),
+      'Succeeded',
+    ],
+    [
+      'a failed container under OnFailure will restart so the pod stays Running',
+      input('OnFailure', [], [cs('a', exited(1))]),
+      'Running',
+    ],
     ['an exited container under Always stays Running', input('Always', [], [cs('a', exited(0))]), 'Running'],
-    ['a terminal pod whose containers all exited 0 is Succeeded even under Always', input('Always', [], [cs('a', exited(0))], true), 'Succeeded'],
-    ['a terminal pod with a killed container is Failed', input('Always', [], [cs('a', exited(137))], true), 'Failed'],
+    [
+      'a terminal pod whose containers all exited 0 is Succeeded even under Always',
+      input('Always', [], [cs('a', exited(0))], true),
+      'Succeeded',
+    ],
+    [
+      'a terminal pod with a killed container is Failed',
+      input('Always', [], [cs('a', exited(137))], true),
+      'Failed',
+    ],
   ];
   it.each(cases)('%s', (_name, i, expected) => {
     expect(podPhase(i)).toBe(expected);
@@ -49,7 +122,10 @@ describe('podPhase', () => {
 });
 
 describe('computePodStatus', () => {
-  function cond(i: PodStatusInput, type: string): { status: string; reason?: string; message?: string; lastTransitionTime: string } | undefined {
+  function cond(
+    i: PodStatusInput,
+    type: string,
+  ): { status: string; reason?: string; message?: string; lastTransitionTime: string } | undefined {
     return computePodStatus(i).conditions.find((c) => c.type === type);
   }
 
@@ -61,12 +137,27 @@ describe('computePodStatus', () => {
 
   it('names the unready containers in the Ready condition', () => {
     const i = input('Always', [], [cs('a', running, { ready: true }), cs('b', running)]);
-    expect(cond(i, 'Ready')).toMatchObject({ status: 'False', reason: 'ContainersNotReady', message: 'containers with unready status: [b]' });
+    expect(cond(i, 'Ready')).toMatchObject({
+      status: 'False',
+      reason: 'ContainersNotReady',
+      message: 'containers with unready status: [b]',
+    });
   });
 
   it('names the incomplete init containers in the Initialized condition', () => {
-    const i = input('Always', [[cs('i1', exited(0)), false], [cs('i2', running), false]], [cs('a', waiting('PodInitializing'))]);
-    expect(cond(i, 'Initialized')).toMatchObject({ status: 'False', reason: 'ContainersNotInitialized', message: 'containers with incomplete status: [i2]' });
+    const i = input(
+      'Always',
+      [
+        [cs('i1', exited(0)), false],
+        [cs('i2', running), false],
+      ],
+      [cs('a', waiting('PodInitializing'))],
+    );
+    expect(cond(i, 'Initialized')).toMatchObject({
+      status: 'False',
+      reason: 'ContainersNotInitialized',
+      message: 'containers with incomplete status: [i2]',
+    });
   });
 
   it('marks a completed pod not ready with reason PodCompleted', () => {
@@ -76,19 +167,31 @@ describe('computePodStatus', () => {
 
   it('keeps a condition transition time while its status is unchanged', () => {
     const i = { ...input('Always', [], [cs('a', running, { ready: true })]), now: '2026-02-02T00:00:00Z' };
-    i.currentConditions = [{ type: 'Ready', status: 'True', lastProbeTime: null, lastTransitionTime: '2025-12-31T00:00:00Z' }];
+    i.currentConditions = [
+      { type: 'Ready', status: 'True', lastProbeTime: null, lastTransitionTime: '2025-12-31T00:00:00Z' },
+    ];
     expect(cond(i, 'Ready')?.lastTransitionTime).toBe('2025-12-31T00:00:00Z');
     expect(cond(i, 'ContainersReady')?.lastTransitionTime).toBe('2026-02-02T00:00:00Z');
   });
 
   it('keeps conditions owned by other components such as the scheduler', () => {
     const i = input('Always', [], [cs('a', running)]);
-    i.currentConditions = [{ type: 'PodScheduled', status: 'True', lastProbeTime: null, lastTransitionTime: '2025-01-01T00:00:00Z' }];
+    i.currentConditions = [
+      {
+        type: 'PodScheduled',
+        status: 'True',
+        lastProbeTime: null,
+        lastTransitionTime: '2025-01-01T00:00:00Z',
+      },
+    ];
     expect(cond(i, 'PodScheduled')?.lastTransitionTime).toBe('2025-01-01T00:00:00Z');
   });
 
   it('holds Ready false while a readiness gate is not true', () => {
-    const i = { ...input('Always', [], [cs('a', running, { ready: true })]), readinessGates: ['example.com/gate'] };
+    const i = {
+      ...input('Always', [], [cs('a', running, { ready: true })]),
+      readinessGates: ['example.com/gate'],
+    };
     expect(cond(i, 'Ready')).toMatchObject({ status: 'False', reason: 'ReadinessGatesNotReady' });
   });
 

@@ -79,7 +79,9 @@ function lastTerminated(s: ContainerStatusJson): TerminatedState['terminated'] |
 }
 
 /** The kubelet's getPhase, restricted to the states this node produces. */
-export function podPhase(input: Pick<PodStatusInput, 'restartPolicy' | 'initContainers' | 'containers' | 'terminal'>): PodStatusJson['phase'] {
+export function podPhase(
+  input: Pick<PodStatusInput, 'restartPolicy' | 'initContainers' | 'containers' | 'terminal'>,
+): PodStatusJson['phase'] {
   let pendingInit = 0;
   let failedInit = 0;
   for (const { status, sidecar } of input.initContainers) {
@@ -112,7 +114,8 @@ export function podPhase(input: Pick<PodStatusInput, 'restartPolicy' | 'initCont
     else waiting++;
   }
   if (failedInit > 0 && input.restartPolicy === 'Never') return 'Failed';
-  if (input.terminal && running === 0 && waiting === 0 && stopped > 0) return stopped === succeeded ? 'Succeeded' : 'Failed';
+  if (input.terminal && running === 0 && waiting === 0 && stopped > 0)
+    return stopped === succeeded ? 'Succeeded' : 'Failed';
   if (pendingInit > 0 || failedInit > 0 || waiting > 0) return 'Pending';
   if (running > 0) return 'Running';
   if (stopped > 0) {
@@ -124,8 +127,17 @@ export function podPhase(input: Pick<PodStatusInput, 'restartPolicy' | 'initCont
   return 'Pending';
 }
 
-function condition(type: string, ok: boolean, reason?: string, message?: string): Omit<ConditionJson, 'lastTransitionTime'> {
-  const c: Omit<ConditionJson, 'lastTransitionTime'> = { type, status: ok ? 'True' : 'False', lastProbeTime: null };
+function condition(
+  type: string,
+  ok: boolean,
+  reason?: string,
+  message?: string,
+): Omit<ConditionJson, 'lastTransitionTime'> {
+  const c: Omit<ConditionJson, 'lastTransitionTime'> = {
+    type,
+    status: ok ? 'True' : 'False',
+    lastProbeTime: null,
+  };
   if (!ok && reason !== undefined) c.reason = reason;
   if (!ok && message !== undefined) c.message = message;
   return c;
@@ -140,30 +152,51 @@ function initCompleted(status: ContainerStatusJson, sidecar: boolean): boolean {
 export function computePodStatus(input: PodStatusInput): PodStatusJson {
   const phase = podPhase(input);
   const completed = phase === 'Succeeded' || phase === 'Failed';
-  const incompleteInit = input.initContainers.filter((c) => !initCompleted(c.status, c.sidecar)).map((c) => c.status.name);
+  const incompleteInit = input.initContainers
+    .filter((c) => !initCompleted(c.status, c.sidecar))
+    .map((c) => c.status.name);
   const unready = [...input.initContainers.filter((c) => c.sidecar).map((c) => c.status), ...input.containers]
     .filter((s) => !s.ready)
     .map((s) => s.name);
   const initialized = incompleteInit.length === 0 || phase === 'Succeeded';
   const containersReady = unready.length === 0 && !completed;
-  const missingGates = input.readinessGates.filter((g) => !input.currentConditions.some((c) => c.type === g && c.status === 'True'));
+  const missingGates = input.readinessGates.filter(
+    (g) => !input.currentConditions.some((c) => c.type === g && c.status === 'True'),
+  );
   const notReadyReason = completed ? 'PodCompleted' : 'ContainersNotReady';
   const notReadyMessage = completed ? undefined : `containers with unready status: [${unready.join(' ')}]`;
   const owned = [
     condition('PodReadyToStartContainers', input.sandboxReady && !(input.terminal && completed)),
-    condition('Initialized', initialized, 'ContainersNotInitialized', `containers with incomplete status: [${incompleteInit.join(' ')}]`),
+    condition(
+      'Initialized',
+      initialized,
+      'ContainersNotInitialized',
+      `containers with incomplete status: [${incompleteInit.join(' ')}]`,
+    ),
     condition('ContainersReady', containersReady, notReadyReason, notReadyMessage),
     containersReady && missingGates.length > 0
-      ? condition('Ready', false, 'ReadinessGatesNotReady', `the status of pod readiness gate "${missingGates[0]}" is not "True"`)
+      ? condition(
+          'Ready',
+          false,
+          'ReadinessGatesNotReady',
+          `the status of pod readiness gate "${missingGates[0]}" is not "True"`,
+        )
       : condition('Ready', containersReady, notReadyReason, notReadyMessage),
   ];
   const foreign = input.currentConditions.filter((c) => !OWNED_CONDITIONS.includes(c.type));
-  if (!foreign.some((c) => c.type === 'PodScheduled')) foreign.unshift({ type: 'PodScheduled', status: 'True', lastProbeTime: null, lastTransitionTime: input.startTime });
+  if (!foreign.some((c) => c.type === 'PodScheduled'))
+    foreign.unshift({
+      type: 'PodScheduled',
+      status: 'True',
+      lastProbeTime: null,
+      lastTransitionTime: input.startTime,
+    });
   const conditions: ConditionJson[] = [
     ...foreign,
     ...owned.map((c) => {
       const previous = input.currentConditions.find((p) => p.type === c.type);
-      const lastTransitionTime = previous !== undefined && previous.status === c.status ? previous.lastTransitionTime : input.now;
+      const lastTransitionTime =
+        previous !== undefined && previous.status === c.status ? previous.lastTransitionTime : input.now;
       return { ...c, lastTransitionTime };
     }),
   ];

@@ -36,7 +36,11 @@ function apiCode(e: unknown): number | undefined {
   return typeof e === 'object' && e !== null && 'code' in e ? (e as { code: number }).code : undefined;
 }
 
-async function readData(ctx: PodVolumeContext, kind: 'Secret' | 'ConfigMap', name: string): Promise<Record<string, Buffer> | undefined> {
+async function readData(
+  ctx: PodVolumeContext,
+  kind: 'Secret' | 'ConfigMap',
+  name: string,
+): Promise<Record<string, Buffer> | undefined> {
   const namespace = ctx.pod.metadata?.namespace ?? 'default';
   try {
     if (kind === 'Secret') {
@@ -46,7 +50,9 @@ async function readData(ctx: PodVolumeContext, kind: 'Secret' | 'ConfigMap', nam
     const c = await ctx.core.readNamespacedConfigMap({ name, namespace });
     return {
       ...Object.fromEntries(Object.entries(c.data ?? {}).map(([k, v]) => [k, Buffer.from(v)])),
-      ...Object.fromEntries(Object.entries(c.binaryData ?? {}).map(([k, v]) => [k, Buffer.from(v, 'base64')])),
+      ...Object.fromEntries(
+        Object.entries(c.binaryData ?? {}).map(([k, v]) => [k, Buffer.from(v, 'base64')]),
+      ),
     };
   } catch (e) {
     if (apiCode(e) === 404) return undefined;
@@ -54,7 +60,14 @@ async function readData(ctx: PodVolumeContext, kind: 'Secret' | 'ConfigMap', nam
   }
 }
 
-async function sourceFiles(ctx: PodVolumeContext, kind: 'Secret' | 'ConfigMap', name: string, items: V1KeyToPath[] | undefined, mode: number | undefined, optional: boolean): Promise<VolumeFile[]> {
+async function sourceFiles(
+  ctx: PodVolumeContext,
+  kind: 'Secret' | 'ConfigMap',
+  name: string,
+  items: V1KeyToPath[] | undefined,
+  mode: number | undefined,
+  optional: boolean,
+): Promise<VolumeFile[]> {
   const data = await readData(ctx, kind, name);
   if (data === undefined) {
     if (optional) return [];
@@ -68,9 +81,15 @@ async function sourceFiles(ctx: PodVolumeContext, kind: 'Secret' | 'ConfigMap', 
   }
 }
 
-async function serviceAccountToken(ctx: PodVolumeContext, key: string, audience: string | undefined, expirationSeconds: number): Promise<string> {
+async function serviceAccountToken(
+  ctx: PodVolumeContext,
+  key: string,
+  audience: string | undefined,
+  expirationSeconds: number,
+): Promise<string> {
   const cached = ctx.tokens.get(key);
-  if (cached !== undefined && !tokenNeedsRefresh(cached.issuedAt, cached.expiresAt, ctx.now())) return cached.token;
+  if (cached !== undefined && !tokenNeedsRefresh(cached.issuedAt, cached.expiresAt, ctx.now()))
+    return cached.token;
   const md = ctx.pod.metadata ?? {};
   const tr = await ctx.core.createNamespacedServiceAccountToken({
     name: ctx.pod.spec?.serviceAccountName ?? 'default',
@@ -85,7 +104,9 @@ async function serviceAccountToken(ctx: PodVolumeContext, key: string, audience:
   });
   const token = tr.status?.token ?? '';
   const issuedAt = ctx.now();
-  const expiresAt = tr.status?.expirationTimestamp ? new Date(tr.status.expirationTimestamp).getTime() : issuedAt + expirationSeconds * 1000;
+  const expiresAt = tr.status?.expirationTimestamp
+    ? new Date(tr.status.expirationTimestamp).getTime()
+    : issuedAt + expirationSeconds * 1000;
   ctx.tokens.set(key, { token, issuedAt, expiresAt });
   return token;
 }
@@ -123,7 +144,8 @@ async function claimPath(ctx: PodVolumeContext, claimName: string): Promise<stri
   let volumeName: string | undefined;
   try {
     const pvc = await ctx.core.readNamespacedPersistentVolumeClaim({ name: claimName, namespace });
-    if (pvc.metadata?.deletionTimestamp) throw new VolumeNotReadyError(`persistentvolumeclaim "${claimName}" is being deleted`);
+    if (pvc.metadata?.deletionTimestamp)
+      throw new VolumeNotReadyError(`persistentvolumeclaim "${claimName}" is being deleted`);
     volumeName = pvc.spec?.volumeName;
   } catch (e) {
     if (apiCode(e) === 404) throw new VolumeNotReadyError(`persistentvolumeclaim "${claimName}" not found`);
@@ -148,15 +170,33 @@ async function materialiseOne(ctx: PodVolumeContext, v: V1Volume): Promise<Mater
     if (v.hostPath.type === 'DirectoryOrCreate') mkdirSync(v.hostPath.path, { recursive: true });
     return { hostPath: v.hostPath.path, readOnly: false };
   }
-  if (v.persistentVolumeClaim) return { hostPath: await claimPath(ctx, v.persistentVolumeClaim.claimName), readOnly: v.persistentVolumeClaim.readOnly ?? false };
+  if (v.persistentVolumeClaim)
+    return {
+      hostPath: await claimPath(ctx, v.persistentVolumeClaim.claimName),
+      readOnly: v.persistentVolumeClaim.readOnly ?? false,
+    };
   let files: VolumeFile[] | undefined;
   let kind = '';
   if (v.secret) {
     kind = 'secret';
-    files = await sourceFiles(ctx, 'Secret', v.secret.secretName ?? '', v.secret.items, v.secret.defaultMode, v.secret.optional ?? false);
+    files = await sourceFiles(
+      ctx,
+      'Secret',
+      v.secret.secretName ?? '',
+      v.secret.items,
+      v.secret.defaultMode,
+      v.secret.optional ?? false,
+    );
   } else if (v.configMap) {
     kind = 'configmap';
-    files = await sourceFiles(ctx, 'ConfigMap', v.configMap.name ?? '', v.configMap.items, v.configMap.defaultMode, v.configMap.optional ?? false);
+    files = await sourceFiles(
+      ctx,
+      'ConfigMap',
+      v.configMap.name ?? '',
+      v.configMap.items,
+      v.configMap.defaultMode,
+      v.configMap.optional ?? false,
+    );
   } else if (v.downwardAPI) {
     kind = 'downward-api';
     files = downwardApiFiles(ctx.pod, v.downwardAPI.items, v.downwardAPI.defaultMode, ctx.facts);
@@ -165,12 +205,37 @@ async function materialiseOne(ctx: PodVolumeContext, v: V1Volume): Promise<Mater
     files = [];
     const mode = v.projected.defaultMode;
     for (const s of v.projected.sources ?? []) {
-      if (s.secret) files.push(...(await sourceFiles(ctx, 'Secret', s.secret.name ?? '', s.secret.items, mode, s.secret.optional ?? false)));
-      if (s.configMap) files.push(...(await sourceFiles(ctx, 'ConfigMap', s.configMap.name ?? '', s.configMap.items, mode, s.configMap.optional ?? false)));
+      if (s.secret)
+        files.push(
+          ...(await sourceFiles(
+            ctx,
+            'Secret',
+            s.secret.name ?? '',
+            s.secret.items,
+            mode,
+            s.secret.optional ?? false,
+          )),
+        );
+      if (s.configMap)
+        files.push(
+          ...(await sourceFiles(
+            ctx,
+            'ConfigMap',
+            s.configMap.name ?? '',
+            s.configMap.items,
+            mode,
+            s.configMap.optional ?? false,
+          )),
+        );
       if (s.downwardAPI) files.push(...downwardApiFiles(ctx.pod, s.downwardAPI.items, mode, ctx.facts));
       if (s.serviceAccountToken) {
         const t = s.serviceAccountToken;
-        const token = await serviceAccountToken(ctx, `${v.name}/${t.path}`, t.audience, t.expirationSeconds ?? 3600);
+        const token = await serviceAccountToken(
+          ctx,
+          `${v.name}/${t.path}`,
+          t.audience,
+          t.expirationSeconds ?? 3600,
+        );
         files.push({ path: t.path, content: Buffer.from(token), mode: mode ?? 0o644 });
       }
     }

@@ -4,7 +4,12 @@ import { join } from 'node:path';
 import { PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import type { CoreV1Api, V1Container, V1Pod, V1Probe } from '@kubernetes/client-node';
 import { resolveContainerCommand } from './container-command';
-import { ContainerConfigError, expandCommand, referencedEnvObjects, resolveContainerEnv } from './container-env';
+import {
+  ContainerConfigError,
+  expandCommand,
+  referencedEnvObjects,
+  resolveContainerEnv,
+} from './container-env';
 import type { EnvSources } from './container-env';
 import { spawnContainer, stopContainer } from './container-process';
 import type { ContainerExit, ContainerProcess } from './container-process';
@@ -16,7 +21,13 @@ import type { NodeGate } from './node-gate';
 import { isDirectory, materialisePodVolumes, removePodVolumes, VolumeNotReadyError } from './pod-volumes';
 import type { MaterialisedVolume } from './pod-volumes';
 import { computePodStatus, statusChanged } from './pod-status';
-import type { ConditionJson, ContainerStatusJson, PodStatusJson, RestartPolicy, TerminatedState } from './pod-status';
+import type {
+  ConditionJson,
+  ContainerStatusJson,
+  PodStatusJson,
+  RestartPolicy,
+  TerminatedState,
+} from './pod-status';
 import { runProbe } from './probe-runner';
 import { rfc3339 } from './rfc3339';
 import type { ProbeTarget } from './probe-runner';
@@ -141,10 +152,14 @@ export class PodWorker {
       probeStops: [],
     });
     this.slots = [
-      ...(pod.spec?.initContainers ?? []).map((c) => slot(c, c.restartPolicy === 'Always' ? 'sidecar' : 'init')),
+      ...(pod.spec?.initContainers ?? []).map((c) =>
+        slot(c, c.restartPolicy === 'Always' ? 'sidecar' : 'init'),
+      ),
       ...(pod.spec?.containers ?? []).map((c) => slot(c, 'app')),
     ];
-    this.running = this.completedBefore ? Promise.resolve() : this.run().catch((e: unknown) => this.deps.log(`pod ${this.name}: worker failed: ${errorText(e)}`));
+    this.running = this.completedBefore
+      ? Promise.resolve()
+      : this.run().catch((e: unknown) => this.deps.log(`pod ${this.name}: worker failed: ${errorText(e)}`));
     if (pod.metadata?.deletionTimestamp) void this.terminate(true);
   }
 
@@ -214,7 +229,8 @@ export class PodWorker {
       } else if ((await this.containerLoop(slot)) !== 'succeeded') return;
       if (this.terminating) return;
     }
-    for (const slot of this.slots.filter((s) => s.role === 'app')) if ('waiting' in slot.status.state) slot.status.state = { waiting: { reason: 'ContainerCreating' } };
+    for (const slot of this.slots.filter((s) => s.role === 'app'))
+      if ('waiting' in slot.status.state) slot.status.state = { waiting: { reason: 'ContainerCreating' } };
     await Promise.all(this.slots.filter((s) => s.role === 'app').map((s) => this.containerLoop(s)));
     if (this.terminating) return;
     // Every app container is done for good (Never/OnFailure): sidecars are stopped and the Pod is terminal.
@@ -247,15 +263,26 @@ export class PodWorker {
   }
 
   private volumeContext(): Parameters<typeof materialisePodVolumes>[0] {
-    return { core: this.deps.core, pod: this.pod, podDir: this.podDir, facts: { podIp: this.ip ?? '', hostIp: this.deps.hostIp }, tokens: this.tokens, now: Date.now };
+    return {
+      core: this.deps.core,
+      pod: this.pod,
+      podDir: this.podDir,
+      facts: { podIp: this.ip ?? '', hostIp: this.deps.hostIp },
+      tokens: this.tokens,
+      now: Date.now,
+    };
   }
 
   /** Secrets, ConfigMaps, downward API files and tokens are kept current, as the kubelet's periodic sync does. */
   private scheduleVolumeRefresh(): void {
     this.refreshTimer = setTimeout(() => {
       if (this.terminating) return;
-      const refresh = this.deps.gate.isUp() ? materialisePodVolumes(this.volumeContext()).then((v) => void (this.volumes = v)) : Promise.resolve();
-      refresh.catch((e: unknown) => this.deps.log(`pod ${this.name}: volume refresh failed: ${errorText(e)}`)).finally(() => this.scheduleVolumeRefresh());
+      const refresh = this.deps.gate.isUp()
+        ? materialisePodVolumes(this.volumeContext()).then((v) => void (this.volumes = v))
+        : Promise.resolve();
+      refresh
+        .catch((e: unknown) => this.deps.log(`pod ${this.name}: volume refresh failed: ${errorText(e)}`))
+        .finally(() => this.scheduleVolumeRefresh());
     }, 60_000);
     this.refreshTimer.unref();
   }
@@ -266,20 +293,33 @@ export class PodWorker {
       if (this.terminating) return 'stopped';
       const started = await this.startContainer(slot);
       if (started === 'retry') continue;
-      const exit = started === 'started' && slot.proc ? await this.awaitExit(slot, slot.proc) : started === 'started' ? undefined : started;
+      const exit =
+        started === 'started' && slot.proc
+          ? await this.awaitExit(slot, slot.proc)
+          : started === 'started'
+            ? undefined
+            : started;
       if (exit === undefined || this.terminating) return 'stopped';
       await this.deps.gate.waitUp();
       if (this.terminating) return 'stopped';
       const ok = exit.exitCode === 0;
       const policy = this.restartPolicy;
-      const restart = slot.role === 'sidecar' || (slot.role === 'init' ? !ok && policy !== 'Never' : policy === 'Always' || (policy === 'OnFailure' && !ok));
+      const restart =
+        slot.role === 'sidecar' ||
+        (slot.role === 'init'
+          ? !ok && policy !== 'Never'
+          : policy === 'Always' || (policy === 'OnFailure' && !ok));
       if (!restart) return ok ? 'succeeded' : 'failed';
       const plan = planRestart(slot.backOff, exit.finishedAt.getTime(), Date.now(), this.deps.backOff);
       if (plan.delayMs > 0) {
         const md = this.pod.metadata ?? {};
         const seconds = Math.round((slot.backOff?.backOffMs ?? plan.delayMs) / 1000);
         const message = `back-off ${seconds}s restarting failed container=${slot.spec.name} pod=${md.name}_${md.namespace}(${md.uid})`;
-        slot.status = { ...slot.status, state: { waiting: { reason: 'CrashLoopBackOff', message } }, lastState: slot.lastExit ?? {} };
+        slot.status = {
+          ...slot.status,
+          state: { waiting: { reason: 'CrashLoopBackOff', message } },
+          lastState: slot.lastExit ?? {},
+        };
         this.changed();
         await this.sleep(plan.delayMs);
       }
@@ -323,7 +363,14 @@ export class PodWorker {
     };
     for (const name of refs.secrets) {
       const s = await this.deps.core.readNamespacedSecret({ name, namespace }).catch(absent);
-      sources.secrets.set(name, s ? Object.fromEntries(Object.entries(s.data ?? {}).map(([k, v]) => [k, Buffer.from(v, 'base64').toString()])) : undefined);
+      sources.secrets.set(
+        name,
+        s
+          ? Object.fromEntries(
+              Object.entries(s.data ?? {}).map(([k, v]) => [k, Buffer.from(v, 'base64').toString()]),
+            )
+          : undefined,
+      );
     }
     for (const name of refs.configMaps) {
       const c = await this.deps.core.readNamespacedConfigMap({ name, namespace }).catch(absent);
@@ -355,7 +402,9 @@ export class PodWorker {
     for (const vm of slot.spec.volumeMounts ?? []) {
       const volume = this.volumes.get(vm.name);
       if (volume === undefined) {
-        this.deps.log(`pod ${this.name}: container ${slot.spec.name} mounts unsupported volume ${vm.name}; skipped`);
+        this.deps.log(
+          `pod ${this.name}: container ${slot.spec.name} mounts unsupported volume ${vm.name}; skipped`,
+        );
         continue;
       }
       const sub = vm.subPathExpr ? expandVars(vm.subPathExpr, (n) => env[n]) : vm.subPath;
@@ -364,7 +413,12 @@ export class PodWorker {
         source = join(volume.hostPath, sub);
         if (!volume.readOnly) mkdirSync(source, { recursive: true });
       }
-      mounts.push({ source, target: vm.mountPath, readOnly: volume.readOnly || (vm.readOnly ?? false), file: !isDirectory(source) });
+      mounts.push({
+        source,
+        target: vm.mountPath,
+        readOnly: volume.readOnly || (vm.readOnly ?? false),
+        file: !isDirectory(source),
+      });
     }
     return mounts;
   }
@@ -379,15 +433,32 @@ export class PodWorker {
       this.setWaiting(slot, 'ErrImagePull', `Failed to pull image "${imageName}": ${why}`);
       await this.sleep(1000);
       if (this.terminating) return 'retry';
-      this.setWaiting(slot, 'ImagePullBackOff', `Back-off pulling image "${imageName}": ErrImagePull: ${why}`);
-      await this.sleep(Math.min(this.deps.backOff.initialMs * 2 ** (slot.pullFailures - 1), this.deps.backOff.maxMs));
+      this.setWaiting(
+        slot,
+        'ImagePullBackOff',
+        `Back-off pulling image "${imageName}": ErrImagePull: ${why}`,
+      );
+      await this.sleep(
+        Math.min(this.deps.backOff.initialMs * 2 ** (slot.pullFailures - 1), this.deps.backOff.maxMs),
+      );
       return 'retry';
     }
     slot.pullFailures = 0;
     let env: Record<string, string>;
     try {
-      const facts = { podIp: this.ip ?? '', hostIp: this.deps.hostIp, nodeCpuCores: this.deps.nodeCpuCores, nodeMemoryBytes: this.deps.nodeMemoryBytes };
-      env = resolveContainerEnv(this.pod, slot.spec, await this.envSources(slot.spec), facts, this.baseEnv(image));
+      const facts = {
+        podIp: this.ip ?? '',
+        hostIp: this.deps.hostIp,
+        nodeCpuCores: this.deps.nodeCpuCores,
+        nodeMemoryBytes: this.deps.nodeMemoryBytes,
+      };
+      env = resolveContainerEnv(
+        this.pod,
+        slot.spec,
+        await this.envSources(slot.spec),
+        facts,
+        this.baseEnv(image),
+      );
     } catch (e) {
       const message = e instanceof ContainerConfigError ? e.message : errorText(e);
       this.setWaiting(slot, 'CreateContainerConfigError', message);
@@ -395,11 +466,23 @@ export class PodWorker {
       return 'retry';
     }
     const fallbackPath = SYSTEM_PATH;
-    const resolved = resolveContainerCommand(image, expandCommand(slot.spec.command, env), expandCommand(slot.spec.args, env), fallbackPath, executable);
+    const resolved = resolveContainerCommand(
+      image,
+      expandCommand(slot.spec.command, env),
+      expandCommand(slot.spec.args, env),
+      fallbackPath,
+      executable,
+    );
     const now = new Date();
     if ('error' in resolved) {
       const state: TerminatedState = {
-        terminated: { exitCode: 128, reason: 'StartError', message: `failed to create containerd task: ${resolved.error}`, startedAt: '1970-01-01T00:00:00Z', finishedAt: rfc3339(now) },
+        terminated: {
+          exitCode: 128,
+          reason: 'StartError',
+          message: `failed to create containerd task: ${resolved.error}`,
+          startedAt: '1970-01-01T00:00:00Z',
+          finishedAt: rfc3339(now),
+        },
       };
       if (slot.everStarted) slot.status.restartCount++;
       slot.everStarted = true;
@@ -409,7 +492,13 @@ export class PodWorker {
       return { exitCode: 128, finishedAt: now };
     }
     const workingDir = slot.spec.workingDir ?? join(this.podDir, 'work', slot.spec.name);
-    const proc = spawnContainer({ argv: resolved.argv, env, mounts: this.mountsFor(slot, env), workingDir, logPath: join(this.podDir, `${slot.spec.name}.log`) });
+    const proc = spawnContainer({
+      argv: resolved.argv,
+      env,
+      mounts: this.mountsFor(slot, env),
+      workingDir,
+      logPath: join(this.podDir, `${slot.spec.name}.log`),
+    });
     if (slot.everStarted) slot.status.restartCount++;
     slot.everStarted = true;
     slot.proc = proc;
@@ -425,7 +514,9 @@ export class PodWorker {
       started: !hasStartup,
       ready: !hasStartup && slot.spec.readinessProbe === undefined && slot.role !== 'init',
     };
-    this.deps.log(`pod ${this.name}: started container ${slot.spec.name} pid ${proc.pid}: ${resolved.argv.join(' ')}`);
+    this.deps.log(
+      `pod ${this.name}: started container ${slot.spec.name} pid ${proc.pid}: ${resolved.argv.join(' ')}`,
+    );
     this.startProbes(slot, proc);
     this.changed();
     return 'started';
@@ -449,7 +540,14 @@ export class PodWorker {
       slot.status = { ...slot.status, started: true, ready: slot.spec.readinessProbe === undefined };
       this.changed();
       const liveness = slot.spec.livenessProbe;
-      if (liveness) this.probeLoop(slot, 'liveness', liveness, target, (r, msg) => r === 'failure' && this.killForProbe(slot, proc, 'Liveness', liveness, msg));
+      if (liveness)
+        this.probeLoop(
+          slot,
+          'liveness',
+          liveness,
+          target,
+          (r, msg) => r === 'failure' && this.killForProbe(slot, proc, 'Liveness', liveness, msg),
+        );
       const readiness = slot.spec.readinessProbe;
       if (readiness)
         this.probeLoop(slot, 'readiness', readiness, target, (r) => {
@@ -467,7 +565,13 @@ export class PodWorker {
     });
   }
 
-  private probeLoop(slot: ContainerSlot, kind: ProbeKind, probe: V1Probe, target: ProbeTarget, onChange: (r: ProbeResult, message?: string) => void): () => void {
+  private probeLoop(
+    slot: ContainerSlot,
+    kind: ProbeKind,
+    probe: V1Probe,
+    target: ProbeTarget,
+    onChange: (r: ProbeResult, message?: string) => void,
+  ): () => void {
     const t = probeTimings(probe);
     let counter = initialProbeCounter(kind);
     let stopped = false;
@@ -492,9 +596,17 @@ export class PodWorker {
     return stop;
   }
 
-  private killForProbe(slot: ContainerSlot, proc: ContainerProcess, kind: string, probe: V1Probe, message: string | undefined): void {
+  private killForProbe(
+    slot: ContainerSlot,
+    proc: ContainerProcess,
+    kind: string,
+    probe: V1Probe,
+    message: string | undefined,
+  ): void {
     if (slot.proc !== proc || this.terminating) return;
-    this.deps.log(`pod ${this.name}: container ${slot.spec.name} failed ${kind.toLowerCase()} probe (${message ?? 'no message'}), will be restarted`);
+    this.deps.log(
+      `pod ${this.name}: container ${slot.spec.name} failed ${kind.toLowerCase()} probe (${message ?? 'no message'}), will be restarted`,
+    );
     this.stopProbes(slot);
     const graceS = probe.terminationGracePeriodSeconds ?? this.pod.spec?.terminationGracePeriodSeconds ?? 30;
     void stopContainer(proc, graceS * 1000);
@@ -524,13 +636,18 @@ export class PodWorker {
 
   private async doTerminate(deleteFromApi: boolean): Promise<void> {
     const md = this.pod.metadata ?? {};
-    const graceMs = (md.deletionGracePeriodSeconds ?? this.pod.spec?.terminationGracePeriodSeconds ?? 30) * 1000;
+    const graceMs =
+      (md.deletionGracePeriodSeconds ?? this.pod.spec?.terminationGracePeriodSeconds ?? 30) * 1000;
     const deadline = Date.now() + graceMs;
     this.abort.abort();
     clearTimeout(this.refreshTimer);
     for (const slot of this.slots) this.stopProbes(slot);
     await Promise.all(this.slots.filter((s) => s.role === 'app').map((s) => this.stopSlot(s, graceMs)));
-    await Promise.all(this.slots.filter((s) => s.role !== 'app').map((s) => this.stopSlot(s, Math.max(0, deadline - Date.now()))));
+    await Promise.all(
+      this.slots
+        .filter((s) => s.role !== 'app')
+        .map((s) => this.stopSlot(s, Math.max(0, deadline - Date.now()))),
+    );
     await this.running;
     this.terminal = true;
     if (deleteFromApi && !this.gone) {
@@ -564,7 +681,12 @@ export class PodWorker {
     for (let attempt = 0; attempt < 10; attempt++) {
       await this.deps.gate.waitUp();
       try {
-        await this.deps.core.deleteNamespacedPod({ name: md.name ?? '', namespace: md.namespace ?? '', gracePeriodSeconds: 0, body: { gracePeriodSeconds: 0, preconditions: { uid: this.uid } } });
+        await this.deps.core.deleteNamespacedPod({
+          name: md.name ?? '',
+          namespace: md.namespace ?? '',
+          gracePeriodSeconds: 0,
+          body: { gracePeriodSeconds: 0, preconditions: { uid: this.uid } },
+        });
         return;
       } catch (e) {
         const code = apiCode(e);
@@ -599,13 +721,18 @@ export class PodWorker {
     }));
     if (this.lastWritten === undefined) return fromApi;
     const mine = new Set(this.lastWritten.conditions.map((c) => c.type));
-    return [...fromApi.filter((c) => !mine.has(c.type) || c.type === 'PodScheduled'), ...this.lastWritten.conditions.filter((c) => c.type !== 'PodScheduled')];
+    return [
+      ...fromApi.filter((c) => !mine.has(c.type) || c.type === 'PodScheduled'),
+      ...this.lastWritten.conditions.filter((c) => c.type !== 'PodScheduled'),
+    ];
   }
 
   private computeStatus(): PodStatusJson {
     return computePodStatus({
       restartPolicy: this.restartPolicy,
-      initContainers: this.slots.filter((s) => s.role !== 'app').map((s) => ({ status: s.status, sidecar: s.role === 'sidecar' })),
+      initContainers: this.slots
+        .filter((s) => s.role !== 'app')
+        .map((s) => ({ status: s.status, sidecar: s.role === 'sidecar' })),
       containers: this.slots.filter((s) => s.role === 'app').map((s) => s.status),
       sandboxReady: this.sandboxReady && this.ip !== undefined,
       terminal: this.terminal,

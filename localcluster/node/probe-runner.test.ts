@@ -24,7 +24,13 @@ describe('runProbe over the network', () => {
     });
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     const port = (server.address() as AddressInfo).port;
-    target = { podIp: '127.0.0.1', ports: [{ name: 'http', containerPort: port }], pid: process.pid, env: {}, resolveArgv: (c) => c };
+    target = {
+      podIp: '127.0.0.1',
+      ports: [{ name: 'http', containerPort: port }],
+      pid: process.pid,
+      env: {},
+      resolveArgv: (c) => c,
+    };
   });
   afterAll(() => new Promise<void>((r) => server.close(() => r())));
 
@@ -32,7 +38,10 @@ describe('runProbe over the network', () => {
     expect((await runProbe({ httpGet: { path: '/ok', port: 'http' } }, target, 1000)).ok).toBe(true);
   });
   it('an HTTP 503 is a failure with the status in the message', async () => {
-    expect(await runProbe({ httpGet: { path: '/bad', port: 'http' } }, target, 1000)).toEqual({ ok: false, message: 'HTTP probe failed with statuscode: 503' });
+    expect(await runProbe({ httpGet: { path: '/bad', port: 'http' } }, target, 1000)).toEqual({
+      ok: false,
+      message: 'HTTP probe failed with statuscode: 503',
+    });
   });
   it('a TCP connect to a listening port succeeds', async () => {
     expect((await runProbe({ tcpSocket: { port: 'http' } }, target, 1000)).ok).toBe(true);

@@ -26,30 +26,57 @@ export function resolvePort(port: number | string, ports: V1ContainerPort[]): nu
   return ports.find((p) => p.name === port)?.containerPort;
 }
 
-function httpProbe(probe: NonNullable<V1Probe['httpGet']>, target: ProbeTarget, timeoutMs: number): Promise<ProbeOutcome> {
+function httpProbe(
+  probe: NonNullable<V1Probe['httpGet']>,
+  target: ProbeTarget,
+  timeoutMs: number,
+): Promise<ProbeOutcome> {
   const port = resolvePort(probe.port as number | string, target.ports);
-  if (port === undefined) return Promise.resolve({ ok: false, message: `unknown port ${String(probe.port)}` });
+  if (port === undefined)
+    return Promise.resolve({ ok: false, message: `unknown port ${String(probe.port)}` });
   const secure = (probe.scheme ?? 'HTTP').toUpperCase() === 'HTTPS';
   const headers: Record<string, string> = { 'User-Agent': 'kube-probe/1.35' };
   for (const h of probe.httpHeaders ?? []) headers[h.name] = h.value;
   return new Promise((resolve) => {
     const req = (secure ? https : http).request(
-      { host: probe.host ?? target.podIp, port, path: probe.path ?? '/', method: 'GET', headers, timeout: timeoutMs, rejectUnauthorized: false },
+      {
+        host: probe.host ?? target.podIp,
+        port,
+        path: probe.path ?? '/',
+        method: 'GET',
+        headers,
+        timeout: timeoutMs,
+        rejectUnauthorized: false,
+      },
       (res) => {
         res.resume();
         const code = res.statusCode ?? 0;
-        resolve(code >= 200 && code < 400 ? { ok: true } : { ok: false, message: `HTTP probe failed with statuscode: ${code}` });
+        resolve(
+          code >= 200 && code < 400
+            ? { ok: true }
+            : { ok: false, message: `HTTP probe failed with statuscode: ${code}` },
+        );
       },
     );
     req.on('timeout', () => req.destroy(new Error('timeout')));
-    req.on('error', (e) => resolve({ ok: false, message: `Get "${secure ? 'https' : 'http'}://${probe.host ?? target.podIp}:${port}${probe.path ?? '/'}": ${e.message}` }));
+    req.on('error', (e) =>
+      resolve({
+        ok: false,
+        message: `Get "${secure ? 'https' : 'http'}://${probe.host ?? target.podIp}:${port}${probe.path ?? '/'}": ${e.message}`,
+      }),
+    );
     req.end();
   });
 }
 
-function tcpProbe(probe: NonNullable<V1Probe['tcpSocket']>, target: ProbeTarget, timeoutMs: number): Promise<ProbeOutcome> {
+function tcpProbe(
+  probe: NonNullable<V1Probe['tcpSocket']>,
+  target: ProbeTarget,
+  timeoutMs: number,
+): Promise<ProbeOutcome> {
   const port = resolvePort(probe.port as number | string, target.ports);
-  if (port === undefined) return Promise.resolve({ ok: false, message: `unknown port ${String(probe.port)}` });
+  if (port === undefined)
+    return Promise.resolve({ ok: false, message: `unknown port ${String(probe.port)}` });
   return new Promise((resolve) => {
     const socket = net.connect({ host: probe.host ?? target.podIp, port, timeout: timeoutMs });
     socket.once('connect', () => {
@@ -57,15 +84,25 @@ function tcpProbe(probe: NonNullable<V1Probe['tcpSocket']>, target: ProbeTarget,
       resolve({ ok: true });
     });
     socket.once('timeout', () => socket.destroy(new Error('timeout')));
-    socket.once('error', (e) => resolve({ ok: false, message: `dial tcp ${probe.host ?? target.podIp}:${port}: ${e.message}` }));
+    socket.once('error', (e) =>
+      resolve({ ok: false, message: `dial tcp ${probe.host ?? target.podIp}:${port}: ${e.message}` }),
+    );
   });
 }
 
 function execProbe(command: string[], target: ProbeTarget, timeoutMs: number): Promise<ProbeOutcome> {
   const argv = target.resolveArgv(command);
-  if (argv === undefined || argv.length === 0) return Promise.resolve({ ok: false, message: `exec: "${command[0] ?? ''}": executable file not found in $PATH` });
+  if (argv === undefined || argv.length === 0)
+    return Promise.resolve({
+      ok: false,
+      message: `exec: "${command[0] ?? ''}": executable file not found in $PATH`,
+    });
   return new Promise((resolve) => {
-    const child = spawn('/usr/bin/nsenter', ['-t', String(target.pid), '-m', '--', ...argv], { env: target.env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+    const child = spawn('/usr/bin/nsenter', ['-t', String(target.pid), '-m', '--', ...argv], {
+      env: target.env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      detached: true,
+    });
     let output = '';
     child.stdout.on('data', (d: Buffer) => (output += d.toString()));
     child.stderr.on('data', (d: Buffer) => (output += d.toString()));
@@ -85,7 +122,11 @@ function execProbe(command: string[], target: ProbeTarget, timeoutMs: number): P
     });
     child.once('close', (code) => {
       clearTimeout(timer);
-      resolve(code === 0 ? { ok: true } : { ok: false, message: output.trim().slice(0, 500) || `exit code ${code}` });
+      resolve(
+        code === 0
+          ? { ok: true }
+          : { ok: false, message: output.trim().slice(0, 500) || `exit code ${code}` },
+      );
     });
   });
 }

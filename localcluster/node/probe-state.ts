@@ -20,7 +20,11 @@ export function initialProbeCounter(kind: ProbeKind): ProbeCounter {
   return { result, consecutiveSuccesses: 0, consecutiveFailures: 0 };
 }
 
-export function recordProbeOutcome(counter: ProbeCounter, succeeded: boolean, thresholds: ProbeThresholds): ProbeCounter {
+export function recordProbeOutcome(
+  counter: ProbeCounter,
+  succeeded: boolean,
+  thresholds: ProbeThresholds,
+): ProbeCounter {
   if (succeeded) {
     const consecutiveSuccesses = counter.consecutiveSuccesses + 1;
     const result = consecutiveSuccesses >= thresholds.successThreshold ? 'success' : counter.result;

@@ -23,8 +23,17 @@ export interface RestartingInformer<T> {
 const MIN_RESTART_MS = 1000;
 const MAX_RESTART_MS = 30_000;
 
-export function startRestartingInformer<T extends KubernetesObject>(opts: RestartingInformerOptions<T>): RestartingInformer<T> {
-  const informer = new ListWatch<T>(opts.path, new Watch(opts.kc), opts.list, false, opts.labelSelector, opts.fieldSelector);
+export function startRestartingInformer<T extends KubernetesObject>(
+  opts: RestartingInformerOptions<T>,
+): RestartingInformer<T> {
+  const informer = new ListWatch<T>(
+    opts.path,
+    new Watch(opts.kc),
+    opts.list,
+    false,
+    opts.labelSelector,
+    opts.fieldSelector,
+  );
   let stopped = false;
   let delay = MIN_RESTART_MS;
   let timer: NodeJS.Timeout | undefined;
@@ -41,7 +50,9 @@ export function startRestartingInformer<T extends KubernetesObject>(opts: Restar
   };
   const restart = (e: unknown): void => {
     if (stopped) return;
-    opts.log(`informer ${opts.path} failed (${e instanceof Error ? e.message : String(e)}); restarting in ${delay} ms`);
+    opts.log(
+      `informer ${opts.path} failed (${e instanceof Error ? e.message : String(e)}); restarting in ${delay} ms`,
+    );
     clearTimeout(timer);
     timer = setTimeout(start, delay);
     delay = Math.min(delay * 2, MAX_RESTART_MS);

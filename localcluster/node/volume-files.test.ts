@@ -4,18 +4,28 @@ const data = { 'ca.crt': Buffer.from('CA'), token: Buffer.from('T') };
 
 describe('keyedFiles', () => {
   it('turns every key into a file with the default mode when no items are given', () => {
-    expect(keyedFiles('Secret', 's', data, undefined, 0o400, false).map((f) => [f.path, f.content.toString(), f.mode])).toEqual([
+    expect(
+      keyedFiles('Secret', 's', data, undefined, 0o400, false).map((f) => [
+        f.path,
+        f.content.toString(),
+        f.mode,
+      ]),
+    ).toEqual([
       ['ca.crt', 'CA', 0o400],
       ['token', 'T', 0o400],
     ]);
   });
 
   it('writes only the listed keys, at their paths and modes', () => {
-    expect(keyedFiles('ConfigMap', 'c', data, [{ key: 'token', path: 'dir/tok', mode: 0o600 }], undefined, false)).toEqual([{ path: 'dir/tok', content: Buffer.from('T'), mode: 0o600 }]);
+    expect(
+      keyedFiles('ConfigMap', 'c', data, [{ key: 'token', path: 'dir/tok', mode: 0o600 }], undefined, false),
+    ).toEqual([{ path: 'dir/tok', content: Buffer.from('T'), mode: 0o600 }]);
   });
 
   it('fails on a listed key that does not exist', () => {
-    expect(() => keyedFiles('Secret', 's', data, [{ key: 'nope', path: 'x' }], undefined, false)).toThrow('secret s references non-existent config key: nope');
+    expect(() => keyedFiles('Secret', 's', data, [{ key: 'nope', path: 'x' }], undefined, false)).toThrow(
+      'secret s references non-existent config key: nope',
+    );
   });
 
   it('skips a missing listed key of an optional source', () => {
@@ -26,7 +36,15 @@ describe('keyedFiles', () => {
 describe('downwardApiFiles', () => {
   it('writes pod fields into files', () => {
     const pod = { metadata: { name: 'p', namespace: 'n', labels: { a: '1' } } };
-    const files = downwardApiFiles(pod, [{ path: 'name', fieldRef: { fieldPath: 'metadata.name' } }, { path: 'labels', fieldRef: { fieldPath: 'metadata.labels' } }], undefined, { podIp: 'x', hostIp: 'y' });
+    const files = downwardApiFiles(
+      pod,
+      [
+        { path: 'name', fieldRef: { fieldPath: 'metadata.name' } },
+        { path: 'labels', fieldRef: { fieldPath: 'metadata.labels' } },
+      ],
+      undefined,
+      { podIp: 'x', hostIp: 'y' },
+    );
     expect(files.map((f) => [f.path, f.content.toString()])).toEqual([
       ['name', 'p'],
       ['labels', 'a="1"'],

@@ -20,23 +20,37 @@ export function keyedFiles(
   optional: boolean,
 ): VolumeFile[] {
   const mode = defaultMode ?? 0o644;
-  if (items === undefined || items.length === 0) return Object.keys(data).map((k) => ({ path: k, content: data[k] ?? Buffer.alloc(0), mode }));
+  if (items === undefined || items.length === 0)
+    return Object.keys(data).map((k) => ({ path: k, content: data[k] ?? Buffer.alloc(0), mode }));
   const files: VolumeFile[] = [];
   for (const item of items) {
     const content = data[item.key];
     if (content === undefined) {
       if (optional) continue;
-      throw new ContainerConfigError(`${kind === 'Secret' ? 'secret' : 'configmap'} ${name} references non-existent config key: ${item.key}`);
+      throw new ContainerConfigError(
+        `${kind === 'Secret' ? 'secret' : 'configmap'} ${name} references non-existent config key: ${item.key}`,
+      );
     }
     files.push({ path: item.path, content, mode: item.mode ?? mode });
   }
   return files;
 }
 
-export function downwardApiFiles(pod: V1Pod, items: V1DownwardAPIVolumeFile[] | undefined, defaultMode: number | undefined, facts: Pick<PodRuntimeFacts, 'podIp' | 'hostIp'>): VolumeFile[] {
+export function downwardApiFiles(
+  pod: V1Pod,
+  items: V1DownwardAPIVolumeFile[] | undefined,
+  defaultMode: number | undefined,
+  facts: Pick<PodRuntimeFacts, 'podIp' | 'hostIp'>,
+): VolumeFile[] {
   return (items ?? []).flatMap((item) => {
     if (!item.fieldRef) return [];
-    return [{ path: item.path, content: Buffer.from(podFieldValue(pod, item.fieldRef.fieldPath, facts)), mode: item.mode ?? defaultMode ?? 0o644 }];
+    return [
+      {
+        path: item.path,
+        content: Buffer.from(podFieldValue(pod, item.fieldRef.fieldPath, facts)),
+        mode: item.mode ?? defaultMode ?? 0o644,
+      },
+    ];
   });
 }
 

@@ -3,7 +3,15 @@ import { execFileSync } from 'node:child_process';
 import { setHeaderOptions, PatchStrategy } from '@kubernetes/client-node';
 import { FaultClient } from '../../localcluster/fault-client';
 import type { Harness } from '../support/cluster-harness';
-import { connect, createCluster, eventually, freshNamespace, getCluster, patchSpec, waitConverged } from '../support/cluster-harness';
+import {
+  connect,
+  createCluster,
+  eventually,
+  freshNamespace,
+  getCluster,
+  patchSpec,
+  waitConverged,
+} from '../support/cluster-harness';
 
 let h: Harness;
 let faults: FaultClient;
@@ -23,9 +31,13 @@ async function freezeWhenRunning(ns: string, pod: string): Promise<void> {
 }
 
 function temporal(args: string[]): string {
-  return execFileSync(h.stack.tools.temporal, [...args, '--address', h.stack.temporal.address, '--namespace', h.stack.temporal.namespace], {
-    encoding: 'utf8',
-  });
+  return execFileSync(
+    h.stack.tools.temporal,
+    [...args, '--address', h.stack.temporal.address, '--namespace', h.stack.temporal.namespace],
+    {
+      encoding: 'utf8',
+    },
+  );
 }
 
 describe('halting a stuck operation', () => {
@@ -48,7 +60,11 @@ describe('halting a stuck operation', () => {
       const progressing = c.status?.conditions?.find((x) => x.type === 'Progressing');
       return progressing?.reason === 'OperationCancelled' && !c.status?.currentOperation ? c : undefined;
     });
-    expect(halted.status?.lastOperation).toMatchObject({ type: 'ScaleUp', result: 'Cancelled', workflowId: op.workflowId });
+    expect(halted.status?.lastOperation).toMatchObject({
+      type: 'ScaleUp',
+      result: 'Cancelled',
+      workflowId: op.workflowId,
+    });
     // The learner it added is gone again: etcd lists one member, and its Pod and claim were deleted.
     expect(halted.status?.members?.map((m) => m.name)).toEqual(['cx-0']);
     await eventually('the learner Pod is gone', async () => {

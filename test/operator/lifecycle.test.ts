@@ -111,13 +111,21 @@ describe('pause, heal and scale through kubectl', () => {
     const victim = before.status?.members?.find((m) => !m.leader);
     const { setHeaderOptions, PatchStrategy } = await import('@kubernetes/client-node');
     await h.core.patchNamespacedPersistentVolumeClaim(
-      { namespace: ns, name: `data-${victim!.name}`, body: { metadata: { annotations: { 'etcd.conductor.dev/data-lost': 'true' } } } },
+      {
+        namespace: ns,
+        name: `data-${victim!.name}`,
+        body: { metadata: { annotations: { 'etcd.conductor.dev/data-lost': 'true' } } },
+      },
       setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
     );
-    const after = await eventually('the lost member is replaced', async () => {
-      const c = await waitConverged(h, ns, 'dl', 3, 30_000).catch(() => undefined);
-      return c && !c.status?.members?.some((m) => m.id === victim!.id) ? c : undefined;
-    }, 240_000);
+    const after = await eventually(
+      'the lost member is replaced',
+      async () => {
+        const c = await waitConverged(h, ns, 'dl', 3, 30_000).catch(() => undefined);
+        return c && !c.status?.members?.some((m) => m.id === victim!.id) ? c : undefined;
+      },
+      240_000,
+    );
     expect(after.status?.members).toHaveLength(3);
     await expectDataIntact(ns, 'dl', 'lost', written);
   });
@@ -127,11 +135,29 @@ describe('pause, heal and scale through kubectl', () => {
     await createCluster(h, ns, 'ks', { replicas: 1 });
     await waitConverged(h, ns, 'ks', 1);
     const { execFileSync } = await import('node:child_process');
-    const out = execFileSync(h.stack.tools.kubectl, ['--kubeconfig', h.stack.kubeconfig, '-n', ns, 'scale', 'etcd/ks', '--replicas=3'], { encoding: 'utf8' });
+    const out = execFileSync(
+      h.stack.tools.kubectl,
+      ['--kubeconfig', h.stack.kubeconfig, '-n', ns, 'scale', 'etcd/ks', '--replicas=3'],
+      { encoding: 'utf8' },
+    );
     expect(out).toContain('scaled');
     const c = await waitConverged(h, ns, 'ks', 3);
     expect(c.spec.replicas).toBe(3);
-    const scale = execFileSync(h.stack.tools.kubectl, ['--kubeconfig', h.stack.kubeconfig, '-n', ns, 'get', 'etcd', 'ks', '-o', 'jsonpath={.status.selector}'], { encoding: 'utf8' });
+    const scale = execFileSync(
+      h.stack.tools.kubectl,
+      [
+        '--kubeconfig',
+        h.stack.kubeconfig,
+        '-n',
+        ns,
+        'get',
+        'etcd',
+        'ks',
+        '-o',
+        'jsonpath={.status.selector}',
+      ],
+      { encoding: 'utf8' },
+    );
     expect(scale).toBe('etcd.conductor.dev/cluster=ks');
   });
 });
@@ -140,14 +166,23 @@ describe('the API server refuses bad specs with a message a user understands', (
   const cases: [string, Record<string, unknown>, RegExp][] = [
     ['too many replicas', { replicas: 10 }, /replicas/],
     ['a version with a leading v', { version: 'v3.6.16' }, /version must look like 3\.6\.16/],
-    ['an option the operator owns', { options: { 'data-dir': '/tmp/x' } }, /options may not set flags the operator manages/],
+    [
+      'an option the operator owns',
+      { options: { 'data-dir': '/tmp/x' } },
+      /options may not set flags the operator manages/,
+    ],
     ['an option with dashes', { options: { '--quota-backend-bytes': '1' } }, /without leading dashes/],
     ['a zero storage size', { storage: { size: '0' } }, /storage.size must be a positive quantity/],
     ['pausing a memory-backed cluster', { replicas: 0, storage: { medium: 'Memory' } }, /cannot be paused/],
   ];
   test.each(cases)('%s is rejected', async (_name, spec, message) => {
     const ns = 'default';
-    const err = await createCluster(h, ns, `bad-${Math.random().toString(36).slice(2, 8)}`, spec as never).then(
+    const err = await createCluster(
+      h,
+      ns,
+      `bad-${Math.random().toString(36).slice(2, 8)}`,
+      spec as never,
+    ).then(
       () => undefined,
       (e: unknown) => e,
     );
