@@ -32,8 +32,9 @@ async function expectDataIntact(ns: string, name: string, prefix: string, writte
 }
 
 describe('EtcdCluster lifecycle', () => {
-  test('a 1-member cluster bootstraps and serves writes through its client Service', async () => {
-    const ns = await freshNamespace(h, 'boot1');
+  test('a 1-member cluster bootstraps in a namespace that enforces the restricted Pod Security Standard and serves writes through its client Service', async () => {
+    // PodSecurity admission refuses any member Pod that is not non-root, capability-free, seccomp RuntimeDefault.
+    const ns = await freshNamespace(h, 'boot1', { 'pod-security.kubernetes.io/enforce': 'restricted' });
     await createCluster(h, ns, 'solo', { replicas: 1 });
     const c = await waitConverged(h, ns, 'solo', 1);
     expect(c.status?.clientEndpoint).toBe(`http://solo-client.${ns}.svc:2379`);

@@ -23,9 +23,13 @@ export function connect(): Harness {
 }
 
 /** A namespace of its own per journey, so journeys never see each other's objects. */
-export async function freshNamespace(h: Harness, prefix: string): Promise<string> {
+export async function freshNamespace(
+  h: Harness,
+  prefix: string,
+  labels: Record<string, string> = {},
+): Promise<string> {
   const name = `${prefix}-${randomBytes(3).toString('hex')}`;
-  await h.core.createNamespace({ body: { metadata: { name } } });
+  await h.core.createNamespace({ body: { metadata: { name, labels } } });
   return name;
 }
 
