@@ -63,6 +63,13 @@ const clusterObjectRef = (ref: ClusterRef) => ({
   name: ref.name,
 });
 
+/**
+ * A member that does not answer its status within this long counts as unreachable for this observation.
+ * A member that is still starting (its name not yet resolvable, its port not yet open) would otherwise hold
+ * every observation for the full call deadline while it joins.
+ */
+const OBSERVE_STATUS_TIMEOUT_MS = 1000;
+
 export function createActivities(deps: ActivityDeps) {
   const { kube, etcd } = deps;
 
@@ -149,7 +156,7 @@ export function createActivities(deps: ActivityDeps) {
             const name = memberFromPeerURL(ref, m.peerURLs[0] ?? '') ?? m.name;
             const base = { id: m.id, name, isLearner: m.isLearner, started: m.name !== '' };
             try {
-              const s = await etcd.status(memberClientURL(ref, name));
+              const s = await etcd.status(memberClientURL(ref, name), OBSERVE_STATUS_TIMEOUT_MS);
               return {
                 ...base,
                 reachable: true,

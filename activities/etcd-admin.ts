@@ -38,7 +38,8 @@ export interface EtcdAdmin {
   remove(endpoints: string[], id: string): Promise<'removed' | 'not-found'>;
   /** Asks the current leader (at `leaderEndpoint`) to hand leadership to `targetId`. */
   moveLeader(leaderEndpoint: string, targetId: string): Promise<void>;
-  status(endpoint: string): Promise<EtcdMemberStatus>;
+  /** `timeoutMs` overrides the per-call deadline: observation wants a quick "unreachable", not a long wait. */
+  status(endpoint: string, timeoutMs?: number): Promise<EtcdMemberStatus>;
 }
 
 export interface EtcdAdminOptions {
@@ -57,12 +58,16 @@ export function createEtcdAdmin(options: EtcdAdminOptions = {}): EtcdAdmin {
 
   // One short-lived client per call: etcd3 load-balances over `hosts` and keeps circuit breakers per host,
   // which would send per-member RPCs (status) to the wrong member and keep broken channels around.
-  async function withClient<T>(hosts: string[], fn: (client: Etcd3) => Promise<T>): Promise<T> {
+  async function withClient<T>(
+    hosts: string[],
+    fn: (client: Etcd3) => Promise<T>,
+    callTimeout = timeout,
+  ): Promise<T> {
     if (hosts.length === 0) throw new Error('no etcd endpoints to talk to');
     const client = new Etcd3({
       hosts,
-      dialTimeout: timeout,
-      defaultCallOptions: (ctx) => (ctx.isStream ? {} : { deadline: Date.now() + timeout }),
+      dialTimeout: callTimeout,
+      defaultCallOptions: (ctx) => (ctx.isStream ? {} : { deadline: Date.now() + callTimeout }),
       ...(options.credentials ? { credentials: options.credentials } : {}),
     });
     try {
@@ -141,22 +146,26 @@ export function createEtcdAdmin(options: EtcdAdminOptions = {}): EtcdAdmin {
       await withClient([leaderEndpoint], (c) => c.maintenance.moveLeader({ targetID: targetId }));
     },
 
-    async status(endpoint) {
-      return withClient([endpoint], async (c) => {
-        const s = await c.maintenance.status();
-        return {
-          endpoint,
-          id: s.header.member_id,
-          leaderId: s.leader,
-          version: s.version,
-          raftIndex: s.raftIndex,
-          raftAppliedIndex: s.raftAppliedIndex,
-          dbSize: Number(s.dbSize),
-          dbSizeInUse: Number(s.dbSizeInUse),
-          isLearner: Boolean(s.isLearner),
-          errors: [...(s.errors ?? [])],
-        };
-      });
+    async status(endpoint, timeoutMs) {
+      return withClient(
+        [endpoint],
+        async (c) => {
+          const s = await c.maintenance.status();
+          return {
+            endpoint,
+            id: s.header.member_id,
+            leaderId: s.leader,
+            version: s.version,
+            raftIndex: s.raftIndex,
+            raftAppliedIndex: s.raftAppliedIndex,
+            dbSize: Number(s.dbSize),
+            dbSizeInUse: Number(s.dbSizeInUse),
+            isLearner: Boolean(s.isLearner),
+            errors: [...(s.errors ?? [])],
+          };
+        },
+        timeoutMs,
+      );
     },
   };
 }
