@@ -1,6 +1,7 @@
 // Talks to etcd's cluster and maintenance APIs; every call is bounded by a deadline and idempotent by lookup.
 import { Etcd3 } from 'etcd3';
 import type { IOptions } from 'etcd3';
+import { noop } from 'cockatiel';
 
 /** A member as etcd reports it. Member ids are uint64: always decimal strings, never numbers. */
 export interface EtcdMember {
@@ -67,6 +68,9 @@ export function createEtcdAdmin(options: EtcdAdminOptions = {}): EtcdAdmin {
     const client = new Etcd3({
       hosts,
       dialTimeout: callTimeout,
+      // No client-side retries: etcd3 would retry a dead member three times per call, tripling every
+      // observation of an unreachable member. The activity's retry policy is the one place that retries.
+      faultHandling: { global: noop, host: () => noop },
       defaultCallOptions: (ctx) => (ctx.isStream ? {} : { deadline: Date.now() + callTimeout }),
       ...(options.credentials ? { credentials: options.credentials } : {}),
     });
