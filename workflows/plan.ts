@@ -4,6 +4,7 @@
 // replay makes the same decision. The decision is an ordered chain of named checks (after cert-manager's
 // certificate policy chain): the first check with an opinion wins, and its name travels with the step so
 // the Temporal history says why each step was taken.
+import type { EtcdMemberObservation, EtcdObservation } from '../activities/observation';
 import { Reasons } from '../crds/conditions';
 import type { OperationType, StorageMedium } from '../crds/etcd-cluster';
 import { memberName, memberOrdinal } from '../crds/labels';
@@ -23,32 +24,11 @@ export interface Desired {
   versionKnown: boolean;
 }
 
-/** One member as etcd's member list and the member's own status endpoint describe it. */
-export interface EtcdMemberView {
-  /** Decimal uint64 member id. */
-  id: string;
-  /**
-   * The operator's name for the member. etcd reports an empty name until the member has started, so the
-   * observer derives it from the peer URL, which the operator builds from the name.
-   */
-  name: string;
-  isLearner: boolean;
-  /** etcd lists a name for it: the process has joined at least once (so a claim, if any, holds its data). */
-  started: boolean;
-  /** Its client endpoint answered a status request during this observation. */
-  reachable: boolean;
-  /** Its raft index (decimal uint64) from its status; used to tell whether a learner has caught up. */
-  raftIndex?: string;
-  /** The etcd server version it reports. */
-  version?: string;
-}
+/** One member as etcd's member list and its own status describe it (the observer's type, see activities/observation.ts). */
+export type EtcdMemberView = EtcdMemberObservation;
 
 /** etcd's view of the cluster: present only when a linearizable member list succeeded (so quorum existed). */
-export interface EtcdView {
-  clusterId: string;
-  leaderId?: string;
-  members: EtcdMemberView[];
-}
+export type EtcdView = EtcdObservation;
 
 export type PodPhase = 'Pending' | 'Running' | 'Succeeded' | 'Failed' | 'Unknown';
 
