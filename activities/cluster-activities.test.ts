@@ -8,7 +8,7 @@ import { createActivities } from './cluster-activities';
 import type { EtcdAdmin, EtcdMember, EtcdMemberStatus } from './etcd-admin';
 import type { EventRecorder } from './event-recorder';
 import type { KubeObjects, ObjectRef } from './kube-objects';
-import { memberClientURL, memberPeerURL } from './member-manifests';
+import { memberClientURL, memberPeerURL } from '../crds/names';
 
 const ref = { namespace: 'prod', name: 'main', uid: 'uid-1' };
 const spec: EtcdClusterSpec = {
@@ -372,6 +372,7 @@ describe('writeStatus', () => {
           kind: 'EtcdCluster',
           namespace: 'prod',
           name: 'main',
+          plural: 'etcdclusters',
         },
         patch: { status: { currentOperation: null, lastOperation: null, ...status } },
         subresource: 'status',

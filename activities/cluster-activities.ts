@@ -9,15 +9,12 @@ import { Labels } from '../crds/labels';
 import type { EtcdAdmin } from './etcd-admin';
 import type { KubeObjects } from './kube-objects';
 import type { ClusterRef, MemberRole } from './member-manifests';
+import { claimName, memberClientURL, memberFromPeerURL, memberPeerURL } from '../crds/names';
 import {
-  claimName,
   clientService,
   disruptionBudget,
   initialCluster,
   memberClaim,
-  memberClientURL,
-  memberFromPeerURL,
-  memberPeerURL,
   memberPod,
   peerService,
 } from './member-manifests';
@@ -61,6 +58,7 @@ const clusterObjectRef = (ref: ClusterRef) => ({
   kind: ETCD_CLUSTER.kind,
   namespace: ref.namespace,
   name: ref.name,
+  plural: ETCD_CLUSTER.plural,
 });
 
 /**

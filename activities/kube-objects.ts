@@ -1,6 +1,12 @@
 // Idempotent Kubernetes object effects: "already exists" on create and "not found" on delete are success.
 import type { KubeConfig, KubernetesObject } from '@kubernetes/client-node';
-import { ApiException, KubernetesObjectApi, PatchStrategy } from '@kubernetes/client-node';
+import {
+  ApiException,
+  CustomObjectsApi,
+  KubernetesObjectApi,
+  PatchStrategy,
+  setHeaderOptions,
+} from '@kubernetes/client-node';
 
 /** The few object operations the activities need; a fake implements this in unit tests. */
 export interface KubeObjects {
@@ -27,6 +33,8 @@ export interface ObjectRef {
   kind: string;
   namespace: string;
   name: string;
+  /** The resource's plural; needed only for status patches of custom resources. */
+  plural?: string;
 }
 
 export function isStatus(err: unknown, code: number): boolean {
@@ -124,17 +132,17 @@ export function createKubeObjects(kc: KubeConfig): KubeObjects {
 }
 
 async function patchStatus(kc: KubeConfig, ref: ObjectRef, patch: object): Promise<void> {
-  const { CustomObjectsApi, setHeaderOptions } = await import('@kubernetes/client-node');
   const [group, version] = ref.apiVersion.split('/');
-  if (!group || !version)
-    throw new Error(`status patches need a group/version apiVersion, got ${ref.apiVersion}`);
-  const api = kc.makeApiClient(CustomObjectsApi);
-  await api.patchNamespacedCustomObjectStatus(
-    { group, version, namespace: ref.namespace, plural: pluralOf(ref.kind), name: ref.name, body: patch },
-    setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
-  );
-}
-
-function pluralOf(kind: string): string {
-  return `${kind.toLowerCase()}s`;
+  const plural = ref.plural;
+  if (!group || !version || !plural) {
+    throw new Error(
+      `status patches need a group/version apiVersion and a plural, got ${ref.apiVersion} ${ref.kind}`,
+    );
+  }
+  await kc
+    .makeApiClient(CustomObjectsApi)
+    .patchNamespacedCustomObjectStatus(
+      { group, version, namespace: ref.namespace, plural, name: ref.name, body: patch },
+      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+    );
 }

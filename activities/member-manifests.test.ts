@@ -2,14 +2,8 @@ import type { EtcdClusterSpec } from '../crds/etcd-cluster';
 import { OPERATOR_OWNED_FLAGS } from '../crds/etcd-cluster';
 import { Labels } from '../crds/labels';
 import type { MemberPodInput } from './member-manifests';
-import {
-  disruptionBudget,
-  etcdArgs,
-  initialCluster,
-  memberFromPeerURL,
-  memberPeerURL,
-  memberPod,
-} from './member-manifests';
+import { memberFromPeerURL, memberPeerURL } from '../crds/names';
+import { disruptionBudget, etcdArgs, initialCluster, memberPod } from './member-manifests';
 
 const ref = { namespace: 'prod', name: 'main', uid: 'uid-1' };
 

@@ -10,7 +10,6 @@ import {
   peerServiceName,
   PORTS,
 } from '../crds/names';
-export * from '../crds/names';
 
 export const DATA_DIR = '/var/lib/etcd';
 const MANAGED_BY = 'etcd-conductor';

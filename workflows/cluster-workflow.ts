@@ -96,12 +96,15 @@ export async function etcdClusterWorkflow(
   let current: CurrentOperation | undefined;
   let stepChanged = false;
   let lastDecision = '';
+  /** The running operation's scope: deleting the EtcdCluster cancels it (its own compensation still runs). */
+  let operationScope: CancellationScope | undefined;
 
   setHandler(clusterChangedSignal, (change) => {
     // A signal for another object of the same name (deleted and recreated) is not for this run.
     if (change.uid !== ref.uid) return;
     if (change.deleted) {
       deleted = true;
+      operationScope?.cancel();
     } else if (
       change.generation > desired.generation ||
       (change.retryToken ?? '') !== (desired.retryToken ?? '')
@@ -184,8 +187,8 @@ export async function etcdClusterWorkflow(
     let result: OperationResult;
     let message: string;
     const scope = new CancellationScope();
-    // Deleting the EtcdCluster cancels the running operation; its own compensation still runs.
-    void condition(() => deleted).then(() => scope.cancel());
+    operationScope = scope;
+    if (deleted) scope.cancel();
     try {
       const outcome = await scope.run(async () => {
         const child = await startChild(clusterOperationWorkflow, {
@@ -250,6 +253,7 @@ export async function etcdClusterWorkflow(
       }
     }
     current = undefined;
+    operationScope = undefined;
     lastOperation = {
       type,
       result,

@@ -4,7 +4,7 @@
 // replay makes the same decision. The decision is an ordered chain of named checks (after cert-manager's
 // certificate policy chain): the first check with an opinion wins, and its name travels with the step so
 // the Temporal history says why each step was taken.
-import type { EtcdMemberObservation, EtcdObservation } from '../activities/observation';
+import type { EtcdMemberObservation, EtcdObservation, PodPhase } from '../activities/observation';
 import { Reasons } from '../crds/conditions';
 import type { OperationType, StorageMedium } from '../crds/etcd-cluster';
 import { memberName, memberOrdinal } from '../crds/labels';
@@ -30,7 +30,7 @@ export type EtcdMemberView = EtcdMemberObservation;
 /** etcd's view of the cluster: present only when a linearizable member list succeeded (so quorum existed). */
 export type EtcdView = EtcdObservation;
 
-export type PodPhase = 'Pending' | 'Running' | 'Succeeded' | 'Failed' | 'Unknown';
+export type { PodPhase };
 
 /** What Kubernetes holds for one member name: the Pod and claim labelled with it, either possibly absent. */
 export interface KubeMemberView {
