@@ -23,7 +23,8 @@ export function parseCli(argv: string[]): Cli {
   const cli: Cli = {
     command,
     stateDir: resolve(REPO_ROOT, '.local'),
-    hostIp: '127.0.0.1',
+    // A second checkout (a git worktree) runs its own stack beside the default one by choosing another loopback address.
+    hostIp: process.env.ETCD_CONDUCTOR_HOST_IP ?? '127.0.0.1',
     withOperator: true,
   };
   for (let i = 0; i < rest.length; i++) {
