@@ -17,6 +17,7 @@ import { createPodIpAllocator, type StackLayout } from './stack-layout';
 import { TEMPORAL_NAMESPACE, startTemporalServer, temporalAddress, temporalUiUrl } from './temporal-server';
 import type { ToolPaths } from './tool-cache';
 import { BACKING_ETCD_VERSION } from './versions';
+import { supervise } from './supervised-process';
 import { waitFor } from './wait-for';
 
 /** Once-per-stack helpers of the process-backed nodes (Service addresses and /etc/hosts, claim binding). */
@@ -277,11 +278,18 @@ export async function startStack(opts: StartStackOptions): Promise<RunningStack>
     if (opts.withOperator) {
       // What `kubectl apply -f crds/` does in a real cluster; the operator needs its API before it starts.
       await installCrds(layout.paths.adminKubeconfig, join(layout.repoRoot, 'crds'), log);
-      const operator = startOperator(layout, info);
-      if (operator) {
-        track(operator);
+      const entry = join(layout.repoRoot, 'dist', 'worker', 'main.js');
+      if (existsSync(entry)) {
+        const operator = supervise(() => startOperator(layout, info, entry), {
+          onRestart: (next, why, delayMs) => {
+            track(next);
+            if (info.readyAt) writeStackInfo(layout.paths.stackJson, info);
+            log(`stack: operator ${why}; restarted after ${delayMs} ms (pid ${next.pid})`);
+          },
+        });
+        track(operator.current());
         onStop('operator', () => operator.stop(10000));
-        log(`stack: operator started (pid ${operator.pid}, log ${operator.logFile})`);
+        log(`stack: operator started (pid ${operator.current().pid}, log ${operator.current().logFile})`);
       }
     }
     info.readyAt = new Date().toISOString();
@@ -300,9 +308,7 @@ export async function startStack(opts: StartStackOptions): Promise<RunningStack>
 }
 
 /** The operator hook: once `dist/worker/main.js` exists, the stack runs it with the same environment env.sh exports. */
-function startOperator(layout: StackLayout, info: StackInfo): ManagedProcess | undefined {
-  const entry = join(layout.repoRoot, 'dist', 'worker', 'main.js');
-  if (!existsSync(entry)) return undefined;
+function startOperator(layout: StackLayout, info: StackInfo, entry: string): ManagedProcess {
   return startProcess({
     name: 'operator',
     command: process.execPath,

@@ -5,31 +5,19 @@ import {
   createCluster,
   freshNamespace,
   getCluster,
-  memberHashes,
   patchSpec,
-  readKeys,
   waitConverged,
   writeKeys,
   eventually,
+  expectClusterData,
 } from '../support/cluster-harness';
 
 let h: Harness;
 beforeAll(() => {
   h = connect();
 });
-
-/** Keys written before survive, and every member holds the same data. */
-async function expectDataIntact(ns: string, name: string, prefix: string, written: Map<string, string>) {
-  const read = await eventually('keys readable', () => readKeys(ns, name, prefix));
-  expect(read).toEqual(written);
-  const c = await getCluster(h, ns, name);
-  const members = (c.status?.members ?? []).map((m) => m.name);
-  const hashes = await eventually('equal hashKV on all members', async () => {
-    const hs = await memberHashes(h, ns, name, members);
-    return new Set(hs.values()).size === 1 ? hs : undefined;
-  });
-  expect(hashes.size).toBe(members.length);
-}
+const expectDataIntact = (ns: string, name: string, prefix: string, written: Map<string, string>) =>
+  expectClusterData(h, ns, name, prefix, written);
 
 describe('EtcdCluster lifecycle', () => {
   test('a 1-member cluster bootstraps in a namespace that enforces the restricted Pod Security Standard and serves writes through its client Service', async () => {

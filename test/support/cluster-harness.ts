@@ -192,3 +192,45 @@ export async function memberHashes(
   if (revisions.size !== 1) throw new Error(`members at different revisions: ${[...revisions].join(', ')}`);
   return new Map(rows.map((r, i) => [members[i] ?? r.Endpoint, String(r.HashKV.hash)]));
 }
+
+/** Keys written before survive, and every member holds the same data (equal hashKV at one revision). */
+export async function expectClusterData(
+  h: Harness,
+  namespace: string,
+  name: string,
+  prefix: string,
+  written: Map<string, string>,
+): Promise<void> {
+  const read = await eventually('keys readable', () => readKeys(namespace, name, prefix));
+  expect(read).toEqual(written);
+  const c = await getCluster(h, namespace, name);
+  const members = (c.status?.members ?? []).map((m) => m.name);
+  const hashes = await eventually('equal hashKV on all members', async () => {
+    const hs = await memberHashes(h, namespace, name, members);
+    return new Set(hs.values()).size === 1 ? hs : undefined;
+  });
+  expect(hashes.size).toBe(members.length);
+}
+
+export interface EtcdMemberRow {
+  id: string;
+  name: string;
+  peerURLs: string[];
+  isLearner: boolean;
+}
+
+/** etcd's own member list, asked through the cluster's client Service (voters only answer there). */
+export async function etcdMemberList(namespace: string, name: string): Promise<EtcdMemberRow[]> {
+  const client = etcdClient([clientEndpoint(namespace, name)]);
+  try {
+    const res = await client.cluster.memberList({ linearizable: true });
+    return res.members.map((m) => ({
+      id: String(m.ID),
+      name: m.name,
+      peerURLs: m.peerURLs,
+      isLearner: Boolean(m.isLearner),
+    }));
+  } finally {
+    client.close();
+  }
+}
