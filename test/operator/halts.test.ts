@@ -1,5 +1,4 @@
 // Halting an operation from outside: `temporal workflow cancel` and the progress deadline, on the real stack.
-import { execFileSync } from 'node:child_process';
 import { setHeaderOptions, PatchStrategy } from '@kubernetes/client-node';
 import { FaultClient } from '../../localcluster/fault-client';
 import type { Harness } from '../support/cluster-harness';
@@ -10,6 +9,7 @@ import {
   freshNamespace,
   getCluster,
   patchSpec,
+  temporalCli,
   waitConverged,
 } from '../support/cluster-harness';
 
@@ -30,15 +30,7 @@ async function freezeWhenRunning(ns: string, pod: string): Promise<void> {
   await faults.freezeContainer(ns, pod, 'etcd');
 }
 
-function temporal(args: string[]): string {
-  return execFileSync(
-    h.stack.tools.temporal,
-    [...args, '--address', h.stack.temporal.address, '--namespace', h.stack.temporal.namespace],
-    {
-      encoding: 'utf8',
-    },
-  );
-}
+const temporal = (args: string[]) => temporalCli(h, args);
 
 describe('halting a stuck operation', () => {
   test('temporal workflow cancel stops a stuck scale-up safely and the cluster waits for a retry', async () => {

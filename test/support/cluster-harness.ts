@@ -1,4 +1,5 @@
 // What the end-to-end journeys share: clients for the running local stack, EtcdCluster helpers, and data checks against real etcd.
+import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { CoreV1Api, CustomObjectsApi, KubeConfig } from '@kubernetes/client-node';
 import { Etcd3 } from 'etcd3';
@@ -173,7 +174,6 @@ export async function memberHashes(
   name: string,
   members: string[],
 ): Promise<Map<string, string>> {
-  const { execFileSync } = await import('node:child_process');
   const etcdctl = `${Object.values(h.stack.tools.etcdBinDirs).find((d) => d.includes('3.6')) ?? ''}/etcdctl`;
   const endpoints = members.map((m) => memberClientURL({ namespace, name }, m));
   const out = execFileSync(
@@ -233,4 +233,27 @@ export async function etcdMemberList(namespace: string, name: string): Promise<E
   } finally {
     client.close();
   }
+}
+
+/** The Temporal CLI of the stack, pointed at its server and namespace; returns stdout. */
+export function temporalCli(h: Harness, args: string[]): string {
+  return execFileSync(
+    h.stack.tools.temporal,
+    [...args, '--address', h.stack.temporal.address, '--namespace', h.stack.temporal.namespace],
+    { encoding: 'utf8' },
+  );
+}
+
+export interface WorkflowListRow {
+  execution: { workflowId: string; runId: string };
+  startTime: string;
+  closeTime?: string;
+  status: string;
+}
+
+/** `temporal workflow list --query ...` as rows, oldest first. */
+export function listWorkflows(h: Harness, query: string): WorkflowListRow[] {
+  const rows = JSON.parse(temporalCli(h, ['workflow', 'list', '--query', query, '-o', 'json'])) as
+    WorkflowListRow[] | null;
+  return (rows ?? []).sort((a, b) => a.startTime.localeCompare(b.startTime));
 }
