@@ -82,11 +82,15 @@ describe('etcdArgs', () => {
     expect(args).not.toContain('--name=x');
   });
 
-  it('lets no option override a flag the operator sets, whatever its value', () => {
-    const options = Object.fromEntries(OPERATOR_OWNED_FLAGS.map((f) => [f, 'user']));
+  it('passes no operator-owned flag from options, even one the operator does not set itself', () => {
+    const options = {
+      ...Object.fromEntries(OPERATOR_OWNED_FLAGS.map((f) => [f, 'user'])),
+      'log-level': 'warn',
+    };
     const args = etcdArgs(podInput({ spec: specOf({ options }) }));
-    const overridden = args.filter((a) => a.endsWith('=user')).map(flagName);
-    expect(overridden.filter((f) => f !== undefined && owned.includes(f))).toEqual([]);
+    expect(args.filter((a) => a.endsWith('=user'))).toEqual([]);
+    expect(args).not.toContain('--force-new-cluster=user');
+    expect(args[0]).toBe('--log-level=warn');
   });
 });
 

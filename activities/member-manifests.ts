@@ -1,6 +1,6 @@
 // Builds the Kubernetes objects of a cluster and its members as plain data; every name derives from the member name.
 import type { EtcdClusterSpec } from '../crds/etcd-cluster';
-import { API_VERSION, ETCD_CLUSTER } from '../crds/etcd-cluster';
+import { API_VERSION, ETCD_CLUSTER, OPERATOR_OWNED_FLAGS } from '../crds/etcd-cluster';
 import { Labels } from '../crds/labels';
 import {
   claimName,
@@ -76,8 +76,11 @@ export function etcdArgs(input: MemberPodInput): string[] {
     // The uid keeps two clusters that reuse a name from ever joining each other's members.
     'initial-cluster-token': `${ref.namespace}/${ref.name}/${ref.uid}`,
   };
+  // The CRD's CEL rule refuses every owned flag; an object stored before a rule existed must still not
+  // reach etcd with one (a stray --force-new-cluster or --discovery would fork or hijack the cluster).
+  const refused = new Set<string>([...OPERATOR_OWNED_FLAGS, ...Object.keys(own)]);
   const extra = Object.entries(input.spec.options ?? {})
-    .filter(([k]) => !(k in own))
+    .filter(([k]) => !refused.has(k))
     .sort(([a], [b]) => a.localeCompare(b))
     .map(([k, v]) => `--${k}=${v}`);
   return [...extra, ...Object.entries(own).map(([k, v]) => `--${k}=${v}`)];
