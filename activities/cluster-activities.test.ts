@@ -422,6 +422,14 @@ describe('addLearner and the endpoints activities ask', () => {
     expect(calls).toEqual([{ fn: 'addLearner', endpoints: [client('main-1')], args: [peer('main-3')] }]);
   });
 
+  it('reports notReady, adding nothing, while etcd refuses new members', async () => {
+    const { kube } = fakeKube([podObject('main-0', 'voter')]);
+    const { etcd } = fakeEtcd([etcdMember('1', 'main-0')]);
+    etcd.addLearner = async () => 'not-ready';
+    const result = await activitiesWith(kube, etcd).addLearner({ ref, member: 'main-1' });
+    expect(result).toEqual({ notReady: expect.stringMatching(/connected for 5 s/) });
+  });
+
   it('asks every live Pod while none is labelled a voter yet', async () => {
     const { kube } = fakeKube([podObject('main-0', 'learner'), podObject('main-1', 'learner')]);
     const { etcd, calls } = fakeEtcd([etcdMember('1', 'main-0')]);

@@ -206,11 +206,20 @@ export function createActivities(deps: ActivityDeps) {
       await kube.createIfAbsent(memberClaim(input));
     },
 
-    /** MemberAddAsLearner with the member's derived peer URL; a retry finds the member it added before. */
-    async addLearner(input: { ref: ClusterRef; member: string }): Promise<{ id: string }> {
+    /**
+     * MemberAddAsLearner with the member's derived peer URL; a retry finds the member it added before.
+     * `notReady` says etcd refuses new members for now (a voter joined moments ago): wait and plan again.
+     */
+    async addLearner(input: {
+      ref: ClusterRef;
+      member: string;
+    }): Promise<{ id: string } | { notReady: string }> {
       const endpoints = await endpointsOf(input.ref);
-      const { member } = await etcd.addLearner(endpoints, memberPeerURL(input.ref, input.member));
-      return { id: member.id };
+      const added = await etcd.addLearner(endpoints, memberPeerURL(input.ref, input.member));
+      if (added === 'not-ready') {
+        return { notReady: 'etcd accepts a new member once every voter has been connected for 5 s' };
+      }
+      return { id: added.member.id };
     },
 
     /**

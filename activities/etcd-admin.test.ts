@@ -9,7 +9,13 @@ interface RawMember {
   isLearner: boolean;
 }
 
-const cluster: { members: RawMember[]; calls: string[]; promoteError?: string; removeError?: string } = {
+const cluster: {
+  members: RawMember[];
+  calls: string[];
+  promoteError?: string;
+  removeError?: string;
+  addError?: string;
+} = {
   members: [],
   calls: [],
 };
@@ -20,6 +26,7 @@ jest.mock('etcd3', () => ({
       memberList: async () => ({ header: { cluster_id: '777' }, members: cluster.members }),
       memberAdd: async (req: { peerURLs: string[]; isLearner: boolean }) => {
         cluster.calls.push(`memberAdd ${req.peerURLs.join(',')} learner=${req.isLearner}`);
+        if (cluster.addError) throw new Error(cluster.addError);
         const member = {
           ID: '99',
           name: '',
@@ -58,6 +65,7 @@ beforeEach(() => {
   cluster.members = [voter('1', 'main-0')];
   cluster.calls = [];
   delete cluster.promoteError;
+  delete cluster.addError;
   delete cluster.removeError;
 });
 
@@ -68,9 +76,26 @@ describe('createEtcdAdmin', () => {
   it('addLearner adds a learner once and a retry finds the member it added by its peer URL', async () => {
     const first = await admin.addLearner(endpoints, URL3);
     const again = await admin.addLearner(endpoints, URL3);
-    expect(first.member).toMatchObject({ id: '99', isLearner: true, peerURLs: [URL3] });
-    expect(again.member.id).toBe('99');
+    expect(first).toMatchObject({ member: { id: '99', isLearner: true, peerURLs: [URL3] } });
+    expect(again).toMatchObject({ member: { id: '99' } });
     expect(cluster.calls).toEqual([`memberAdd ${URL3} learner=true`]);
+  });
+
+  it.each([
+    ['etcd within its health interval', '14 UNAVAILABLE: etcdserver: unhealthy cluster', 'not-ready'],
+    [
+      'etcd short of started members',
+      'etcdserver: re-configuration failed due to not enough started members',
+      'not-ready',
+    ],
+  ])('addLearner reports %s as not-ready, not as a failure', async (_case, message, expected) => {
+    cluster.addError = message;
+    await expect(admin.addLearner(endpoints, URL3)).resolves.toBe(expected);
+  });
+
+  it('addLearner passes any other refusal on as an error', async () => {
+    cluster.addError = 'etcdserver: too many learner members in cluster';
+    await expect(admin.addLearner(endpoints, URL3)).rejects.toThrow(/too many learner/);
   });
 
   it.each([

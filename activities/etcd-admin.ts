@@ -32,7 +32,14 @@ export interface EtcdAdmin {
   /** The member list with the cluster id it came from (linearizable: it needs a quorum). */
   listMembersWithHeader(endpoints: string[]): Promise<{ clusterId: string; members: EtcdMember[] }>;
   /** Adds a learner with this peer URL, or returns the member that already has it (a retry finds its own work). */
-  addLearner(endpoints: string[], peerURL: string): Promise<{ member: EtcdMember; members: EtcdMember[] }>;
+  /**
+   * MemberAddAsLearner; `not-ready` while etcd refuses membership changes because a voter has not been connected
+   * for its health interval yet (a wait, not a failure).
+   */
+  addLearner(
+    endpoints: string[],
+    peerURL: string,
+  ): Promise<{ member: EtcdMember; members: EtcdMember[] } | 'not-ready'>;
   /** Promotes a learner; resolves `not-caught-up` while etcd says the learner is not in sync yet. */
   promote(endpoints: string[], id: string): Promise<'promoted' | 'not-caught-up' | 'not-found'>;
   /** Removes a member; a member that is already gone counts as removed. */
@@ -53,6 +60,10 @@ export interface EtcdAdminOptions {
 const NOT_CAUGHT_UP =
   /can only promote a learner member which is in sync with leader|learner member not ready/i;
 const MEMBER_NOT_FOUND = /member not found/i;
+// etcd (--strict-reconfig-check, on by default) refuses MemberAdd until every voter has been connected for its
+// 5 s health interval: right after a member joined or was promoted. The operation waits on a short timer
+// instead of an exponential activity retry, which would overshoot the interval by seconds.
+const NOT_READY_FOR_MEMBERS = /unhealthy cluster|not enough started members/i;
 
 export function createEtcdAdmin(options: EtcdAdminOptions = {}): EtcdAdmin {
   const timeout = options.callTimeoutMs ?? 5000;
@@ -116,10 +127,15 @@ export function createEtcdAdmin(options: EtcdAdminOptions = {}): EtcdAdmin {
       const before = await listMembers(endpoints);
       const existing = before.find((m) => m.peerURLs.includes(peerURL));
       if (existing) return { member: existing, members: before };
-      return withClient(endpoints, async (c) => {
-        const res = await c.cluster.memberAdd({ peerURLs: [peerURL], isLearner: true });
-        return { member: toMember(res.member), members: res.members.map(toMember) };
-      });
+      try {
+        return await withClient(endpoints, async (c) => {
+          const res = await c.cluster.memberAdd({ peerURLs: [peerURL], isLearner: true });
+          return { member: toMember(res.member), members: res.members.map(toMember) };
+        });
+      } catch (err) {
+        if (NOT_READY_FOR_MEMBERS.test(err instanceof Error ? err.message : String(err))) return 'not-ready';
+        throw err;
+      }
     },
 
     async promote(endpoints, id) {

@@ -186,6 +186,21 @@ describe('etcdClusterWorkflow on the Temporal dev server', () => {
     });
   });
 
+  it('waits while etcd refuses a new member after a promotion, then adds each member exactly once', async () => {
+    const fake = createFakeCluster({ refusedAddsAfterPromotion: 2 });
+    await withCluster('wait', specOf(3), fake, async ({ opId }) => {
+      const status = await finished(fake, opId(1, 'Bootstrap'));
+      expect(status.lastOperation).toMatchObject({ type: 'Bootstrap', result: 'Succeeded' });
+      expect(fake.voterNames()).toEqual(['wait-0', 'wait-1', 'wait-2']);
+      // wait-1 joined at once (no promotion before it); wait-2 was refused twice, then added once.
+      const asked = fake.callsOf('addLearner').map((c) => (c.input as { member: string }).member);
+      expect(asked).toEqual(['wait-1', 'wait-2', 'wait-2', 'wait-2']);
+      expect(fake.memberAdds()).toBe(2);
+      expect(fake.podNames()).toEqual(['wait-0', 'wait-1', 'wait-2']);
+      expect(fake.callsOf('deleteMemberClaim')).toEqual([]);
+    });
+  });
+
   it('scales 3 -> 5 as a child workflow op/<n>-scaleup with the static summary "scale ns/name 3 -> 5"', async () => {
     const fake = createFakeCluster();
     await withCluster('grow', specOf(3), fake, async ({ opId, change, handle }) => {

@@ -44,6 +44,9 @@ const acts = proxyActivities<ClusterActivities>({
 // Pause between observations while a step waits on something outside the operator (a learner catching
 // up, a Pod starting): short, because each wait is bounded by the progress deadline anyway.
 const WAIT_INTERVAL = '1s';
+// etcd's refusal of a new member lasts until its 5 s health interval has passed: ask again soon.
+const NOT_READY_INTERVAL = '500ms';
+const NOT_READY_ASKS = 20;
 
 export async function clusterOperationWorkflow(input: OperationInput): Promise<OperationOutcome> {
   const { ref, spec, type } = input;
@@ -72,7 +75,16 @@ export async function clusterOperationWorkflow(input: OperationInput): Promise<O
       case 'AddMember': {
         await acts.ensureClusterObjects({ ref, voters: spec.replicas });
         await acts.createMemberClaim({ ref, spec, member: step.member });
-        const { id } = await acts.addLearner({ ref, member: step.member });
+        let added = await acts.addLearner({ ref, member: step.member });
+        // Waiting here, not in the plan loop: the claim created above has no member yet, and a fresh plan would
+        // take it for an orphan. A refusal that outlasts etcd's health interval goes back to planning.
+        for (let asked = 1; 'notReady' in added && asked < NOT_READY_ASKS; asked++) {
+          details(`adding member ${step.member}: ${added.notReady}`);
+          await sleep(NOT_READY_INTERVAL, { summary: added.notReady });
+          added = await acts.addLearner({ ref, member: step.member });
+        }
+        if ('notReady' in added) return;
+        const { id } = added;
         pendingLearner = { member: step.member, id };
         details(`member ${step.member} added as learner, starting its Pod`);
         await acts.createMemberPod({ ref, spec, member: step.member, mode: 'join' });

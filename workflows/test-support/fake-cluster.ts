@@ -37,6 +37,8 @@ export interface FakeClusterOptions {
   catchUpAfterObservations?: number;
   /** etcd versions that have an image (default: every version). */
   knownVersions?: string[];
+  /** MemberAdd calls etcd refuses as "unhealthy cluster" after each promotion (its health interval; default 0). */
+  refusedAddsAfterPromotion?: number;
 }
 
 export interface ActivityCall {
@@ -55,6 +57,8 @@ export function createFakeCluster(options: FakeClusterOptions = {}) {
   const unreachable = new Set<string>();
   const neverCatchUp = new Set<string>();
   let learnersNeverCatchUp = false;
+  let addsRefused = 0;
+  let memberAdds = 0;
   let clusterId: string | undefined;
   let leaderId: string | undefined;
   let nextId = 0x1000;
@@ -170,6 +174,11 @@ export function createFakeCluster(options: FakeClusterOptions = {}) {
       if ([...members.values()].some((m) => m.isLearner)) {
         throw new Error('etcdserver: too many learner members in cluster');
       }
+      if (addsRefused > 0) {
+        addsRefused -= 1;
+        return { notReady: 'etcd accepts a new member once every voter has been connected for 5 s' };
+      }
+      memberAdds += 1;
       const id = String(nextId++);
       members.set(input.member, {
         id,
@@ -222,6 +231,7 @@ export function createFakeCluster(options: FakeClusterOptions = {}) {
       if (!m.isLearner) return 'promoted';
       if (!answers(m) || !caughtUp(m)) return 'not-caught-up';
       m.isLearner = false;
+      addsRefused = options.refusedAddsAfterPromotion ?? 0;
       return 'promoted';
     },
 
@@ -288,6 +298,8 @@ export function createFakeCluster(options: FakeClusterOptions = {}) {
     podNames: (): string[] => [...pods.keys()].sort(),
     claimNames: (): string[] => [...claims.keys()].sort(),
     callsOf: (name: keyof ClusterActivities) => calls.filter((c) => c.name === name),
+    /** MemberAdd calls etcd accepted. */
+    memberAdds: (): number => memberAdds,
 
     faults: {
       /** The member's process stops answering (network cut, hung process); its Pod stays. */
