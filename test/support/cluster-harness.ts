@@ -23,7 +23,13 @@ export function connect(): Harness {
   return { stack, kc, core: kc.makeApiClient(CoreV1Api), custom: kc.makeApiClient(CustomObjectsApi) };
 }
 
-/** A namespace of its own per journey, so journeys never see each other's objects. */
+const created: { h: Harness; name: string }[] = [];
+
+/**
+ * A namespace of its own per journey, so journeys never see each other's objects. It is deleted after the test
+ * file (its clusters' Pods and claims go with it through owner references) unless E2E_KEEP_NAMESPACES=1 asks to
+ * keep them for a look; a long-lived dev stack would otherwise pile up etcd processes run after run.
+ */
 export async function freshNamespace(
   h: Harness,
   prefix: string,
@@ -31,8 +37,16 @@ export async function freshNamespace(
 ): Promise<string> {
   const name = `${prefix}-${randomBytes(3).toString('hex')}`;
   await h.core.createNamespace({ body: { metadata: { name, labels } } });
+  created.push({ h, name });
   return name;
 }
+
+afterAll(async () => {
+  if (process.env.E2E_KEEP_NAMESPACES === '1') return;
+  for (const { h, name } of created.splice(0)) {
+    await h.core.deleteNamespace({ name }).catch(() => undefined);
+  }
+});
 
 const crd = { group: API_GROUP, version: API_VERSION_NAME, plural: ETCD_CLUSTER.plural };
 
