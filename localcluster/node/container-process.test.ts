@@ -127,4 +127,19 @@ maybe('spawnContainer (needs root for mount namespaces)', () => {
     );
     expect(existsSync('/etcd-conductor-nowhere')).toBe(false);
   });
+
+  it('says so when a volume hides the node folder the termination file needs', async () => {
+    const vol = join(dir, 'cover');
+    mkdirSync(vol);
+    const proc = spawnContainer({
+      argv: ['/bin/true'],
+      env: { PATH: '/bin:/usr/bin' },
+      mounts: [{ source: vol, target: dir, readOnly: false, file: false }],
+      workingDir: '/',
+      logPath: join(dir, 'term-hidden.log'),
+      termination: prepareTerminationFile(join(dir, 'term-hidden'), '/dev/termination-log'),
+    });
+    expect((await proc.exited).exitCode).toBe(128);
+    expect(readFileSync(join(dir, 'term-hidden.log'), 'utf8')).toContain('a volume is mounted over the node');
+  });
 });

@@ -159,7 +159,10 @@ function capState<S extends ContainerStateJson | Record<string, never>>(state: S
 }
 
 /** The kubelet's normalizeStatus: a Pod's termination messages share 12 KiB, each container an even part. */
-export function capTerminationMessages(statuses: ContainerStatusJson[], containerCount: number): ContainerStatusJson[] {
+export function capTerminationMessages(
+  statuses: ContainerStatusJson[],
+  containerCount: number,
+): ContainerStatusJson[] {
   const maxBytes = messageBytesPerContainer(containerCount);
   return statuses.map((s) => {
     const state = capState(s.state, maxBytes);

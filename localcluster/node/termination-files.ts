@@ -1,5 +1,14 @@
 // The node's side of termination messages: one folder per container instance under the Pod's folder, read after the container exits and removed with the Pod.
-import { closeSync, fstatSync, mkdirSync, openSync, readSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  closeSync,
+  fstatSync,
+  mkdirSync,
+  openSync,
+  readSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { join, posix } from 'node:path';
 import type { TerminationFile } from './mount-script';
 import { MAX_LOG_MESSAGE_BYTES, MAX_MESSAGE_FILE_BYTES, tailOfLog } from './termination-message';

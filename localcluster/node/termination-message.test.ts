@@ -1,4 +1,9 @@
-import { messageBytesPerContainer, tailOfLog, terminationMessage, truncateMessage } from './termination-message';
+import {
+  messageBytesPerContainer,
+  tailOfLog,
+  terminationMessage,
+  truncateMessage,
+} from './termination-message';
 import type { TerminationMessageInput } from './termination-message';
 
 const lines = (n: number, from = 1): string =>
@@ -68,7 +73,11 @@ describe('terminationMessage', () => {
     ],
     [
       'an unreadable file is reported in the message, without the log fallback',
-      { policy: 'FallbackToLogsOnError', exitCode: 1, file: { kind: 'error', error: 'EACCES: permission denied' } },
+      {
+        policy: 'FallbackToLogsOnError',
+        exitCode: 1,
+        file: { kind: 'error', error: 'EACCES: permission denied' },
+      },
       'Error on reading termination log /node/pods/p/termination/c/message: EACCES: permission denied',
     ],
   ];

@@ -14,7 +14,8 @@ export const MAX_POD_MESSAGE_BYTES = 12 * 1024;
 export type TerminationMessagePolicy = 'File' | 'FallbackToLogsOnError';
 
 /** What the node found at the container's termination file after it exited. */
-export type MessageFile = { kind: 'missing' } | { kind: 'read'; tail: Buffer } | { kind: 'error'; error: string };
+export type MessageFile =
+  { kind: 'missing' } | { kind: 'read'; tail: Buffer } | { kind: 'error'; error: string };
 
 export interface TerminationMessageInput {
   policy: TerminationMessagePolicy;
