@@ -268,4 +268,23 @@ describe('computePodStatus', () => {
     const one = computePodStatus(input('Never', [], [cs('a', withMessage(0))]));
     expect(message(one.containerStatuses[0]!.state)).toBe(long);
   });
+
+  it('reports an init container ready once it exited 0, and not while it runs or after it failed', () => {
+    const s = computePodStatus(
+      input(
+        'Always',
+        [
+          [cs('done', exited(0)), false],
+          [cs('failed', exited(1)), false],
+          [cs('busy', running), false],
+        ],
+        [cs('a', waiting('PodInitializing'))],
+      ),
+    );
+    expect(s.initContainerStatuses.map((c) => [c.name, c.ready])).toEqual([
+      ['done', true],
+      ['failed', false],
+      ['busy', false],
+    ]);
+  });
 });

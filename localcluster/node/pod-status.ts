@@ -144,6 +144,7 @@ function condition(
   return c;
 }
 
+/** A sidecar counts once started; a plain init container once it exited 0, which is also when the kubelet calls it ready. */
 function initCompleted(status: ContainerStatusJson, sidecar: boolean): boolean {
   if (sidecar) return status.started;
   const st = status.state;
@@ -230,7 +231,9 @@ export function computePodStatus(input: PodStatusInput): PodStatusJson {
     hostIPs: [{ ip: input.hostIp }],
     startTime: input.startTime,
     initContainerStatuses: capTerminationMessages(
-      input.initContainers.map((c) => c.status),
+      input.initContainers.map((c) =>
+        c.sidecar ? c.status : { ...c.status, ready: initCompleted(c.status, false) },
+      ),
       containerCount,
     ),
     containerStatuses: capTerminationMessages(input.containers, containerCount),

@@ -38,9 +38,9 @@ describe('init containers on process-backed nodes', () => {
     });
     const pod = await podWhere(kube, ns, 'ordered', 'Succeeded', phase('Succeeded'));
     for (const name of ['one', 'two'])
-      expect(containerStatus(pod, name)?.state?.terminated).toMatchObject({
-        exitCode: 0,
-        reason: 'Completed',
+      expect(containerStatus(pod, name)).toMatchObject({
+        ready: true,
+        state: { terminated: { exitCode: 0, reason: 'Completed' } },
       });
     const one = containerStatus(pod, 'one')?.state?.terminated;
     const two = containerStatus(pod, 'two')?.state?.terminated;
