@@ -105,8 +105,9 @@ maybe('spawnContainer (needs root for mount namespaces)', () => {
     };
     expect(await run(`${missing}/deep/msg`, [])).toBe('written');
     expect(existsSync(missing)).toBe(false);
-    const inVolume = await run('/mnt/etcd-conductor-msg/sub/msg', [
-      { source: vol, target: '/mnt/etcd-conductor-msg', readOnly: false, file: false },
+    // The first test's mount point: a volume's mount point is a folder on the host (see mount-script.ts).
+    const inVolume = await run('/mnt/etcd-conductor-test/sub/msg', [
+      { source: vol, target: '/mnt/etcd-conductor-test', readOnly: false, file: false },
     ]);
     expect(inVolume).toBe('written');
     expect(existsSync(join(vol, 'sub'))).toBe(false);
