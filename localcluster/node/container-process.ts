@@ -4,7 +4,7 @@ import { closeSync, mkdirSync, openSync } from 'node:fs';
 import { constants } from 'node:os';
 import { dirname } from 'node:path';
 import { renderMountScript } from './mount-script';
-import type { BindMount } from './mount-script';
+import type { BindMount, TerminationFile } from './mount-script';
 
 export interface ContainerExit {
   exitCode: number;
@@ -28,6 +28,8 @@ export interface ContainerLaunch {
   workingDir: string;
   /** stdout and stderr are appended here. */
   logPath: string;
+  /** Gives the container its termination message file (see renderMountScript). */
+  termination?: TerminationFile;
 }
 
 export function signalGroup(pid: number, sig: NodeJS.Signals): void {
@@ -41,7 +43,7 @@ export function signalGroup(pid: number, sig: NodeJS.Signals): void {
 export function spawnContainer(launch: ContainerLaunch): ContainerProcess {
   mkdirSync(dirname(launch.logPath), { recursive: true });
   const log = openSync(launch.logPath, 'a');
-  const script = renderMountScript(launch.mounts, launch.workingDir);
+  const script = renderMountScript(launch.mounts, launch.workingDir, launch.termination);
   const child = spawn(
     '/usr/bin/unshare',
     ['-m', '--propagation', 'private', '--', '/bin/sh', '-c', script, 'sh', ...launch.argv],

@@ -39,6 +39,33 @@ describe('renderMountScript', () => {
     expect(script).not.toContain("mkdir -p '/etc/app.conf'");
   });
 
+  it('without a termination file, leaves the container its host view', () => {
+    expect(renderMountScript([], '/')).not.toContain('overlay');
+  });
+
+  it('gives the termination file after the volume mounts and before the working directory, bound from the node folder', () => {
+    const lines = renderMountScript(
+      [{ source: '/s/data', target: '/var/lib/etcd', readOnly: false, file: false }],
+      '/w',
+      { path: '/dev/termination-log', hostDir: '/node/pods/p/termination/c' },
+    ).split('\n');
+    const at = (line: string) => {
+      const i = lines.indexOf(line);
+      expect(i).toBeGreaterThanOrEqual(0);
+      return i;
+    };
+    const volume = at("mount --bind '/s/data' '/var/lib/etcd'");
+    const overlay = at(
+      'mount -t overlay overlay -o "lowerdir=$tm_anchor,upperdir=$tm_dir/upper,workdir=$tm_dir/work" "$tm_anchor"',
+    );
+    const bind = at('mount --bind "$tm_dir/message" "$tm_path"');
+    expect(volume).toBeLessThan(at("tm_path='/dev/termination-log'"));
+    expect(at("tm_dir='/node/pods/p/termination/c'")).toBeLessThan(overlay);
+    expect(at('mount --rbind "$tm_anchor" "$tm_dir/stage"')).toBeLessThan(overlay);
+    expect(overlay).toBeLessThan(at('umount -R "$tm_dir/stage"'));
+    expect(bind).toBeLessThan(at("cd '/w'"));
+  });
+
   it('quotes paths holding single quotes', () => {
     expect(shellQuote("it's")).toBe(`'it'\\''s'`);
   });

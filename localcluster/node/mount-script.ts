@@ -10,6 +10,17 @@ export interface BindMount {
   file: boolean;
 }
 
+/** Where a container's termination message goes: a per-container file of the node, seen by the container at `path`. */
+export interface TerminationFile {
+  /** terminationMessagePath, absolute, as the container sees it. */
+  path: string;
+  /**
+   * Per-container folder on this machine holding `message` (the file the container writes through `path`)
+   * and the overlay's `upper/`, `work/` and `stage/` folders; all four exist before the container starts.
+   */
+  hostDir: string;
+}
+
 export function shellQuote(s: string): string {
   return `'${s.replace(/'/g, `'\\''`)}'`;
 }
@@ -18,7 +29,11 @@ export function shellQuote(s: string): string {
  * The script runs under `unshare -m --propagation private`, so its mounts are private to the container and
  * vanish with it; the tools it uses come from the system PATH, and it ends by exec-ing the container command passed as "$@", keeping the spawned pid.
  */
-export function renderMountScript(mounts: BindMount[], workingDir: string): string {
+export function renderMountScript(
+  mounts: BindMount[],
+  workingDir: string,
+  termination?: TerminationFile,
+): string {
   const lines = ['set -e', 'container_path="$PATH"', 'PATH=/usr/sbin:/usr/bin:/sbin:/bin'];
   for (const m of mounts) {
     const target = shellQuote(m.target);
@@ -27,6 +42,7 @@ export function renderMountScript(mounts: BindMount[], workingDir: string): stri
     lines.push(`mount --bind ${shellQuote(m.source)} ${target}`);
     if (m.readOnly) lines.push(`mount -o remount,bind,ro ${target}`);
   }
+  if (termination !== undefined) lines.push(...terminationFileLines(termination));
   lines.push(
     `mkdir -p ${shellQuote(workingDir)}`,
     `cd ${shellQuote(workingDir)}`,
@@ -34,4 +50,45 @@ export function renderMountScript(mounts: BindMount[], workingDir: string): stri
     'exec "$@"',
   );
   return lines.join('\n');
+}
+
+/**
+ * Gives the container a file at the termination path without touching the host's copy of its folder (for the default
+ * `/dev/termination-log` that is the host's real /dev): the nearest existing folder on the way to the path (the
+ * "anchor", as the container sees it after its volume mounts) is covered by an overlay whose upper layer is the
+ * node's per-container folder, so the mount point and any missing parents are created there only. The overlay hides
+ * the anchor's submounts (/dev/pts, /dev/shm, ...), so they are bound again from a recursive copy taken first. The
+ * node's `message` file is then bound at the path. Paths whose anchor is `/` are refused: an overlay on the root would
+ * contain the node's own folders.
+ */
+function terminationFileLines(t: TerminationFile): string[] {
+  const fail = (why: string) =>
+    `echo "etcd-conductor node: terminationMessagePath $tm_path ${why}" >&2; exit 128`;
+  return [
+    `tm_path=${shellQuote(t.path)}`,
+    `tm_dir=${shellQuote(t.hostDir)}`,
+    'tm_anchor=$(dirname "$tm_path")',
+    'while [ ! -d "$tm_anchor" ]; do tm_anchor=$(dirname "$tm_anchor"); done',
+    'case "$tm_anchor" in',
+    `  /) ${fail('needs its mount point created directly in /, which this node cannot do without changing the host')};;`,
+    `  *[,:]*) ${fail('lies under a folder whose name holds , or : (overlay options cannot carry it)')};;`,
+    'esac',
+    `[ -d "$tm_dir/stage" ] || { ${fail("cannot be set up: a volume is mounted over the node's folder $tm_dir")}; }`,
+    'case "$tm_dir" in',
+    `  "$tm_anchor"/*) ${fail("lies under a folder that holds the node's own state")};;`,
+    'esac',
+    'mount --rbind "$tm_anchor" "$tm_dir/stage"',
+    'mount -t overlay overlay -o "lowerdir=$tm_anchor,upperdir=$tm_dir/upper,workdir=$tm_dir/work" "$tm_anchor"',
+    'tm_bound=',
+    'findmnt -rn -o TARGET | while read -r tm_sub; do',
+    '  case "$tm_sub" in "$tm_dir/stage"/*) ;; *) continue;; esac',
+    '  if [ -n "$tm_bound" ]; then case "$tm_sub" in "$tm_bound" | "$tm_bound"/*) continue;; esac; fi',
+    '  tm_bound=$tm_sub',
+    '  mount --rbind "$tm_sub" "$tm_anchor${tm_sub#"$tm_dir/stage"}"',
+    'done',
+    'umount -R "$tm_dir/stage"',
+    'mkdir -p "$(dirname "$tm_path")"',
+    ': > "$tm_path"',
+    'mount --bind "$tm_dir/message" "$tm_path"',
+  ];
 }

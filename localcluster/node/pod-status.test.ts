@@ -75,6 +75,32 @@ describe('podPhase', () => {
       'Pending',
     ],
     [
+      'an init container waiting in crash-loop back-off keeps an OnFailure pod Pending',
+      input(
+        'OnFailure',
+        [[cs('i', waiting('CrashLoopBackOff'), { lastState: exited(1), restartCount: 1 }), false]],
+        [cs('a', waiting('PodInitializing'))],
+      ),
+      'Pending',
+    ],
+    [
+      'the second init container still waiting keeps the pod Pending after the first completed',
+      input(
+        'Always',
+        [
+          [cs('i1', exited(0)), false],
+          [cs('i2', waiting('PodInitializing')), false],
+        ],
+        [cs('a', waiting('PodInitializing'))],
+      ),
+      'Pending',
+    ],
+    [
+      'a failed init container fails a Never pod even once the node marked it terminal',
+      input('Never', [[cs('i', exited(1)), false]], [cs('a', waiting('PodInitializing'))], true),
+      'Failed',
+    ],
+    [
       'a sidecar that has not started keeps the pod Pending',
       input('Always', [[cs('s', running, { started: false }), true]], [cs('a', waiting('PodInitializing'))]),
       'Pending',
@@ -198,5 +224,67 @@ describe('computePodStatus', () => {
   it('writes the pod and host IPs', () => {
     const s = computePodStatus(input('Always', [], [cs('a', running)]));
     expect(s).toMatchObject({ podIP: '127.1.0.2', podIPs: [{ ip: '127.1.0.2' }], hostIP: '127.1.0.1' });
+  });
+
+  it('reports Initialized once every init container completed', () => {
+    const i = input(
+      'Always',
+      [
+        [cs('i1', exited(0)), false],
+        [cs('i2', exited(0)), false],
+      ],
+      [cs('a', running)],
+    );
+    expect(cond(i, 'Initialized')?.status).toBe('True');
+  });
+
+  it('reports a Pod failed by its init container, once terminal, neither sandbox-ready nor initialized', () => {
+    const failed = (terminal: boolean) =>
+      input('Never', [[cs('i', exited(1)), false]], [cs('a', waiting('PodInitializing'))], terminal);
+    expect(cond(failed(true), 'PodReadyToStartContainers')?.status).toBe('False');
+    expect(cond(failed(true), 'Initialized')).toMatchObject({
+      status: 'False',
+      message: 'containers with incomplete status: [i]',
+    });
+  });
+
+  it('keeps termination messages, in state and lastState, within the 12 KiB a Pod has, split evenly', () => {
+    const long = 'm'.repeat(5000);
+    const withMessage = (exitCode: number): ContainerStateJson => ({
+      terminated: { exitCode, reason: 'Error', finishedAt: T, message: long },
+    });
+    const s = computePodStatus(
+      input(
+        'Always',
+        [[cs('i', withMessage(0)), false]],
+        [cs('a', waiting('CrashLoopBackOff'), { lastState: withMessage(1) }), cs('b', withMessage(0))],
+      ),
+    );
+    const message = (st: ContainerStateJson | Record<string, never>) =>
+      'terminated' in st ? (st as { terminated: { message?: string } }).terminated.message : undefined;
+    expect(message(s.initContainerStatuses[0]!.state)).toBe('m'.repeat(4096));
+    expect(message(s.containerStatuses[0]!.lastState)).toBe('m'.repeat(4096));
+    expect(message(s.containerStatuses[1]!.state)).toBe('m'.repeat(4096));
+    const one = computePodStatus(input('Never', [], [cs('a', withMessage(0))]));
+    expect(message(one.containerStatuses[0]!.state)).toBe(long);
+  });
+
+  it('reports an init container ready once it exited 0, and not while it runs or after it failed', () => {
+    const s = computePodStatus(
+      input(
+        'Always',
+        [
+          [cs('done', exited(0)), false],
+          [cs('failed', exited(1)), false],
+          [cs('busy', running), false],
+        ],
+        [cs('a', waiting('PodInitializing'))],
+      ),
+    );
+    expect(s.initContainerStatuses.map((c) => [c.name, c.ready])).toEqual([
+      ['done', true],
+      ['failed', false],
+      ['busy', false],
+    ]);
   });
 });

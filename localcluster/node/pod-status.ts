@@ -1,4 +1,5 @@
 // Computes a Pod's phase, conditions and container statuses from what the node observed; the kubelet's rules, nothing else.
+import { messageBytesPerContainer, truncateMessage } from './termination-message';
 
 export interface WaitingState {
   waiting: { reason: string; message?: string };
@@ -143,14 +144,37 @@ function condition(
   return c;
 }
 
+/** A sidecar counts once started; a plain init container once it exited 0, which is also when the kubelet calls it ready. */
 function initCompleted(status: ContainerStatusJson, sidecar: boolean): boolean {
   if (sidecar) return status.started;
   const st = status.state;
   return 'terminated' in st && st.terminated.exitCode === 0;
 }
 
+function capState<S extends ContainerStateJson | Record<string, never>>(state: S, maxBytes: number): S {
+  if (!('terminated' in state)) return state;
+  const t = (state as TerminatedState).terminated;
+  if (t.message === undefined) return state;
+  const message = truncateMessage(t.message, maxBytes);
+  return message === t.message ? state : ({ terminated: { ...t, message } } as S);
+}
+
+/** The kubelet's normalizeStatus: a Pod's termination messages share 12 KiB, each container an even part. */
+export function capTerminationMessages(
+  statuses: ContainerStatusJson[],
+  containerCount: number,
+): ContainerStatusJson[] {
+  const maxBytes = messageBytesPerContainer(containerCount);
+  return statuses.map((s) => {
+    const state = capState(s.state, maxBytes);
+    const lastState = capState(s.lastState, maxBytes);
+    return state === s.state && lastState === s.lastState ? s : { ...s, state, lastState };
+  });
+}
+
 export function computePodStatus(input: PodStatusInput): PodStatusJson {
   const phase = podPhase(input);
+  const containerCount = input.initContainers.length + input.containers.length;
   const completed = phase === 'Succeeded' || phase === 'Failed';
   const incompleteInit = input.initContainers
     .filter((c) => !initCompleted(c.status, c.sidecar))
@@ -206,8 +230,13 @@ export function computePodStatus(input: PodStatusInput): PodStatusJson {
     hostIP: input.hostIp,
     hostIPs: [{ ip: input.hostIp }],
     startTime: input.startTime,
-    initContainerStatuses: input.initContainers.map((c) => c.status),
-    containerStatuses: input.containers,
+    initContainerStatuses: capTerminationMessages(
+      input.initContainers.map((c) =>
+        c.sidecar ? c.status : { ...c.status, ready: initCompleted(c.status, false) },
+      ),
+      containerCount,
+    ),
+    containerStatuses: capTerminationMessages(input.containers, containerCount),
   };
   if (input.podIp !== undefined) {
     status.podIP = input.podIp;

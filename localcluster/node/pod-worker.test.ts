@@ -190,6 +190,7 @@ maybe('PodWorker with real processes and a recording API', () => {
     const w = new PodWorker(p, deps(api.core, finished));
     const running = await until('running', () => api.statuses.find((s) => s.phase === 'Running'));
     expect(existsSync(join(w.podDir, 'volumes', 'empty-dir', 'scratch'))).toBe(true);
+    expect(existsSync(join(w.podDir, 'termination', 'c', 'message'))).toBe(true);
     const started = Date.now();
     w.update({
       ...p,
@@ -206,6 +207,7 @@ maybe('PodWorker with real processes and a recording API', () => {
       },
     ]);
     expect(existsSync(join(w.podDir, 'volumes'))).toBe(false);
+    expect(existsSync(join(w.podDir, 'termination'))).toBe(false);
     expect(released).toContain(running.podIP);
   });
 });

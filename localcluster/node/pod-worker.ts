@@ -29,6 +29,17 @@ import type {
   TerminatedState,
 } from './pod-status';
 import { runProbe } from './probe-runner';
+import {
+  logOffset,
+  messageFilePath,
+  prepareTerminationFile,
+  readLogTail,
+  readMessageFile,
+  removeTerminationFiles,
+  terminationDir,
+} from './termination-files';
+import { DEFAULT_TERMINATION_MESSAGE_PATH, terminationMessage } from './termination-message';
+import type { TerminationMessagePolicy } from './termination-message';
 import { rfc3339 } from './rfc3339';
 import type { ProbeTarget } from './probe-runner';
 import { initialProbeCounter, probeTimings, recordProbeOutcome } from './probe-state';
@@ -68,6 +79,8 @@ interface ContainerSlot {
   pullFailures: number;
   everStarted: boolean;
   probeStops: Array<() => void>;
+  /** Where the running instance's output starts in the appended log (its log fallback reads only that part). */
+  logOffset: number;
 }
 
 type LoopEnd = 'succeeded' | 'failed' | 'stopped';
@@ -150,6 +163,7 @@ export class PodWorker {
       pullFailures: 0,
       everStarted: false,
       probeStops: [],
+      logOffset: 0,
     });
     this.slots = [
       ...(pod.spec?.initContainers ?? []).map((c) =>
@@ -226,17 +240,27 @@ export class PodWorker {
       if (slot.role === 'sidecar') {
         loops.push(this.containerLoop(slot));
         while (!slot.status.started && !this.terminating) await this.sleep(100);
-      } else if ((await this.containerLoop(slot)) !== 'succeeded') return;
+      } else {
+        const end = await this.containerLoop(slot);
+        // An init container that failed for good (restartPolicy Never) fails the Pod: no app container ever starts.
+        if (end === 'failed') return this.finish(loops);
+        if (end !== 'succeeded') return;
+      }
       if (this.terminating) return;
     }
     for (const slot of this.slots.filter((s) => s.role === 'app'))
       if ('waiting' in slot.status.state) slot.status.state = { waiting: { reason: 'ContainerCreating' } };
     await Promise.all(this.slots.filter((s) => s.role === 'app').map((s) => this.containerLoop(s)));
     if (this.terminating) return;
-    // Every app container is done for good (Never/OnFailure): sidecars are stopped and the Pod is terminal.
+    // Every app container is done for good (Never/OnFailure).
+    await this.finish(loops);
+  }
+
+  /** The Pod is terminal: sidecars are stopped and nothing runs again. */
+  private async finish(sidecarLoops: Array<Promise<LoopEnd>>): Promise<void> {
     this.terminal = true;
     await Promise.all(this.slots.filter((s) => s.role === 'sidecar' && s.proc).map((s) => this.stopSlot(s)));
-    await Promise.all(loops);
+    await Promise.all(sidecarLoops);
     this.changed();
   }
 
@@ -341,11 +365,30 @@ export class PodWorker {
       },
     };
     if (exit.signal !== undefined) terminated.terminated.signal = exit.signal;
+    const message = this.terminationMessageOf(slot, exit.exitCode);
+    if (message !== undefined) terminated.terminated.message = message;
     slot.lastExit = terminated;
     slot.status = { ...slot.status, state: terminated, ready: false, started: false };
     this.deps.log(`pod ${this.name}: container ${slot.spec.name} exited with ${exit.exitCode}`);
     this.changed();
     return exit;
+  }
+
+  private logPath(slot: ContainerSlot): string {
+    return join(this.podDir, `${slot.spec.name}.log`);
+  }
+
+  private terminationMessageOf(slot: ContainerSlot, exitCode: number): string | undefined {
+    const hostPath = messageFilePath(terminationDir(this.podDir, slot.spec.name));
+    const policy = slot.spec.terminationMessagePolicy as TerminationMessagePolicy | undefined;
+    return terminationMessage({
+      policy: policy ?? 'File',
+      exitCode,
+      couldNotRun: false,
+      file: readMessageFile(hostPath),
+      hostPath,
+      logTail: () => readLogTail(this.logPath(slot), slot.logOffset),
+    });
   }
 
   private setWaiting(slot: ContainerSlot, reason: string, message: string): void {
@@ -492,12 +535,18 @@ export class PodWorker {
       return { exitCode: 128, finishedAt: now };
     }
     const workingDir = slot.spec.workingDir ?? join(this.podDir, 'work', slot.spec.name);
+    const logPath = this.logPath(slot);
+    slot.logOffset = logOffset(logPath);
     const proc = spawnContainer({
       argv: resolved.argv,
       env,
       mounts: this.mountsFor(slot, env),
       workingDir,
-      logPath: join(this.podDir, `${slot.spec.name}.log`),
+      logPath,
+      termination: prepareTerminationFile(
+        terminationDir(this.podDir, slot.spec.name),
+        slot.spec.terminationMessagePath || DEFAULT_TERMINATION_MESSAGE_PATH,
+      ),
     });
     if (slot.everStarted) slot.status.restartCount++;
     slot.everStarted = true;
@@ -656,6 +705,7 @@ export class PodWorker {
       await this.flush();
     }
     removePodVolumes(this.podDir);
+    removeTerminationFiles(this.podDir);
     if (this.ip !== undefined) this.deps.releasePodIp(this.ip);
     this.ip = undefined;
     if (deleteFromApi && !this.gone) await this.deleteFromApi();
