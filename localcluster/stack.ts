@@ -1,5 +1,5 @@
 // Brings one stack instance up (PKI, control plane, Temporal, MinIO, process-backed nodes, fault control) and down again; a stack is ready only when every part answers, and stop() leaves none of its processes running.
-import { CoreV1Api, KubeConfig, type V1Node } from '@kubernetes/client-node';
+import { CoreV1Api, KubeConfig, type V1Node, type V1Pod } from '@kubernetes/client-node';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { apiserverSans, apiserverUrl, startControlPlane } from './control-plane';
@@ -37,7 +37,9 @@ export interface StoppableService {
 /** What the process-backed node implementation offers the stack (see localcluster/node/types.ts). */
 export interface NodeRuntime {
   startNodeAgent(options: NodeAgentOptions): Promise<NodeAgent>;
-  startServiceNetwork(options: StackServiceOptions): Promise<StoppableService>;
+  startServiceNetwork(
+    options: StackServiceOptions,
+  ): Promise<StoppableService & { announcePod(pod: V1Pod, ip: string): Promise<void> }>;
   startClaimBinder(
     options: StackServiceOptions,
   ): Promise<StoppableService & { wipeClaim(namespace: string, claim: string): Promise<void> }>;
@@ -196,6 +198,7 @@ export async function startStack(opts: StartStackOptions): Promise<RunningStack>
         hostIp: n.hostIp,
         allocatePodIp: podIps.allocate,
         releasePodIp: podIps.release,
+        announcePodAddress: (pod, ip) => network.announcePod(pod, ip),
         images,
         log: (line) => log(`${n.name}: ${line}`),
       });

@@ -27,7 +27,35 @@ export interface ServiceNetworkOptions {
 }
 
 export interface ServiceNetwork {
+  /**
+   * Publishes a Pod's address before the apiserver has it (its node calls this before starting containers), so
+   * the Pod's own hostname resolves from its first instruction; the Pod's status takes over once it arrives.
+   */
+  announcePod(pod: V1Pod, ip: string): Promise<void>;
   stop(): Promise<void>;
+}
+
+/** An announced address is dropped once the Pod's status carries it, or after this long. */
+const ANNOUNCED_TTL_MS = 60_000;
+
+/** The informer's Pods, with announced addresses filled in where the status has none yet. */
+export function withAnnounced(
+  pods: readonly V1Pod[],
+  announced: Map<string, { pod: V1Pod; ip: string; at: number }>,
+  now: number,
+): V1Pod[] {
+  const byUid = new Map(pods.map((p) => [p.metadata?.uid ?? '', p]));
+  for (const [uid, a] of announced) {
+    const current = byUid.get(uid);
+    if (current?.status?.podIP || now - a.at > ANNOUNCED_TTL_MS) announced.delete(uid);
+  }
+  const out = pods.map((p) => {
+    const a = announced.get(p.metadata?.uid ?? '');
+    return a ? { ...p, status: { ...p.status, podIP: a.ip } } : p;
+  });
+  for (const [uid, a] of announced)
+    if (!byUid.has(uid)) out.push({ ...a.pod, status: { ...a.pod.status, podIP: a.ip } });
+  return out;
 }
 
 function serviceView(s: V1Service): ServiceView {
@@ -92,6 +120,7 @@ export async function startServiceNetwork(options: ServiceNetworkOptions): Promi
   let stopped = false;
   let timer: NodeJS.Timeout | undefined;
   let running: Promise<void> = Promise.resolve();
+  const announced = new Map<string, { pod: V1Pod; ip: string; at: number }>();
 
   const serviceIp = (svc: ServiceView): string | undefined => {
     if (isLoopback(svc.clusterIP)) return svc.clusterIP;
@@ -107,7 +136,8 @@ export async function startServiceNetwork(options: ServiceNetworkOptions): Promi
   const reconcile = async (): Promise<void> => {
     if (stopped) return;
     const services = serviceInformer.list().map(serviceView);
-    const plan = planServices(services, slicesFromPods(services, podInformer.list().map(podView)), serviceIp);
+    const pods = withAnnounced(podInformer.list(), announced, Date.now()).map(podView);
+    const plan = planServices(services, slicesFromPods(services, pods), serviceIp);
     const live = new Set(services.map((s) => s.uid));
     for (const [uid, ip] of allocated) {
       if (live.has(uid)) continue;
@@ -173,6 +203,13 @@ export async function startServiceNetwork(options: ServiceNetworkOptions): Promi
   const resync = setInterval(schedule, 30_000);
   log(`managing the "${stackId}" block of ${hostsPath}`);
   return {
+    announcePod: async (pod, ip) => {
+      announced.set(pod.metadata?.uid ?? '', { pod, ip, at: Date.now() });
+      running = running
+        .then(reconcile)
+        .catch((e: unknown) => log(`reconcile failed: ${e instanceof Error ? e.message : String(e)}`));
+      await running;
+    },
     stop: async () => {
       stopped = true;
       clearTimeout(timer);

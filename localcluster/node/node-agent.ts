@@ -65,6 +65,7 @@ export async function startNodeAgent(options: NodeAgentOptions & NodeAgentTuning
     images: options.images,
     allocatePodIp: options.allocatePodIp,
     releasePodIp: options.releasePodIp,
+    ...(options.announcePodAddress ? { announcePodAddress: options.announcePodAddress } : {}),
     log,
     backOff: options.crashLoopBackOff ?? KUBELET_BACK_OFF,
     nodeCpuCores: facts.cpuCores,

@@ -54,6 +54,8 @@ export interface PodWorkerDeps {
   images: ImageTable;
   allocatePodIp: () => string;
   releasePodIp: (ip: string) => void;
+  /** See NodeAgentOptions.announcePodAddress. */
+  announcePodAddress?: (pod: V1Pod, ip: string) => Promise<void>;
   log: (line: string) => void;
   backOff: BackOffConfig;
   nodeCpuCores: number;
@@ -269,7 +271,15 @@ export class PodWorker {
       await this.deps.gate.waitUp();
       if (this.terminating) return false;
       try {
-        if (this.ip === undefined) this.ip = this.deps.allocatePodIp();
+        if (this.ip === undefined) {
+          this.ip = this.deps.allocatePodIp();
+          // Best effort: a Pod whose name resolves a moment late still starts (its process retries the lookup).
+          await this.deps
+            .announcePodAddress?.(this.pod, this.ip)
+            .catch((e: unknown) =>
+              this.deps.log(`pod ${this.name}: announcing its address: ${errorText(e)}`),
+            );
+        }
         mkdirSync(this.podDir, { recursive: true });
         this.volumes = await materialisePodVolumes(this.volumeContext());
         this.sandboxReady = true;

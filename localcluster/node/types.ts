@@ -1,4 +1,5 @@
 // Contracts between the stack launcher and the process-backed nodes: what a node agent needs and what it offers.
+import type { V1Pod } from '@kubernetes/client-node';
 
 /** How an image becomes something this machine can execute. */
 export interface ImageResolution {
@@ -26,6 +27,12 @@ export interface NodeAgentOptions {
   /** Hands out a free loopback address for a new Pod. */
   allocatePodIp: () => string;
   releasePodIp: (ip: string) => void;
+  /**
+   * Makes a Pod's own name resolve before its containers start, as the kubelet does by writing the Pod's
+   * hostname into its /etc/hosts; without it a process that looks itself up at once (etcd does) waits on
+   * Go's 5 s hosts-file cache.
+   */
+  announcePodAddress?: (pod: V1Pod, ip: string) => Promise<void>;
   images: ImageTable;
   log: (line: string) => void;
 }
