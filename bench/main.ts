@@ -1,9 +1,10 @@
 // `npm run bench`: runs the bench sections (all, or those named on the command line) and prints one table of figures; never fails on a time.
+import { fleetSection } from './fleet';
 import { localStackSection } from './local-stack';
 import { operatorSection } from './operator';
 import { formatTable, type BenchSection, type Figure } from './section';
 
-const SECTIONS: BenchSection[] = [localStackSection, operatorSection];
+const SECTIONS: BenchSection[] = [localStackSection, operatorSection, fleetSection];
 
 /** client-node errors carry the API's Status message in `body`. */
 function describeError(e: unknown): string {

@@ -1,51 +1,14 @@
 // Bench section "operator": how long the operator takes to bootstrap, scale and heal a cluster on the local stack, and what an idle cluster costs.
-import { execFileSync } from 'node:child_process';
-import { join } from 'node:path';
-import {
-  CoreV1Api,
-  CustomObjectsApi,
-  KubeConfig,
-  PatchStrategy,
-  setHeaderOptions,
-} from '@kubernetes/client-node';
-import { API_GROUP, API_VERSION, API_VERSION_NAME, ETCD_CLUSTER } from '../crds/etcd-cluster';
+import { PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
+import { API_VERSION, ETCD_CLUSTER } from '../crds/etcd-cluster';
 import type { EtcdCluster } from '../crds/etcd-cluster';
-import { readStackInfo, repoRoot } from '../localcluster/stack-info';
+import { benchStack, clusterCrd as crd, until } from './bench-stack';
 import type { BenchSection, Figure } from './section';
-
-const crd = { group: API_GROUP, version: API_VERSION_NAME, plural: ETCD_CLUSTER.plural };
-
-async function until<T>(what: string, check: () => Promise<T | undefined>, timeoutMs = 300_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    try {
-      const v = await check();
-      if (v !== undefined) return v;
-    } catch {
-      // not there yet
-    }
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
-}
 
 export const operatorSection: BenchSection = {
   name: 'operator',
   async run(log) {
-    const root = repoRoot();
-    const stackJson = join(root, '.local', 'stack.json');
-    if (readStackInfo(stackJson)?.phase !== 'ready') {
-      log('operator: bringing the default local stack up');
-      execFileSync(process.execPath, [join(root, 'dist', 'localcluster', 'main.js'), 'up'], {
-        stdio: 'inherit',
-      });
-    }
-    const stack = readStackInfo(stackJson);
-    if (!stack) throw new Error('no local stack');
-    const kc = new KubeConfig();
-    kc.loadFromFile(stack.kubeconfig);
-    const core = kc.makeApiClient(CoreV1Api);
-    const custom = kc.makeApiClient(CustomObjectsApi);
+    const { core, custom } = benchStack(log);
     const namespace = `bench-${Date.now().toString(36)}`;
     const name = 'b';
     await core.createNamespace({ body: { metadata: { name: namespace } } });

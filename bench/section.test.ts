@@ -1,4 +1,4 @@
-import { formatTable } from './section';
+import { formatTable, formatValue } from './section';
 
 describe('formatTable', () => {
   it('aligns columns and shows a missing figure as n/a', () => {
@@ -15,5 +15,16 @@ describe('formatTable', () => {
         'local-stack  pod ready  n/a     no node',
       ].join('\n'),
     );
+  });
+});
+
+describe('formatValue', () => {
+  it.each([
+    ['seconds to a tenth', 12.345, 's', '12.3'],
+    ['a whole count as it is', 3, '/min', '3'],
+    ['a small rate to a hundredth, so it does not print as 0', 0.05, '/cluster/min', '0.05'],
+    ['a large figure without decimals', 212.7, 'MB', '213'],
+  ])('%s', (_case, value, unit, expected) => {
+    expect(formatValue(value, unit)).toBe(expected);
   });
 });

@@ -11,11 +11,18 @@ export interface BenchSection {
   run(log: (line: string) => void): Promise<Figure[]>;
 }
 
+/** Seconds to 0.1; whole counts as they are; small rates (below 10) to 0.01 so 0.05 does not print as 0. */
+export function formatValue(value: number, unit: string): string {
+  if (unit === 's') return value.toFixed(1);
+  if (Number.isInteger(value)) return String(value);
+  return value < 10 ? value.toFixed(2) : value.toFixed(0);
+}
+
 export function formatTable(rows: Array<{ section: string } & Figure>): string {
   const cells = rows.map((r) => [
     r.section,
     r.name,
-    r.value === undefined ? 'n/a' : `${r.value.toFixed(r.unit === 's' ? 1 : 0)} ${r.unit}`,
+    r.value === undefined ? 'n/a' : `${formatValue(r.value, r.unit)} ${r.unit}`,
     r.note ?? '',
   ]);
   const header = ['section', 'figure', 'value', 'note'];

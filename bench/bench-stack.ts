@@ -1,0 +1,52 @@
+// What the operator bench sections share: the running default stack (brought up when it is not), API clients, and polling.
+import { execFileSync } from 'node:child_process';
+import { join } from 'node:path';
+import { CoreV1Api, CustomObjectsApi, KubeConfig } from '@kubernetes/client-node';
+import { API_GROUP, API_VERSION_NAME, ETCD_CLUSTER } from '../crds/etcd-cluster';
+import { readStackInfo, repoRoot } from '../localcluster/stack-info';
+import type { StackInfo } from '../localcluster/stack-info';
+
+export const clusterCrd = { group: API_GROUP, version: API_VERSION_NAME, plural: ETCD_CLUSTER.plural };
+
+export interface BenchStack {
+  stack: StackInfo;
+  stackJson: string;
+  core: CoreV1Api;
+  custom: CustomObjectsApi;
+}
+
+export function benchStack(log: (line: string) => void): BenchStack {
+  const root = repoRoot();
+  const stackJson = join(root, '.local', 'stack.json');
+  if (readStackInfo(stackJson)?.phase !== 'ready') {
+    log('bench: bringing the default local stack up');
+    execFileSync(process.execPath, [join(root, 'dist', 'localcluster', 'main.js'), 'up'], {
+      stdio: 'inherit',
+    });
+  }
+  const stack = readStackInfo(stackJson);
+  if (!stack) throw new Error('no local stack');
+  const kc = new KubeConfig();
+  kc.loadFromFile(stack.kubeconfig);
+  return { stack, stackJson, core: kc.makeApiClient(CoreV1Api), custom: kc.makeApiClient(CustomObjectsApi) };
+}
+
+/** Polls until `check` returns a value; errors count as "not yet". */
+export async function until<T>(
+  what: string,
+  check: () => Promise<T | undefined>,
+  timeoutMs = 300_000,
+  intervalMs = 200,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      const v = await check();
+      if (v !== undefined) return v;
+    } catch {
+      // not there yet
+    }
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, intervalMs));
+  }
+}

@@ -1,0 +1,146 @@
+// Bench section "fleet": what 20 idle clusters cost: the operator's resident memory (watcher and worker share one
+// process), status writes, and Temporal actions per cluster per hour over a window long enough to include a drift
+// check (BENCH_IDLE_MINUTES, default 11; the drift check runs every 10 minutes).
+import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { API_VERSION, ETCD_CLUSTER } from '../crds/etcd-cluster';
+import type { EtcdCluster } from '../crds/etcd-cluster';
+import { readStackInfo } from '../localcluster/stack-info';
+import { benchStack, clusterCrd as crd, until } from './bench-stack';
+import type { BenchSection, Figure } from './section';
+import { countActions, type HistoryEventJson } from './temporal-actions';
+
+const CLUSTERS = 20;
+
+/** Resident set size of a process in MB (VmRSS), or undefined when it is gone. */
+function rssMb(pid: number): number | undefined {
+  try {
+    const kb = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1];
+    return kb ? Number(kb) / 1024 : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+export const fleetSection: BenchSection = {
+  name: 'fleet',
+  async run(log) {
+    const { stack, stackJson, core, custom } = benchStack(log);
+    const idleMs = Number(process.env.BENCH_IDLE_MINUTES ?? '11') * 60_000;
+    const namespace = `bench-fleet-${Date.now().toString(36)}`;
+    const names = Array.from({ length: CLUSTERS }, (_, i) => `f${String(i).padStart(2, '0')}`);
+    const temporal = (args: string[]) =>
+      execFileSync(
+        stack.tools.temporal,
+        [...args, '--address', stack.temporal.address, '--namespace', stack.temporal.namespace],
+        { encoding: 'utf8', maxBuffer: 64 << 20 },
+      );
+
+    let peakRss = 0;
+    let lastRss: number | undefined;
+    const sample = () => {
+      const pid = readStackInfo(stackJson)?.pids.operator;
+      lastRss = pid ? rssMb(pid) : undefined;
+      if (lastRss !== undefined) peakRss = Math.max(peakRss, lastRss);
+    };
+    sample();
+    const sampler = setInterval(sample, 2000);
+
+    const list = async () =>
+      ((await custom.listNamespacedCustomObject({ ...crd, namespace })) as { items: EtcdCluster[] }).items;
+    const figures: Figure[] = [];
+    await core.createNamespace({ body: { metadata: { name: namespace } } });
+    try {
+      const t0 = performance.now();
+      await Promise.all(
+        names.map((name) =>
+          custom.createNamespacedCustomObject({
+            ...crd,
+            namespace,
+            body: {
+              apiVersion: API_VERSION,
+              kind: ETCD_CLUSTER.kind,
+              metadata: { name, namespace },
+              spec: { replicas: 1 },
+            },
+          }),
+        ),
+      );
+      log(`fleet: ${CLUSTERS} one-member clusters applied in ${namespace}; waiting for all to be Available`);
+      await until(
+        `${CLUSTERS} clusters Available`,
+        async () => {
+          const items = await list();
+          const ready = items.filter(
+            (c) =>
+              c.status?.observedGeneration === c.metadata.generation &&
+              c.status?.readyReplicas === 1 &&
+              !c.status?.currentOperation &&
+              c.status?.conditions?.some((x) => x.type === 'Available' && x.status === 'True'),
+          );
+          return ready.length === CLUSTERS ? true : undefined;
+        },
+        900_000,
+        1000,
+      );
+      figures.push({
+        name: `${CLUSTERS} one-member clusters applied -> all Available`,
+        value: (performance.now() - t0) / 1000,
+        unit: 's',
+      });
+
+      log(`fleet: all Available; idle for ${idleMs / 60_000} min`);
+      const windowStart = Date.now();
+      const versions = new Map((await list()).map((c) => [c.metadata.name, c.metadata.resourceVersion]));
+      let writes = 0;
+      while (Date.now() - windowStart < idleMs) {
+        await new Promise((r) => setTimeout(r, 10_000));
+        for (const c of await list()) {
+          if (versions.get(c.metadata.name) !== c.metadata.resourceVersion) writes += 1;
+          versions.set(c.metadata.name, c.metadata.resourceVersion);
+        }
+      }
+      const windowEnd = Date.now();
+      const minutes = (windowEnd - windowStart) / 60_000;
+
+      const ids = (
+        JSON.parse(
+          temporal(['workflow', 'list', '--query', `EtcdClusterNamespace='${namespace}'`, '-o', 'json']),
+        ) as { execution: { workflowId: string } }[] | null
+      )?.map((w) => w.execution.workflowId);
+      let actions = 0;
+      for (const id of new Set(ids ?? [])) {
+        const history = JSON.parse(temporal(['workflow', 'show', '--workflow-id', id, '-o', 'json'])) as {
+          events: HistoryEventJson[];
+        };
+        actions += countActions(history.events, windowStart, windowEnd);
+      }
+      sample();
+      figures.push(
+        {
+          name: 'operator resident memory, peak',
+          value: peakRss,
+          unit: 'MB',
+          note: `watcher + worker, ${CLUSTERS} clusters; target < 300 MB`,
+        },
+        { name: 'operator resident memory, end of idle window', value: lastRss, unit: 'MB' },
+        {
+          name: 'idle fleet: status writes',
+          value: writes / CLUSTERS / minutes,
+          unit: '/cluster/min',
+          note: 'target 0',
+        },
+        {
+          name: 'idle fleet: Temporal actions',
+          value: (actions / CLUSTERS / minutes) * 60,
+          unit: '/cluster/h',
+          note: `${actions} actions in ${minutes.toFixed(1)} min over ${CLUSTERS} clusters; target < 20`,
+        },
+      );
+    } finally {
+      clearInterval(sampler);
+      await core.deleteNamespace({ name: namespace }).catch(() => undefined);
+    }
+    return figures;
+  },
+};
