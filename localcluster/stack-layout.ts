@@ -89,10 +89,12 @@ export function stackLayout(instance: StackInstance): StackLayout {
       apiserver: 6443,
       controllerManager: 10257,
       scheduler: 10259,
-      temporal: 7233,
-      temporalUi: 8233,
-      temporalHttp: 7243,
-      temporalMetrics: 7244,
+      // The Temporal dev server binds 127.0.0.1 whatever the host IP (see TEMPORAL_IP), so its ports move with B;
+      // the stride of 4 keeps 7233+4B, 7243+4B and 7244+4B apart for every B.
+      temporal: 7233 + 4 * b,
+      temporalUi: 8233 + 4 * b,
+      temporalHttp: 7243 + 4 * b,
+      temporalMetrics: 7244 + 4 * b,
       // MinIO also listens on every loopback interface (127.0.0.1, ::1) at its port, so only the port can keep two stacks apart.
       s3: 9000 + 2 * b,
       s3Console: 9001 + 2 * b,

@@ -16,19 +16,26 @@ export const OPERATOR_SEARCH_ATTRIBUTES = {
 
 export const TEMPORAL_NAMESPACE = 'default';
 
+/**
+ * The dev server's internal services listen on `--ip` but dial each other on 127.0.0.1 (a limitation of
+ * `temporal server start-dev`: with any other address no workflow can start), so every stack's Temporal binds
+ * 127.0.0.1 and only its ports tell stacks apart (stack-layout.ts).
+ */
+export const TEMPORAL_IP = '127.0.0.1';
+
 export function temporalAddress(layout: StackLayout): string {
-  return `${layout.hostIp}:${layout.ports.temporal}`;
+  return `${TEMPORAL_IP}:${layout.ports.temporal}`;
 }
 
 export function temporalUiUrl(layout: StackLayout): string {
-  return `http://${layout.hostIp}:${layout.ports.temporalUi}`;
+  return `http://${TEMPORAL_IP}:${layout.ports.temporalUi}`;
 }
 
 export function temporalArgs(layout: StackLayout): string[] {
   return [
     'server',
     'start-dev',
-    `--ip=${layout.hostIp}`,
+    `--ip=${TEMPORAL_IP}`,
     `--port=${layout.ports.temporal}`,
     `--ui-port=${layout.ports.temporalUi}`,
     // Fixed instead of the default random ports, so two stacks and a leftover check can reason about them.

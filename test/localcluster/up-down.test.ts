@@ -11,8 +11,9 @@ import { pidAlive } from '../../localcluster/tools';
 
 const run = promisify(execFile);
 const HOST_IP = '127.77.0.1';
-/** MinIO also listens on 127.0.0.1 at the instance's S3 ports (see stack-layout.ts). */
+/** MinIO also listens on 127.0.0.1 at the instance's S3 ports, and Temporal only there (see stack-layout.ts). */
 const MINIO_LOOPBACK_PORTS = [9154, 9155];
+const TEMPORAL_PORTS = [7233 + 4 * 77, 8233 + 4 * 77];
 
 describe('a second stack instance: up, up again, down', () => {
   const stateDir = mkdtempSync(join(tmpdir(), 'etcd-conductor-stack-'));
@@ -33,7 +34,8 @@ describe('a second stack instance: up, up again, down', () => {
     const info = readStackInfo(join(stateDir, 'stack.json'));
     expect(info?.phase).toBe('ready');
     expect(info?.hostIp).toBe(HOST_IP);
-    expect(listeningPorts(HOST_IP)).toEqual(expect.arrayContaining([2399, 6443, 7233, 8233, 9154]));
+    expect(listeningPorts(HOST_IP)).toEqual(expect.arrayContaining([2399, 6443, 9154]));
+    expect(listeningPorts('127.0.0.1')).toEqual(expect.arrayContaining(TEMPORAL_PORTS));
 
     const second = await cli('up');
     expect(second.stdout).toMatch(/up: already running/);
@@ -47,7 +49,9 @@ describe('a second stack instance: up, up again, down', () => {
     for (const pid of [info?.ownerPid ?? 0, ...Object.values(info?.pids ?? {})])
       expect(pidAlive(pid)).toBe(false);
     expect(listeningPorts(HOST_IP)).toEqual([]);
-    expect(listeningPorts('127.0.0.1').filter((p) => MINIO_LOOPBACK_PORTS.includes(p))).toEqual([]);
+    expect(
+      listeningPorts('127.0.0.1').filter((p) => [...MINIO_LOOPBACK_PORTS, ...TEMPORAL_PORTS].includes(p)),
+    ).toEqual([]);
     for (const n of info?.nodes ?? []) expect(listeningPorts(n.hostIp)).toEqual([]);
   }, 300000);
 });
