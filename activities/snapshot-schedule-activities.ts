@@ -135,11 +135,9 @@ export function pruneFileJob(input: {
 }
 
 function isInvalidArgument(err: unknown): boolean {
-  // gRPC INVALID_ARGUMENT (3): the server refused the spec, e.g. a cron expression it cannot parse.
-  const code =
-    (err as { code?: number; cause?: { code?: number } }).code ??
-    (err as { cause?: { code?: number } }).cause?.code;
-  return code === 3 || /invalid/i.test(String((err as Error).message));
+  // The schedule client turns the server's INVALID_ARGUMENT (e.g. "CronString does not have 5-7 fields")
+  // into a TypeError; a raw gRPC error carries code 3.
+  return err instanceof TypeError || (err as { code?: number }).code === 3;
 }
 
 export function createScheduleActivities(deps: ScheduleActivityDeps) {
