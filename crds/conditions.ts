@@ -66,8 +66,7 @@ export type FailureType = (typeof FailureTypes)[keyof typeof FailureTypes];
 
 /** Every reason an EtcdSnapshot's Ready condition may carry; docs/status.md explains each one. */
 export const SnapshotReasons = {
-  // Ready=False while it works
-  SnapshotPending: 'SnapshotPending',
+  // Ready=False while it works (before the workflow's first write there is no status at all)
   SnapshotRunning: 'SnapshotRunning',
   // Ready=True
   SnapshotSucceeded: 'SnapshotSucceeded',
