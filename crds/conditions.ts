@@ -55,5 +55,41 @@ export const FailureTypes = {
   QuorumGuard: 'QuorumGuard',
   /** An etcd member id or name the step names is not the one etcd now reports. */
   MemberMismatch: 'MemberMismatch',
+  /** A snapshot's cluster does not exist or is not Available. */
+  ClusterNotAvailable: 'ClusterNotAvailable',
+  /** A snapshot's destination claim does not exist. */
+  DestinationNotFound: 'DestinationNotFound',
+  /** A snapshot's credentials Secret is missing or lacks a key. */
+  CredentialsNotFound: 'CredentialsNotFound',
 } as const;
 export type FailureType = (typeof FailureTypes)[keyof typeof FailureTypes];
+
+/** Every reason an EtcdSnapshot's Ready condition may carry; docs/status.md explains each one. */
+export const SnapshotReasons = {
+  // Ready=False while it works (before the workflow's first write there is no status at all)
+  SnapshotRunning: 'SnapshotRunning',
+  // Ready=True
+  SnapshotSucceeded: 'SnapshotSucceeded',
+  // Ready=False, phase Failed: checked before any Job runs
+  ClusterNotAvailable: 'ClusterNotAvailable',
+  DestinationNotFound: 'DestinationNotFound',
+  CredentialsNotFound: 'CredentialsNotFound',
+  // Ready=False, phase Failed: the agent's reasons (agent/result.ts AgentFailureReasons)
+  InvalidCredentials: 'InvalidCredentials',
+  BucketNotFound: 'BucketNotFound',
+  DestinationUnavailable: 'DestinationUnavailable',
+  EtcdUnavailable: 'EtcdUnavailable',
+  InvalidArguments: 'InvalidArguments',
+  // Ready=False, phase Failed: what the workflow saw
+  JobFailed: 'JobFailed',
+  SnapshotCancelled: 'SnapshotCancelled',
+} as const;
+export type SnapshotReason = (typeof SnapshotReasons)[keyof typeof SnapshotReasons];
+
+/** Every reason an EtcdSnapshotSchedule's Ready condition may carry; docs/status.md explains each one. */
+export const ScheduleReasons = {
+  ScheduleActive: 'ScheduleActive',
+  ScheduleSuspended: 'ScheduleSuspended',
+  InvalidSchedule: 'InvalidSchedule',
+} as const;
+export type ScheduleReason = (typeof ScheduleReasons)[keyof typeof ScheduleReasons];

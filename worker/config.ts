@@ -1,5 +1,6 @@
 // Reads the operator's settings from its environment, with the local stack's defaults.
 import { DEFAULT_ETCD_REPOSITORY } from '../activities/etcd-images';
+import { DEFAULT_AGENT_IMAGE } from '../activities/snapshot-manifests';
 
 export type Role = 'worker' | 'watcher';
 
@@ -11,6 +12,8 @@ export interface OperatorConfig {
   kubeconfig?: string;
   watchNamespace?: string;
   etcdRepository: string;
+  /** The project's image, run by snapshot Jobs and restore init containers. */
+  agentImage: string;
 }
 
 export function configFromEnv(env: NodeJS.ProcessEnv): OperatorConfig {
@@ -30,5 +33,6 @@ export function configFromEnv(env: NodeJS.ProcessEnv): OperatorConfig {
     ...(env.KUBECONFIG ? { kubeconfig: env.KUBECONFIG.split(':')[0] } : {}),
     ...(env.WATCH_NAMESPACE ? { watchNamespace: env.WATCH_NAMESPACE } : {}),
     etcdRepository: env.ETCD_IMAGE_REPOSITORY ?? DEFAULT_ETCD_REPOSITORY,
+    agentImage: env.AGENT_IMAGE ?? DEFAULT_AGENT_IMAGE,
   };
 }

@@ -7,7 +7,12 @@ import { createEtcdAdmin } from '../activities/etcd-admin';
 import { etcdImageFor } from '../activities/etcd-images';
 import { createEventRecorder } from '../activities/event-recorder';
 import { createKubeObjects } from '../activities/kube-objects';
+import { createS3Store } from '../activities/s3-store';
+import { createSnapshotActivities } from '../activities/snapshot-activities';
+import { createSnapshotEventRecorder } from '../activities/snapshot-events';
+import { createScheduleActivities } from '../activities/snapshot-schedule-activities';
 import { startClusterWatcher } from '../watcher/cluster-watcher';
+import { startSnapshotWatcher } from '../watcher/snapshot-watcher';
 import { TASK_QUEUE } from '../workflows/messages';
 import type { OperatorConfig } from './config';
 
@@ -33,12 +38,27 @@ export async function startOperator(config: OperatorConfig, log: Logger): Promis
 
   if (config.roles.includes('worker')) {
     const connection = await NativeConnection.connect({ address: config.temporalAddress });
-    const activities = createActivities({
-      kube: createKubeObjects(kc),
-      etcd: createEtcdAdmin(),
-      events: createEventRecorder(kc),
-      imageFor: (version) => etcdImageFor(version, config.etcdRepository),
-    });
+    const kube = createKubeObjects(kc);
+    const etcd = createEtcdAdmin();
+    // The schedule activities keep Temporal Schedules, which needs a client beside the worker's connection.
+    const clientConnection = await Connection.connect({ address: config.temporalAddress });
+    const snapshotEvents = createSnapshotEventRecorder(kc);
+    const activities = {
+      ...createActivities({
+        kube,
+        etcd,
+        events: createEventRecorder(kc),
+        imageFor: (version) => etcdImageFor(version, config.etcdRepository),
+      }),
+      ...createSnapshotActivities({ kube, etcd, events: snapshotEvents, agentImage: config.agentImage }),
+      ...createScheduleActivities({
+        kube,
+        events: snapshotEvents,
+        s3: createS3Store(),
+        temporal: new Client({ connection: clientConnection, namespace: config.temporalNamespace }),
+        agentImage: config.agentImage,
+      }),
+    };
     worker = await Worker.create({
       connection,
       namespace: config.temporalNamespace,
@@ -47,7 +67,9 @@ export async function startOperator(config: OperatorConfig, log: Logger): Promis
       activities,
     });
     const w = worker;
-    done = w.run().finally(() => connection.close());
+    done = w
+      .run()
+      .finally(() => Promise.all([connection.close(), clientConnection.close()]).then(() => undefined));
     stops.push(async () => {
       if (w.getState() === 'RUNNING') w.shutdown();
       await done;
@@ -65,8 +87,15 @@ export async function startOperator(config: OperatorConfig, log: Logger): Promis
       log,
       ...(config.watchNamespace ? { namespace: config.watchNamespace } : {}),
     });
+    const snapshotWatcher = await startSnapshotWatcher({
+      kubeConfig: kc,
+      temporal: client,
+      taskQueue,
+      log,
+      ...(config.watchNamespace ? { namespace: config.watchNamespace } : {}),
+    });
     stops.unshift(async () => {
-      await watcher.stop();
+      await Promise.all([watcher.stop(), snapshotWatcher.stop()]);
       await connection.close();
     });
   }

@@ -2,6 +2,8 @@
 import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
 import { defineQuery, defineSignal } from '@temporalio/workflow';
 import type { EtcdClusterSpec, OperationType } from '../crds/etcd-cluster';
+import type { EtcdSnapshotSpec } from '../crds/etcd-snapshot';
+import type { EtcdSnapshotScheduleSpec } from '../crds/etcd-snapshot-schedule';
 
 /** The one task queue every worker polls; the watcher starts workflows on it. */
 export const TASK_QUEUE = 'etcd-conductor';
@@ -68,7 +70,62 @@ export const SEARCH_ATTRIBUTE_DEFINITIONS: readonly { name: string; type: 'Keywo
 export const WorkflowTypes = {
   cluster: 'etcdClusterWorkflow',
   operation: 'clusterOperationWorkflow',
+  snapshot: 'etcdSnapshotWorkflow',
+  schedule: 'etcdSnapshotScheduleWorkflow',
+  scheduleRun: 'snapshotScheduleRunWorkflow',
 } as const;
+
+/** The value of the EtcdOperationType search attribute on snapshot workflows (cluster operations use OperationType). */
+export const SNAPSHOT_OPERATION_TYPE = 'Snapshot';
+
+/** One workflow per EtcdSnapshot: `etcdsnapshot/default/main-daily-20260301`. */
+export function snapshotWorkflowId(namespace: string, name: string): string {
+  return `etcdsnapshot/${namespace}/${name}`;
+}
+
+/** One entity workflow per EtcdSnapshotSchedule; the Temporal Schedule it keeps has the same id. */
+export function scheduleWorkflowId(namespace: string, name: string): string {
+  return `etcdsnapshotschedule/${namespace}/${name}`;
+}
+
+/** The Temporal Schedule's id; its runs are `<id>/run-<timestamp>`. */
+export const temporalScheduleId = scheduleWorkflowId;
+
+/** An EtcdSnapshot or EtcdSnapshotSchedule, as workflows name it. */
+export interface ResourceRef {
+  namespace: string;
+  name: string;
+  uid: string;
+}
+
+export interface SnapshotWorkflowInput {
+  snapshot: ResourceRef;
+  spec: EtcdSnapshotSpec;
+}
+
+/** A Job of this snapshot changed (the watcher saw it): look at it now instead of at the next check. */
+export const snapshotJobChangedSignal = defineSignal<[]>('snapshotJobChanged');
+
+/** What the watcher tells a schedule workflow about its EtcdSnapshotSchedule object. */
+export interface ScheduleChange {
+  uid: string;
+  generation: number;
+  spec: EtcdSnapshotScheduleSpec;
+  deleted?: boolean;
+}
+
+export interface ScheduleWorkflowInput {
+  schedule: ResourceRef;
+  change: ScheduleChange;
+}
+
+/** The EtcdSnapshotSchedule changed or was deleted. Coalesced: only the newest generation counts. */
+export const scheduleChangedSignal = defineSignal<[ScheduleChange]>('scheduleChanged');
+
+/** A schedule run's argument: only the reference; the run reads the schedule's spec when it starts. */
+export interface ScheduleRunInput {
+  schedule: ResourceRef;
+}
 
 /** The cluster workflow's start argument. */
 export interface ClusterWorkflowInput {

@@ -1,0 +1,217 @@
+// Builds a snapshot's Job (the agent streaming one member's snapshot to S3 or a claim) as plain data; names derive from the EtcdSnapshot.
+//
+// Invariant: credentials reach the agent only as env secretKeyRefs to the user's Secret; no key or secret
+// value is ever part of the manifest, so none is in workflow inputs, history or status either.
+import { API_VERSION } from '../crds/etcd-cluster';
+import type { PvcLocation, S3Location, SnapshotDestination } from '../crds/etcd-snapshot';
+import { ETCD_SNAPSHOT, SnapshotLabels } from '../crds/etcd-snapshot';
+
+/** The project's own image; it runs `etcd-conductor snapshot|restore` (agent/main.ts). */
+export const DEFAULT_AGENT_IMAGE = 'ghcr.io/etcd-conductor/etcd-conductor:0.1.0';
+
+/** Where the agent finds the destination claim inside its container. */
+export const SNAPSHOT_MOUNT = '/snapshots';
+export const AGENT_CONTAINER = 'agent';
+/** The agent's exit code for a failure it reported in its result; any other non-zero exit is a crash. */
+export const AGENT_REPORTED_FAILURE_EXIT_CODE = 1;
+/** Pod restarts the Job itself allows for a crash (killed Pod, lost node); a reported failure ends it at once. */
+export const SNAPSHOT_JOB_BACKOFF_LIMIT = 2;
+/** Upper bound for one Job; a snapshot of etcd's 8 GiB maximum to a slow store fits well inside. */
+export const SNAPSHOT_JOB_DEADLINE_SECONDS = 3600;
+
+/** The EtcdSnapshot a Job works for. */
+export interface SnapshotRef {
+  namespace: string;
+  name: string;
+  uid: string;
+}
+
+/** `<prefix>/<snapshot>.db`; the prefix's trailing slashes do not double up. */
+export function snapshotObjectKey(prefix: string, snapshot: string): string {
+  const p = prefix.replace(/\/+$/, '');
+  return p ? `${p}/${snapshot}.db` : `${snapshot}.db`;
+}
+
+/** The file on the claim, as mounted in the agent's container, and the URI status reports for it. */
+export function snapshotFileTarget(pvc: PvcLocation, snapshot: string): { file: string; uri: string } {
+  const sub = pvc.subPath.replace(/^\/+|\/+$/g, '');
+  return {
+    file: `${SNAPSHOT_MOUNT}/${snapshot}.db`,
+    uri: `pvc://${pvc.claimName}/${sub ? `${sub}/` : ''}${snapshot}.db`,
+  };
+}
+
+/** The URI status reports for a snapshot stored at this destination (what the agent reports too). */
+export function snapshotURI(destination: SnapshotDestination, snapshot: string): string {
+  if (destination.s3)
+    return `s3://${destination.s3.bucket}/${snapshotObjectKey(destination.s3.key, snapshot)}`;
+  if (destination.pvc) return snapshotFileTarget(destination.pvc, snapshot).uri;
+  throw new Error('a destination needs s3 or pvc');
+}
+
+// 32-bit FNV-1a, base 36: a short, stable suffix that keeps truncated names apart.
+function shortHash(text: string): string {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < text.length; i++) {
+    h ^= text.charCodeAt(i);
+    h = Math.imul(h, 0x01000193) >>> 0;
+  }
+  return h.toString(36);
+}
+
+/**
+ * `<snapshot>-<attempt>`, at most 63 characters (the Job controller copies it into a label). A long
+ * snapshot name is cut and given a hash of the whole, so two long names never share their Jobs.
+ */
+export function snapshotJobName(snapshot: string, attempt: number): string {
+  const suffix = `-${attempt}`;
+  const plain = `${snapshot}${suffix}`;
+  if (plain.length <= 63) return plain;
+  const hash = `-${shortHash(snapshot)}`;
+  return `${snapshot.slice(0, 63 - hash.length - suffix.length).replace(/[-.]+$/, '')}${hash}${suffix}`;
+}
+
+/** The agent's flags for the destination (agent contract, `etcd-conductor snapshot`). */
+export function snapshotArgs(endpoint: string, destination: SnapshotDestination, snapshot: string): string[] {
+  const args = ['snapshot', '--endpoint', endpoint];
+  if (destination.s3) {
+    const s3: S3Location = destination.s3;
+    args.push(
+      '--s3-endpoint',
+      s3.endpoint,
+      '--s3-bucket',
+      s3.bucket,
+      '--s3-key',
+      snapshotObjectKey(s3.key, snapshot),
+      '--s3-region',
+      s3.region,
+    );
+    if (s3.forcePathStyle) args.push('--s3-force-path-style');
+    return args;
+  }
+  if (destination.pvc) {
+    const { file, uri } = snapshotFileTarget(destination.pvc, snapshot);
+    return [...args, '--file', file, '--uri', uri];
+  }
+  throw new Error('a destination needs s3 or pvc');
+}
+
+/** AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY from the user's Secret, by reference only. */
+export function credentialEnv(secretName: string) {
+  return ['AWS_ACCESS_KEY_ID', 'AWS_SECRET_ACCESS_KEY'].map((key) => ({
+    name: key,
+    valueFrom: { secretKeyRef: { name: secretName, key } },
+  }));
+}
+
+/** The restricted Pod Security Standard, as member Pods have it. */
+export const RESTRICTED_POD_SECURITY = {
+  runAsNonRoot: true,
+  runAsUser: 65532,
+  runAsGroup: 65532,
+  fsGroup: 65532,
+  seccompProfile: { type: 'RuntimeDefault' },
+} as const;
+export const RESTRICTED_CONTAINER_SECURITY = {
+  allowPrivilegeEscalation: false,
+  readOnlyRootFilesystem: true,
+  runAsNonRoot: true,
+  capabilities: { drop: ['ALL'] },
+} as const;
+
+export interface SnapshotJobInput {
+  snapshot: SnapshotRef;
+  /** 1, 2, …: each attempt gets its own Job, so a retry never reads an older attempt's result. */
+  attempt: number;
+  image: string;
+  /** Client URL of the member to stream from. */
+  endpoint: string;
+  destination: SnapshotDestination;
+  /** The cluster's name, as a label for `kubectl get jobs -l`. */
+  cluster: string;
+}
+
+export function snapshotJob(input: SnapshotJobInput) {
+  const { snapshot, destination } = input;
+  const name = snapshotJobName(snapshot.name, input.attempt);
+  const labels = {
+    'app.kubernetes.io/name': 'etcd-snapshot',
+    'app.kubernetes.io/instance': input.cluster,
+    'app.kubernetes.io/managed-by': 'etcd-conductor',
+    [SnapshotLabels.snapshot]: snapshot.name,
+  };
+  const pvc = destination.pvc;
+  return {
+    apiVersion: 'batch/v1',
+    kind: 'Job',
+    metadata: {
+      name,
+      namespace: snapshot.namespace,
+      labels,
+      ownerReferences: [
+        {
+          apiVersion: API_VERSION,
+          kind: ETCD_SNAPSHOT.kind,
+          name: snapshot.name,
+          uid: snapshot.uid,
+          controller: true,
+          blockOwnerDeletion: true,
+        },
+      ],
+    },
+    spec: {
+      backoffLimit: SNAPSHOT_JOB_BACKOFF_LIMIT,
+      activeDeadlineSeconds: SNAPSHOT_JOB_DEADLINE_SECONDS,
+      // A failure the agent reported (bad credentials, missing bucket) ends the Job at once: retrying it
+      // would only repeat it. A crash (killed, OOM, lost node) counts against backoffLimit and is retried.
+      podFailurePolicy: {
+        rules: [
+          {
+            action: 'FailJob',
+            onExitCodes: {
+              containerName: AGENT_CONTAINER,
+              operator: 'In',
+              values: [AGENT_REPORTED_FAILURE_EXIT_CODE],
+            },
+          },
+        ],
+      },
+      template: {
+        metadata: { labels },
+        spec: {
+          restartPolicy: 'Never',
+          automountServiceAccountToken: false,
+          enableServiceLinks: false,
+          securityContext: RESTRICTED_POD_SECURITY,
+          containers: [
+            {
+              name: AGENT_CONTAINER,
+              image: input.image,
+              command: ['etcd-conductor'],
+              args: snapshotArgs(input.endpoint, destination, snapshot.name),
+              env: destination.s3 ? credentialEnv(destination.s3.credentialsSecretRef.name) : [],
+              // The agent's one-line JSON result; the workflow reads it from the Pod's status, never from logs.
+              terminationMessagePath: '/dev/termination-log',
+              terminationMessagePolicy: 'File',
+              securityContext: RESTRICTED_CONTAINER_SECURITY,
+              ...(pvc
+                ? {
+                    volumeMounts: [
+                      {
+                        name: 'destination',
+                        mountPath: SNAPSHOT_MOUNT,
+                        ...(pvc.subPath ? { subPath: pvc.subPath.replace(/^\/+|\/+$/g, '') } : {}),
+                      },
+                    ],
+                  }
+                : {}),
+            },
+          ],
+          ...(pvc
+            ? { volumes: [{ name: 'destination', persistentVolumeClaim: { claimName: pvc.claimName } }] }
+            : {}),
+        },
+      },
+    },
+  };
+}

@@ -1,0 +1,250 @@
+// The Kubernetes -> Temporal bridge for backups: EtcdSnapshots start (or cancel) their workflow, their Jobs signal it, EtcdSnapshotSchedules signal theirs; decides nothing.
+//
+// Invariant: a finished EtcdSnapshot (Succeeded/Failed) never starts a workflow again, and a change the
+// workflow already knows about (resync, duplicate) sends nothing.
+import type { Informer, KubeConfig, KubernetesObject } from '@kubernetes/client-node';
+import { BatchV1Api, CustomObjectsApi, makeInformer } from '@kubernetes/client-node';
+import type { Client } from '@temporalio/client';
+import { WorkflowIdConflictPolicy, WorkflowIdReusePolicy, WorkflowNotFoundError } from '@temporalio/client';
+import { API_GROUP, API_VERSION_NAME } from '../crds/etcd-cluster';
+import type { EtcdSnapshot } from '../crds/etcd-snapshot';
+import { ETCD_SNAPSHOT, isFinished, SnapshotLabels } from '../crds/etcd-snapshot';
+import type { EtcdSnapshotSchedule } from '../crds/etcd-snapshot-schedule';
+import { ETCD_SNAPSHOT_SCHEDULE } from '../crds/etcd-snapshot-schedule';
+import type { ScheduleChange, ScheduleWorkflowInput, SnapshotWorkflowInput } from '../workflows/messages';
+import {
+  scheduleChangedSignal,
+  scheduleWorkflowId,
+  SearchAttributes,
+  SNAPSHOT_OPERATION_TYPE,
+  snapshotJobChangedSignal,
+  snapshotWorkflowId,
+  TASK_QUEUE,
+  WorkflowTypes,
+} from '../workflows/messages';
+
+export interface SnapshotWatcherOptions {
+  kubeConfig: KubeConfig;
+  temporal: Client;
+  taskQueue?: string;
+  namespace?: string;
+  log: (msg: string, fields?: Record<string, unknown>) => void;
+}
+
+export interface SnapshotWatcher {
+  stop(): Promise<void>;
+}
+
+const MAX_BACKOFF_MS = 30_000;
+
+/** What about an EtcdSnapshot matters to the watcher: identity, whether it is finished, whether it is going. */
+export function snapshotChangeKey(obj: Pick<EtcdSnapshot, 'metadata' | 'status'>): string {
+  return JSON.stringify([
+    obj.metadata.uid ?? '',
+    isFinished(obj.status?.phase),
+    Boolean(obj.metadata.deletionTimestamp),
+  ]);
+}
+
+/** What about an EtcdSnapshotSchedule matters: identity, spec generation, deletion. */
+export function scheduleChangeKey(obj: Pick<EtcdSnapshotSchedule, 'metadata'>): string {
+  return JSON.stringify([
+    obj.metadata.uid ?? '',
+    obj.metadata.generation ?? 0,
+    Boolean(obj.metadata.deletionTimestamp),
+  ]);
+}
+
+/** What about a snapshot Job matters: its conditions (finished or not) and Pod counts. */
+export function snapshotJobChangeKey(obj: {
+  metadata?: { uid?: string };
+  status?: {
+    active?: number;
+    failed?: number;
+    succeeded?: number;
+    conditions?: { type?: string; status?: string }[];
+  };
+}): string {
+  const s = obj.status ?? {};
+  return JSON.stringify([
+    obj.metadata?.uid ?? '',
+    s.active ?? 0,
+    s.failed ?? 0,
+    s.succeeded ?? 0,
+    (s.conditions ?? []).map((c) => `${c.type}=${c.status}`).sort(),
+  ]);
+}
+
+export async function startSnapshotWatcher(opts: SnapshotWatcherOptions): Promise<SnapshotWatcher> {
+  const { kubeConfig: kc, temporal, log } = opts;
+  const taskQueue = opts.taskQueue ?? TASK_QUEUE;
+  const custom = kc.makeApiClient(CustomObjectsApi);
+  const batch = kc.makeApiClient(BatchV1Api);
+  const ns = opts.namespace;
+  const sent = new Map<string, string>();
+  let stopped = false;
+
+  const ignoreNotFound = (err: unknown) => {
+    if (!(err instanceof WorkflowNotFoundError)) throw err;
+  };
+
+  async function onSnapshot(obj: EtcdSnapshot, deleted: boolean): Promise<void> {
+    const { namespace, name, uid } = obj.metadata;
+    if (!uid) return;
+    const key = `snapshot:${uid}`;
+    const changeKey = deleted ? 'deleted' : snapshotChangeKey(obj);
+    if (sent.get(key) === changeKey) return;
+    const workflowId = snapshotWorkflowId(namespace, name);
+    if (deleted || obj.metadata.deletionTimestamp) {
+      // The workflow deletes its Job and ends; the Job is owned by the EtcdSnapshot, so GC would too.
+      await temporal.workflow.getHandle(workflowId).cancel().catch(ignoreNotFound);
+    } else if (!isFinished(obj.status?.phase)) {
+      const input: SnapshotWorkflowInput = { snapshot: { namespace, name, uid }, spec: obj.spec };
+      await temporal.workflow.start(WorkflowTypes.snapshot, {
+        workflowId,
+        taskQueue,
+        args: [input],
+        // A relist while it runs finds the running workflow; an object made again under the same name runs anew.
+        workflowIdConflictPolicy: WorkflowIdConflictPolicy.USE_EXISTING,
+        workflowIdReusePolicy: WorkflowIdReusePolicy.ALLOW_DUPLICATE,
+        typedSearchAttributes: [
+          { key: SearchAttributes.clusterNamespace, value: namespace },
+          { key: SearchAttributes.clusterName, value: obj.spec.clusterRef.name },
+          { key: SearchAttributes.operationType, value: SNAPSHOT_OPERATION_TYPE },
+        ],
+        staticSummary: `snapshot ${namespace}/${obj.spec.clusterRef.name} as ${name}`,
+        staticDetails: `Takes EtcdSnapshot **${namespace}/${name}** (uid ${uid}) of EtcdCluster ${obj.spec.clusterRef.name}. Cancel it with \`temporal workflow cancel --workflow-id ${workflowId}\`; its Job is deleted.`,
+      });
+      log('started snapshot workflow', { workflowId });
+    }
+    if (deleted) sent.delete(key);
+    else sent.set(key, changeKey);
+  }
+
+  async function onSnapshotJob(obj: KubernetesObject, deleted: boolean): Promise<void> {
+    const snapshot = obj.metadata?.labels?.[SnapshotLabels.snapshot];
+    const namespace = obj.metadata?.namespace;
+    if (!snapshot || !namespace || !obj.metadata?.uid) return;
+    const key = `job:${obj.metadata.uid}`;
+    const changeKey = deleted ? 'deleted' : snapshotJobChangeKey(obj);
+    if (sent.get(key) === changeKey) return;
+    await temporal.workflow
+      .getHandle(snapshotWorkflowId(namespace, snapshot))
+      .signal(snapshotJobChangedSignal)
+      .catch(ignoreNotFound);
+    if (deleted) sent.delete(key);
+    else sent.set(key, changeKey);
+  }
+
+  async function onSchedule(obj: EtcdSnapshotSchedule, deleted: boolean): Promise<void> {
+    const { namespace, name, uid } = obj.metadata;
+    if (!uid) return;
+    const key = `schedule:${namespace}/${name}`;
+    const changeKey = deleted ? `deleted:${uid}` : scheduleChangeKey(obj);
+    if (sent.get(key) === changeKey) return;
+    const change: ScheduleChange = {
+      uid,
+      generation: obj.metadata.generation ?? 0,
+      spec: obj.spec,
+      ...(deleted || obj.metadata.deletionTimestamp ? { deleted: true } : {}),
+    };
+    const workflowId = scheduleWorkflowId(namespace, name);
+    if (change.deleted) {
+      await temporal.workflow
+        .getHandle(workflowId)
+        .signal(scheduleChangedSignal, change)
+        .catch(ignoreNotFound);
+    } else {
+      const input: ScheduleWorkflowInput = { schedule: { namespace, name, uid }, change };
+      await temporal.workflow.signalWithStart(WorkflowTypes.schedule, {
+        workflowId,
+        taskQueue,
+        args: [input],
+        signal: scheduleChangedSignal,
+        signalArgs: [change],
+        typedSearchAttributes: [
+          { key: SearchAttributes.clusterNamespace, value: namespace },
+          { key: SearchAttributes.clusterName, value: obj.spec.clusterRef.name },
+          { key: SearchAttributes.operationType, value: SNAPSHOT_OPERATION_TYPE },
+        ],
+        staticSummary: `snapshot schedule ${namespace}/${name}`,
+        staticDetails: `Keeps the Temporal Schedule of EtcdSnapshotSchedule **${namespace}/${name}** (uid ${uid}); its runs are \`${workflowId}/run-<time>\`.`,
+      });
+    }
+    sent.set(key, changeKey);
+    log('signalled schedule change', {
+      workflowId,
+      generation: change.generation,
+      deleted: Boolean(change.deleted),
+    });
+  }
+
+  function keepWatching<T extends KubernetesObject>(
+    resource: string,
+    informer: Informer<T>,
+    onChange: (obj: T, deleted: boolean) => Promise<void>,
+  ): void {
+    let backoff = 1000;
+    const handle = (deleted: boolean) => (obj: T) => {
+      backoff = 1000;
+      onChange(obj, deleted).catch((err: unknown) => {
+        log('signal failed; the next change or resync retries it', { resource, error: String(err) });
+        sent.clear();
+      });
+    };
+    informer.on('add', handle(false));
+    informer.on('update', handle(false));
+    informer.on('delete', handle(true));
+    informer.on('error', (err: unknown) => {
+      if (stopped) return;
+      log('watch failed; relisting after back-off', { resource, error: String(err), backoffMs: backoff });
+      const delay = backoff;
+      backoff = Math.min(backoff * 2, MAX_BACKOFF_MS);
+      setTimeout(() => {
+        if (!stopped) informer.start().catch(() => undefined);
+      }, delay);
+    });
+  }
+
+  const customInformer = <T extends KubernetesObject>(plural: string) =>
+    makeInformer<T>(
+      kc,
+      ns
+        ? `/apis/${API_GROUP}/${API_VERSION_NAME}/namespaces/${ns}/${plural}`
+        : `/apis/${API_GROUP}/${API_VERSION_NAME}/${plural}`,
+      async () =>
+        (ns
+          ? custom.listNamespacedCustomObject({
+              group: API_GROUP,
+              version: API_VERSION_NAME,
+              namespace: ns,
+              plural,
+            })
+          : custom.listClusterCustomObject({ group: API_GROUP, version: API_VERSION_NAME, plural })) as never,
+    );
+  const snapshots = customInformer<EtcdSnapshot & KubernetesObject>(ETCD_SNAPSHOT.plural);
+  const schedules = customInformer<EtcdSnapshotSchedule & KubernetesObject>(ETCD_SNAPSHOT_SCHEDULE.plural);
+  const jobSelector = SnapshotLabels.snapshot;
+  const jobs = makeInformer(
+    kc,
+    ns ? `/apis/batch/v1/namespaces/${ns}/jobs` : '/apis/batch/v1/jobs',
+    async () =>
+      (ns
+        ? batch.listNamespacedJob({ namespace: ns, labelSelector: jobSelector })
+        : batch.listJobForAllNamespaces({ labelSelector: jobSelector })) as never,
+    jobSelector,
+  );
+
+  keepWatching('etcdsnapshots', snapshots, (obj, deleted) => onSnapshot(obj, deleted));
+  keepWatching('etcdsnapshotschedules', schedules, (obj, deleted) => onSchedule(obj, deleted));
+  keepWatching('jobs', jobs, (obj, deleted) => onSnapshotJob(obj, deleted));
+  await Promise.all([snapshots.start(), schedules.start(), jobs.start()]);
+  log('watching EtcdSnapshots, EtcdSnapshotSchedules and snapshot Jobs', { namespace: ns ?? '(all)' });
+
+  return {
+    async stop() {
+      stopped = true;
+      await Promise.all([snapshots.stop(), schedules.stop(), jobs.stop()]);
+    },
+  };
+}

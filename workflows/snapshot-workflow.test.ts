@@ -1,0 +1,446 @@
+// The snapshot, schedule and schedule-run workflows on the real Temporal dev server, acting on fakes typed from the real activities.
+import { ApplicationFailure } from '@temporalio/common';
+import { WorkflowFailedError } from '@temporalio/client';
+import { TestWorkflowEnvironment } from '@temporalio/testing';
+import type { WorkflowBundleWithSourceMap } from '@temporalio/worker';
+import { bundleWorkflowCode, DefaultLogger, Runtime, Worker } from '@temporalio/worker';
+import type { SnapshotActivities, SnapshotJobObservation } from '../activities/snapshot-activities';
+import type { ScheduleActivities, ScheduleSnapshotView } from '../activities/snapshot-schedule-activities';
+import type { AgentResult } from '../activities/snapshot-agent-result';
+import { FailureTypes } from '../crds/conditions';
+import type { EtcdSnapshotSpec, EtcdSnapshotStatus } from '../crds/etcd-snapshot';
+import type { EtcdSnapshotScheduleSpec, EtcdSnapshotScheduleStatus } from '../crds/etcd-snapshot-schedule';
+import { cacheRoot, toolPaths } from '../localcluster/tool-cache';
+import type { ScheduleChange } from './messages';
+import {
+  scheduleChangedSignal,
+  scheduleWorkflowId,
+  SearchAttributes,
+  snapshotJobChangedSignal,
+  snapshotWorkflowId,
+} from './messages';
+import { etcdSnapshotScheduleWorkflow } from './snapshot-schedule-workflow';
+import { scheduledSnapshotName, snapshotScheduleRunWorkflow } from './snapshot-schedule-run-workflow';
+import { etcdSnapshotWorkflow, MAX_SNAPSHOT_ATTEMPTS } from './snapshot-workflow';
+
+jest.setTimeout(120_000);
+
+const temporalCliPath = () => process.env.TEMPORAL_CLI_PATH ?? toolPaths(cacheRoot()).temporal;
+let env: TestWorkflowEnvironment;
+let workflowBundle: WorkflowBundleWithSourceMap;
+let queue = 0;
+
+beforeAll(async () => {
+  Runtime.install({ logger: new DefaultLogger('WARN') });
+  env = await TestWorkflowEnvironment.createLocal({
+    server: {
+      executable: { type: 'existing-path', path: temporalCliPath() },
+      searchAttributes: Object.values(SearchAttributes),
+    },
+  });
+  workflowBundle = await bundleWorkflowCode({
+    workflowsPath: require.resolve('./index'),
+    logger: new DefaultLogger('WARN'),
+  });
+}, 180_000);
+
+afterAll(async () => {
+  await env?.teardown();
+});
+
+async function eventually<T>(
+  what: string,
+  probe: () => T | undefined | false,
+  timeoutMs = 60_000,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = probe();
+    if (v !== undefined && v !== false) return v;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+const ARTIFACT = {
+  uri: 's3://backups/main/snap.db',
+  size: 4096,
+  sha256: 'a'.repeat(64),
+  revision: 42,
+  etcdVersion: '3.6.16',
+  takenAt: '2026-03-01T12:00:00Z',
+};
+const SPEC: EtcdSnapshotSpec = {
+  clusterRef: { name: 'main' },
+  destination: {
+    s3: {
+      endpoint: 'http://minio:9000',
+      bucket: 'backups',
+      key: 'main',
+      region: 'us-east-1',
+      forcePathStyle: true,
+      credentialsSecretRef: { name: 's3-creds' },
+    },
+  },
+};
+
+/**
+ * A fake world for one snapshot: `jobs` scripts what each attempt's Job does (observations in order; the
+ * last one repeats). `prepare` can refuse like the real activity.
+ */
+function fakeSnapshotWorld(jobs: SnapshotJobObservation[][], prepare?: () => never) {
+  const statuses: EtcdSnapshotStatus[] = [];
+  const created: { attempt: number; endpoint: string }[] = [];
+  const deleted: number[] = [];
+  const events: string[] = [];
+  const reads = new Map<string, number>();
+  const activities: SnapshotActivities = {
+    async prepareSnapshot() {
+      if (prepare) prepare();
+      return {
+        clusterUid: 'cluster-uid',
+        endpoint: 'http://main-1.main-peer.ns.svc:2379',
+        member: 'main-1',
+        why: 'main-1, a healthy follower',
+      };
+    },
+    async createSnapshotJob({ attempt, endpoint }) {
+      created.push({ attempt, endpoint });
+      return { jobName: `snap-${attempt}`, created: true };
+    },
+    async readSnapshotJob({ jobName }) {
+      const attempt = Number(jobName.split('-')[1]);
+      const script = jobs[attempt - 1] ?? [{ state: 'absent' }];
+      const n = reads.get(jobName) ?? 0;
+      reads.set(jobName, n + 1);
+      return script[Math.min(n, script.length - 1)] ?? { state: 'absent' };
+    },
+    async deleteSnapshotJob({ attempt }) {
+      deleted.push(attempt);
+      return 'deleted';
+    },
+    async writeSnapshotStatus({ status }) {
+      statuses.push(status);
+      return 'written';
+    },
+    async recordSnapshotEvent({ reason }) {
+      events.push(reason);
+      return 'recorded';
+    },
+  };
+  return { activities, statuses, created, deleted, events, last: () => statuses[statuses.length - 1] };
+}
+
+const finished = (result: AgentResult): SnapshotJobObservation => ({
+  state: 'finished',
+  succeeded: result.ok,
+  result,
+  jobMessage: '',
+});
+
+async function runSnapshot(
+  world: ReturnType<typeof fakeSnapshotWorld>,
+  body?: (
+    handle: Awaited<ReturnType<typeof env.client.workflow.start<typeof etcdSnapshotWorkflow>>>,
+  ) => Promise<void>,
+) {
+  const taskQueue = `snapshot-test-${++queue}`;
+  const worker = await Worker.create({
+    connection: env.nativeConnection,
+    taskQueue,
+    workflowBundle,
+    activities: world.activities,
+  });
+  return worker.runUntil(async () => {
+    const handle = await env.client.workflow.start(etcdSnapshotWorkflow, {
+      workflowId: snapshotWorkflowId('ns', `snap-${queue}`),
+      taskQueue,
+      args: [{ snapshot: { namespace: 'ns', name: `snap-${queue}`, uid: 'snap-uid' }, spec: SPEC }],
+    });
+    if (body) await body(handle);
+    return handle.result().then(
+      (outcome) => ({ outcome, error: undefined }),
+      (error: unknown) => ({ outcome: undefined, error }),
+    );
+  });
+}
+
+describe('etcdSnapshotWorkflow', () => {
+  it('records the artifact the agent reported and ends Succeeded with Ready True', async () => {
+    const world = fakeSnapshotWorld([[{ state: 'running' }, finished({ ok: true, artifact: ARTIFACT })]]);
+    const { outcome } = await runSnapshot(world, async (handle) => {
+      await eventually('a Job', () => world.created.length === 1);
+      await handle.signal(snapshotJobChangedSignal);
+    });
+    expect(outcome).toMatchObject({ phase: 'Succeeded', reason: 'SnapshotSucceeded', artifact: ARTIFACT });
+    expect(world.last()).toMatchObject({
+      phase: 'Succeeded',
+      artifact: ARTIFACT,
+      attempts: 1,
+      jobName: 'snap-1',
+    });
+    expect(world.last()?.conditions).toEqual([
+      expect.objectContaining({ type: 'Ready', status: 'True', reason: 'SnapshotSucceeded' }),
+    ]);
+    expect(world.statuses[0]).toMatchObject({
+      phase: 'Running',
+      workflowId: expect.stringMatching(/^etcdsnapshot\/ns\//),
+    });
+    expect(world.created).toEqual([{ attempt: 1, endpoint: 'http://main-1.main-peer.ns.svc:2379' }]);
+    expect(world.events).toEqual(['SnapshotStarted', 'SnapshotSucceeded']);
+  });
+
+  it('fails with ClusterNotAvailable and runs no Job when the checks refuse', async () => {
+    const world = fakeSnapshotWorld([], () => {
+      throw ApplicationFailure.nonRetryable(
+        'EtcdCluster ns/main is not Available (QuorumLost: 1 of 3)',
+        FailureTypes.ClusterNotAvailable,
+      );
+    });
+    const { outcome } = await runSnapshot(world);
+    expect(outcome).toMatchObject({ phase: 'Failed', reason: 'ClusterNotAvailable' });
+    expect(world.last()?.conditions?.[0]).toMatchObject({
+      status: 'False',
+      reason: 'ClusterNotAvailable',
+      message: expect.stringContaining('QuorumLost'),
+    });
+    expect(world.created).toEqual([]);
+    expect(world.events).toEqual(['SnapshotStarted', 'SnapshotFailed']);
+  });
+
+  it('fails at once on InvalidCredentials: one Job, no retry', async () => {
+    const world = fakeSnapshotWorld([
+      [finished({ ok: false, reason: 'InvalidCredentials', message: 'S3 said InvalidAccessKeyId' })],
+    ]);
+    const { outcome } = await runSnapshot(world);
+    expect(outcome).toMatchObject({
+      phase: 'Failed',
+      reason: 'InvalidCredentials',
+      message: 'S3 said InvalidAccessKeyId',
+    });
+    expect(world.created).toHaveLength(1);
+    expect(world.last()).toMatchObject({ phase: 'Failed', attempts: 1 });
+    expect(world.events).not.toContain('SnapshotRetrying');
+  });
+
+  it('retries a Job that died without a result with a new Job after a pause, and succeeds', async () => {
+    const world = fakeSnapshotWorld([
+      [
+        {
+          state: 'finished',
+          succeeded: false,
+          jobMessage: 'BackoffLimitExceeded: Job has reached the specified backoff limit',
+        },
+      ],
+      [finished({ ok: true, artifact: ARTIFACT })],
+    ]);
+    const { outcome } = await runSnapshot(world);
+    expect(outcome).toMatchObject({ phase: 'Succeeded' });
+    expect(world.created.map((c) => c.attempt)).toEqual([1, 2]);
+    expect(world.last()).toMatchObject({ attempts: 2, jobName: 'snap-2' });
+    expect(world.events).toEqual(['SnapshotStarted', 'SnapshotRetrying', 'SnapshotSucceeded']);
+  });
+
+  it(`gives up after ${MAX_SNAPSHOT_ATTEMPTS} attempts of a transient failure, with the agent's reason`, async () => {
+    const unavailable = [finished({ ok: false, reason: 'EtcdUnavailable', message: 'member went away' })];
+    const world = fakeSnapshotWorld([unavailable, unavailable, unavailable, unavailable]);
+    const { outcome } = await runSnapshot(world);
+    expect(outcome).toMatchObject({
+      phase: 'Failed',
+      reason: 'EtcdUnavailable',
+      message: expect.stringContaining(`after ${MAX_SNAPSHOT_ATTEMPTS} attempt(s)`),
+    });
+    expect(world.created).toHaveLength(MAX_SNAPSHOT_ATTEMPTS);
+  }, 90_000);
+
+  it('deletes its running Job when cancelled and says so in status', async () => {
+    const world = fakeSnapshotWorld([[{ state: 'running' }]]);
+    const { error } = await runSnapshot(world, async (handle) => {
+      await eventually('a Job', () => world.created.length === 1);
+      await handle.cancel();
+    });
+    expect(error).toBeInstanceOf(WorkflowFailedError);
+    expect(world.deleted).toEqual([1]);
+    expect(world.last()).toMatchObject({
+      phase: 'Failed',
+      conditions: [expect.objectContaining({ reason: 'SnapshotCancelled' })],
+    });
+  });
+});
+
+/** A fake schedule world: a Temporal Schedule as a record, snapshots as a list the run creates and prunes. */
+function fakeScheduleWorld(existing: ScheduleSnapshotView[] = [], spec?: Partial<EtcdSnapshotScheduleSpec>) {
+  const scheduleSpec: EtcdSnapshotScheduleSpec = {
+    clusterRef: { name: 'main' },
+    schedule: '@every 1h',
+    destination: SPEC.destination,
+    retention: { keepLast: 2 },
+    suspend: false,
+    ...spec,
+  };
+  const temporal: { applied: { cron: string; paused: boolean }[]; deleted: boolean } = {
+    applied: [],
+    deleted: false,
+  };
+  const snapshots = [...existing];
+  const pruned: { name: string; uri?: string }[] = [];
+  const statuses: EtcdSnapshotScheduleStatus[] = [];
+  const events: string[] = [];
+  const activities: ScheduleActivities = {
+    async applyTemporalSchedule({ spec: s }) {
+      if (s.schedule === 'not a cron')
+        throw ApplicationFailure.nonRetryable(
+          'Temporal refused the schedule "not a cron"',
+          'InvalidSchedule',
+        );
+      temporal.applied.push({ cron: s.schedule, paused: s.suspend });
+      return temporal.applied.length === 1 ? 'created' : 'updated';
+    },
+    async deleteTemporalSchedule() {
+      temporal.deleted = true;
+      return 'deleted';
+    },
+    async readSchedule() {
+      return { spec: scheduleSpec };
+    },
+    async writeScheduleStatus({ status }) {
+      statuses.push(status);
+      return 'written';
+    },
+    async createScheduledSnapshot({ name }) {
+      if (snapshots.some((s) => s.name === name)) return 'exists';
+      snapshots.push({ name, createdAt: new Date().toISOString() });
+      return 'created';
+    },
+    async readSnapshotPhase({ name }) {
+      // The snapshot workflow (not under test here) finishes this run's snapshot at the first look.
+      const s = snapshots.find((x) => x.name === name);
+      if (!s) return 'gone';
+      Object.assign(s, {
+        phase: 'Succeeded',
+        takenAt: new Date().toISOString(),
+        uri: `s3://backups/main/${name}.db`,
+      });
+      return 'Succeeded';
+    },
+    async listScheduleSnapshots() {
+      return snapshots.map((s) => ({ ...s }));
+    },
+    async pruneSnapshot({ name, uri }) {
+      pruned.push({ name, ...(uri ? { uri } : {}) });
+      snapshots.splice(
+        snapshots.findIndex((s) => s.name === name),
+        1,
+      );
+      return 'pruned';
+    },
+    async recordScheduleEvent({ reason }) {
+      events.push(reason);
+      return 'recorded';
+    },
+  };
+  return { activities, temporal, snapshots, pruned, statuses, events };
+}
+
+async function withWorker<T>(activities: object, body: (taskQueue: string) => Promise<T>): Promise<T> {
+  const taskQueue = `schedule-test-${++queue}`;
+  const worker = await Worker.create({
+    connection: env.nativeConnection,
+    taskQueue,
+    workflowBundle,
+    activities,
+  });
+  return worker.runUntil(body(taskQueue));
+}
+
+const ref = { namespace: 'ns', name: 'daily', uid: 'sched-uid' };
+
+describe('etcdSnapshotScheduleWorkflow', () => {
+  it('creates the Temporal Schedule, pauses it on suspend, and deletes it with the object', async () => {
+    const world = fakeScheduleWorld();
+    await withWorker(world.activities, async (taskQueue) => {
+      const spec: EtcdSnapshotScheduleSpec = {
+        clusterRef: { name: 'main' },
+        schedule: '@every 1h',
+        destination: SPEC.destination,
+        suspend: false,
+      };
+      const change = (
+        generation: number,
+        more: Partial<ScheduleChange> & { spec?: EtcdSnapshotScheduleSpec } = {},
+      ): ScheduleChange => ({
+        uid: ref.uid,
+        generation,
+        spec,
+        ...more,
+      });
+      const handle = await env.client.workflow.start(etcdSnapshotScheduleWorkflow, {
+        workflowId: scheduleWorkflowId('ns', `daily-${queue}`),
+        taskQueue,
+        args: [{ schedule: ref, change: change(1) }],
+      });
+      await eventually('the schedule created and status written', () => world.statuses.length === 1);
+      expect(world.statuses[0]?.conditions?.[0]).toMatchObject({
+        type: 'Ready',
+        status: 'True',
+        reason: 'ScheduleActive',
+      });
+
+      await handle.signal(scheduleChangedSignal, change(2, { spec: { ...spec, suspend: true } }));
+      await eventually('the schedule paused and status written', () => world.statuses.length === 2);
+      expect(world.temporal.applied[1]).toEqual({ cron: '@every 1h', paused: true });
+      await eventually(
+        'status says suspended',
+        () => world.statuses[1]?.conditions?.[0]?.reason === 'ScheduleSuspended',
+      );
+
+      // An older generation arriving late changes nothing.
+      await handle.signal(scheduleChangedSignal, change(1));
+      await handle.signal(scheduleChangedSignal, change(3, { spec: { ...spec, schedule: 'not a cron' } }));
+      await eventually(
+        'status says invalid',
+        () => world.statuses.at(-1)?.conditions?.[0]?.reason === 'InvalidSchedule',
+      );
+      await eventually('a Warning event', () => world.events.length > 0);
+      expect(world.events).toEqual(['InvalidSchedule']);
+
+      await handle.signal(scheduleChangedSignal, change(3, { deleted: true }));
+      await handle.result();
+      expect(world.temporal.deleted).toBe(true);
+    });
+  });
+});
+
+describe('snapshotScheduleRunWorkflow', () => {
+  const old = (name: string, minutesAgo: number): ScheduleSnapshotView => {
+    const at = new Date(Date.now() - minutesAgo * 60_000).toISOString();
+    return { name, phase: 'Succeeded', createdAt: at, takenAt: at, uri: `s3://backups/main/${name}.db` };
+  };
+
+  it('creates this run’s snapshot, waits for it, and prunes the oldest beyond keepLast, objects with their CRs', async () => {
+    const world = fakeScheduleWorld([old('daily-a', 30), old('daily-b', 20), old('daily-c', 10)]);
+    const summary = await withWorker(world.activities, (taskQueue) =>
+      env.client.workflow.execute(snapshotScheduleRunWorkflow, {
+        workflowId: `${scheduleWorkflowId('ns', 'daily')}/run-${queue}`,
+        taskQueue,
+        args: [{ schedule: ref }],
+      }),
+    );
+    const created = world.snapshots
+      .map((s) => s.name)
+      .find((n) => !n.startsWith('daily-a') && !['daily-b', 'daily-c'].includes(n));
+    expect(created).toMatch(/^daily-\d{14}$/);
+    expect(world.pruned).toEqual([
+      { name: 'daily-b', uri: 's3://backups/main/daily-b.db' },
+      { name: 'daily-a', uri: 's3://backups/main/daily-a.db' },
+    ]);
+    expect(world.snapshots.map((s) => s.name).sort()).toEqual([created, 'daily-c'].sort());
+    expect(world.statuses).toContainEqual(expect.objectContaining({ lastSnapshot: created }));
+    expect(world.statuses.at(-1)).toEqual({ lastSuccessfulSnapshot: created });
+    expect(summary).toContain('pruned 2, kept 2');
+  });
+
+  it('names snapshots after the schedule and the run time in UTC', () => {
+    expect(scheduledSnapshotName('daily', new Date('2026-03-01T04:05:06.789Z'))).toBe('daily-20260301040506');
+  });
+});
