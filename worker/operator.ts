@@ -29,7 +29,7 @@ export function temporalConnectionOptions(config: OperatorConfig): { tls?: TLSCo
     try {
       return readFileSync(file);
     } catch (err) {
-      throw new Error(`cannot read the Temporal ${what} ${file}: ${String(err)}`);
+      throw new Error(`cannot read the Temporal ${what} ${file}: ${String(err)}`, { cause: err });
     }
   };
   const tls: TLSConfig = {
