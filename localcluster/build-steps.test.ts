@@ -1,5 +1,5 @@
 import { buildSteps, kubernetesVersionLdflags, stagingModules } from './build-steps';
-import { ETCD_TOOLS, KUBERNETES_TOOL, MINIO_TOOL, TEMPORAL_TOOL } from './tool-cache';
+import { ETCD_TOOLS, HELM_TOOL, KUBERNETES_TOOL, MINIO_TOOL, TEMPORAL_TOOL } from './tool-cache';
 
 const goArgs = (steps: ReturnType<typeof buildSteps>) =>
   steps.map((s) => (s.kind === 'go' ? `go ${s.args.join(' ')}` : s.label));
@@ -31,6 +31,23 @@ describe('buildSteps', () => {
         'github.com/minio/minio@v0.0.0-20260212201848-7aac2a2c5b7c',
       ],
     });
+  });
+  it('go-installs Helm v4 with its version stamped, since the module default is only "v4.3"', () => {
+    expect(buildSteps('/c', HELM_TOOL)).toEqual([
+      {
+        kind: 'go',
+        label: 'go install',
+        args: [
+          'install',
+          '-trimpath',
+          '-ldflags',
+          '-s -w -X helm.sh/helm/v4/internal/version.version=v4.3.1',
+          'helm.sh/helm/v4/cmd/helm@v4.3.1',
+        ],
+        cwd: '/c/build/helm-4.3.1',
+        env: { GOBIN: '/c/tools/helm-4.3.1/bin' },
+      },
+    ]);
   });
   it('builds Kubernetes through a wrapper that re-pins the staging modules before tidying', () => {
     expect(goArgs(buildSteps('/c', KUBERNETES_TOOL)).slice(0, 5)).toEqual([

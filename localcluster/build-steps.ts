@@ -108,6 +108,23 @@ export function buildSteps(root: string, spec: ToolSpec): BuildStep[] {
         },
       ];
     }
+    case 'helm':
+      return [
+        {
+          kind: 'go',
+          label: 'go install',
+          args: [
+            'install',
+            '-trimpath',
+            '-ldflags',
+            // Without it `helm version` reports a bare "v4.3" and charts cannot pin a helm version.
+            `${LDFLAGS} -X helm.sh/helm/v4/internal/version.version=v${spec.version}`,
+            `helm.sh/helm/v4/cmd/helm@v${spec.version}`,
+          ],
+          cwd: buildDir,
+          env: { GOBIN: binDir },
+        },
+      ];
     case 'kubernetes': {
       const cmds = spec.binaries.map((b) => `k8s.io/kubernetes/cmd/${b}`);
       return [

@@ -19,7 +19,14 @@ export interface StackInfo {
   s3: { endpoint: string; bucket: string; region: string; accessKeyId: string; secretAccessKey: string };
   faultControlUrl: string | undefined;
   nodes: Array<{ name: string; zone: string; hostIp: string }>;
-  tools: { kubectl: string; temporal: string; minio: string; etcdBinDirs: Record<string, string> };
+  tools: {
+    kubectl: string;
+    temporal: string;
+    minio: string;
+    /** Absent in a stack.json written before helm joined the tool set. */
+    helm?: string;
+    etcdBinDirs: Record<string, string>;
+  };
   logsDir: string;
   startedAt: string;
   readyAt: string | undefined;

@@ -270,6 +270,7 @@ export async function startStack(opts: StartStackOptions): Promise<RunningStack>
         kubectl: tools.kubectl,
         temporal: tools.temporal,
         minio: tools.minio,
+        helm: tools.helm,
         etcdBinDirs: tools.etcdBinDirs,
       },
       logsDir: layout.paths.logsDir,

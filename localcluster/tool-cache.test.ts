@@ -33,6 +33,7 @@ describe('toolDirs', () => {
       'etcd-3.6.16',
       'temporal-1.5.1',
       'minio-20260212201848',
+      'helm-4.3.1',
       'kubernetes-1.35.4',
     ]);
   });

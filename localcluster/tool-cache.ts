@@ -4,13 +4,14 @@ import { homedir } from 'node:os';
 import { join } from 'node:path';
 import {
   ETCD_VERSIONS,
+  HELM_VERSION,
   KUBERNETES_VERSION,
   MINIO_VERSION,
   TEMPORAL_CLI_VERSION,
   type EtcdVersion,
 } from './versions';
 
-export type ToolName = 'kubernetes' | 'etcd' | 'temporal' | 'minio';
+export type ToolName = 'kubernetes' | 'etcd' | 'temporal' | 'minio' | 'helm';
 
 export interface ToolSpec {
   name: ToolName;
@@ -36,12 +37,14 @@ export const TEMPORAL_TOOL: ToolSpec = {
   binaries: ['temporal'],
 };
 export const MINIO_TOOL: ToolSpec = { name: 'minio', version: MINIO_VERSION, binaries: ['minio'] };
+export const HELM_TOOL: ToolSpec = { name: 'helm', version: HELM_VERSION, binaries: ['helm'] };
 
 /** Cheapest first, so a broken Go setup fails fast; Kubernetes last because it takes longest. */
 export const ALL_TOOLS: ToolSpec[] = [
   ...ETCD_VERSIONS.map((v) => ETCD_TOOLS[v]).reverse(),
   TEMPORAL_TOOL,
   MINIO_TOOL,
+  HELM_TOOL,
   KUBERNETES_TOOL,
 ];
 
@@ -100,6 +103,7 @@ export interface ToolPaths {
   etcdBinDirs: Record<EtcdVersion, string>;
   temporal: string;
   minio: string;
+  helm: string;
 }
 
 export function toolPaths(root: string): ToolPaths {
@@ -114,5 +118,6 @@ export function toolPaths(root: string): ToolPaths {
     ) as Record<EtcdVersion, string>,
     temporal: binaryPath(root, TEMPORAL_TOOL, 'temporal'),
     minio: binaryPath(root, MINIO_TOOL, 'minio'),
+    helm: binaryPath(root, HELM_TOOL, 'helm'),
   };
 }

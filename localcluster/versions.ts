@@ -17,3 +17,6 @@ export const TEMPORAL_CLI_VERSION = '1.5.1';
 export const MINIO_MODULE_VERSION = 'v0.0.0-20260212201848-7aac2a2c5b7c';
 /** The cache key for MinIO: the commit timestamp of the pseudo-version. */
 export const MINIO_VERSION = MINIO_MODULE_VERSION.split('-')[1] ?? MINIO_MODULE_VERSION;
+
+/** Helm renders deploy/chart; v4 is current and, unlike kubernetes and etcd, installs straight from the proxy (no replace directives). */
+export const HELM_VERSION = '4.3.1';

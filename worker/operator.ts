@@ -1,5 +1,7 @@
 // Hosts the operator in one process: the Temporal worker (workflows and activities) and the CR watcher.
+import { readFileSync } from 'node:fs';
 import { KubeConfig } from '@kubernetes/client-node';
+import type { TLSConfig } from '@temporalio/client';
 import { Client, Connection } from '@temporalio/client';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import { createActivities } from '../activities/cluster-activities';
@@ -24,12 +26,39 @@ export interface Operator {
 
 export type Logger = (msg: string, fields?: Record<string, unknown>) => void;
 
+/** TLS and API key settings shared by the worker's and the watcher's connections; files are read once, at start. */
+export function temporalConnectionOptions(config: OperatorConfig): { tls?: TLSConfig; apiKey?: string } {
+  const t = config.temporalTls;
+  if (!t) return {};
+  const read = (file: string, what: string) => {
+    try {
+      return readFileSync(file);
+    } catch (err) {
+      throw new Error(`cannot read the Temporal ${what} ${file}: ${String(err)}`, { cause: err });
+    }
+  };
+  const tls: TLSConfig = {
+    ...(t.clientCertFile && t.clientKeyFile
+      ? {
+          clientCertPair: {
+            crt: read(t.clientCertFile, 'client certificate'),
+            key: read(t.clientKeyFile, 'client key'),
+          },
+        }
+      : {}),
+    ...(t.caFile ? { serverRootCACertificate: read(t.caFile, 'CA bundle') } : {}),
+    ...(t.serverName ? { serverNameOverride: t.serverName } : {}),
+  };
+  return { tls, ...(config.temporalApiKey ? { apiKey: config.temporalApiKey } : {}) };
+}
+
 export async function startOperator(config: OperatorConfig, log: Logger): Promise<Operator> {
   const kc = new KubeConfig();
   if (config.kubeconfig) kc.loadFromFile(config.kubeconfig);
   else kc.loadFromDefault();
 
   const taskQueue = config.taskQueue ?? TASK_QUEUE;
+  const temporalOptions = temporalConnectionOptions(config);
   const stops: (() => Promise<void>)[] = [];
   let worker: Worker | undefined;
   let markStopped: () => void = () => undefined;
@@ -37,11 +66,17 @@ export async function startOperator(config: OperatorConfig, log: Logger): Promis
   let done: Promise<void> = new Promise<void>((resolve) => (markStopped = resolve));
 
   if (config.roles.includes('worker')) {
-    const connection = await NativeConnection.connect({ address: config.temporalAddress });
+    const connection = await NativeConnection.connect({
+      address: config.temporalAddress,
+      ...temporalOptions,
+    });
     const kube = createKubeObjects(kc);
     const etcd = createEtcdAdmin();
     // The schedule activities keep Temporal Schedules, which needs a client beside the worker's connection.
-    const clientConnection = await Connection.connect({ address: config.temporalAddress });
+    const clientConnection = await Connection.connect({
+      address: config.temporalAddress,
+      ...temporalOptions,
+    });
     const snapshotEvents = createSnapshotEventRecorder(kc);
     const activities = {
       ...createActivities({
@@ -78,7 +113,7 @@ export async function startOperator(config: OperatorConfig, log: Logger): Promis
   }
 
   if (config.roles.includes('watcher')) {
-    const connection = await Connection.connect({ address: config.temporalAddress });
+    const connection = await Connection.connect({ address: config.temporalAddress, ...temporalOptions });
     const client = new Client({ connection, namespace: config.temporalNamespace });
     const watcher = await startClusterWatcher({
       kubeConfig: kc,

@@ -1,0 +1,84 @@
+{{/* Names and labels shared by every template of the chart. */}}
+{{- define "etcd-conductor.fullname" -}}
+{{- if contains .Chart.Name .Release.Name -}}
+{{- .Release.Name | trunc 63 | trimSuffix "-" -}}
+{{- else -}}
+{{- printf "%s-%s" .Release.Name .Chart.Name | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+{{- end -}}
+
+{{- define "etcd-conductor.selectorLabels" -}}
+app.kubernetes.io/name: {{ .Chart.Name }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+{{- end -}}
+
+{{- define "etcd-conductor.labels" -}}
+{{ include "etcd-conductor.selectorLabels" . }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
+{{- end -}}
+
+{{- define "etcd-conductor.serviceAccountName" -}}
+{{- if .Values.serviceAccount.create -}}
+{{- default (include "etcd-conductor.fullname" .) .Values.serviceAccount.name -}}
+{{- else -}}
+{{- required "serviceAccount.name is required when serviceAccount.create is false" .Values.serviceAccount.name -}}
+{{- end -}}
+{{- end -}}
+
+{{/* The one namespace a namespace-scoped install serves: rbac.watchNamespace, else the release namespace. */}}
+{{- define "etcd-conductor.watchNamespace" -}}
+{{- default .Release.Namespace .Values.rbac.watchNamespace -}}
+{{- end -}}
+
+{{/*
+The operator's permissions, shared by the ClusterRole and the Role. Exactly what activities/, watcher/
+and worker/ call; test/deploy/rbac.test.ts compares the result with deploy/rbac-allowlist.txt.
+Secrets: get only, for the S3 credentials a snapshot names; never list or watch.
+*/}}
+{{- define "etcd-conductor.rules" -}}
+# Member Pods: the watcher lists and watches them; activities create, label (patch) and delete them.
+- apiGroups: ['']
+  resources: [pods]
+  verbs: [create, delete, list, patch, watch]
+# Member claims: watched, created and deleted with their member; a snapshot reads its target claim.
+- apiGroups: ['']
+  resources: [persistentvolumeclaims]
+  verbs: [create, delete, get, list, watch]
+# The peer and client Services of each cluster, created once.
+- apiGroups: ['']
+  resources: [services]
+  verbs: [create]
+# Events on EtcdClusters, EtcdSnapshots and EtcdSnapshotSchedules.
+- apiGroups: ['']
+  resources: [events]
+  verbs: [create]
+# S3 credentials named by an EtcdSnapshot or EtcdSnapshotSchedule, read when needed.
+- apiGroups: ['']
+  resources: [secrets]
+  verbs: [get]
+# One PodDisruptionBudget per cluster; its minAvailable follows the voter count.
+- apiGroups: [policy]
+  resources: [poddisruptionbudgets]
+  verbs: [create, patch]
+# Snapshot and prune Jobs: created, read for their result, deleted, and watched to signal completion.
+- apiGroups: [batch]
+  resources: [jobs]
+  verbs: [create, delete, get, list, watch]
+- apiGroups: [etcd.conductor.dev]
+  resources: [etcdclusters, etcdsnapshotschedules]
+  verbs: [get, list, watch]
+# A schedule run creates EtcdSnapshots and retention deletes old ones.
+- apiGroups: [etcd.conductor.dev]
+  resources: [etcdsnapshots]
+  verbs: [create, delete, get, list, watch]
+- apiGroups: [etcd.conductor.dev]
+  resources: [etcdclusters/status, etcdsnapshots/status, etcdsnapshotschedules/status]
+  verbs: [patch]
+# Member Pods, claims and Services carry blockOwnerDeletion owner references to their EtcdCluster;
+# where the OwnerReferencesPermissionEnforcement admission plugin is on, that needs this.
+- apiGroups: [etcd.conductor.dev]
+  resources: [etcdclusters/finalizers]
+  verbs: [update]
+{{- end -}}

@@ -1,0 +1,84 @@
+import { configFromEnv } from './config';
+
+describe('configFromEnv', () => {
+  const ok: Array<[string, NodeJS.ProcessEnv, object]> = [
+    [
+      'an empty environment gives the local stack defaults: both roles, plain TCP, no HTTP server',
+      {},
+      {
+        roles: ['worker', 'watcher'],
+        logLevel: 'info',
+        temporalAddress: '127.0.0.1:7233',
+        temporalNamespace: 'default',
+      },
+    ],
+    [
+      'a client certificate turns TLS on and carries the CA and server name',
+      {
+        TEMPORAL_TLS_CERT_FILE: '/t/tls.crt',
+        TEMPORAL_TLS_KEY_FILE: '/t/tls.key',
+        TEMPORAL_TLS_CA_FILE: '/t/ca.crt',
+        TEMPORAL_TLS_SERVER_NAME: 'temporal.example',
+      },
+      {
+        temporalTls: {
+          clientCertFile: '/t/tls.crt',
+          clientKeyFile: '/t/tls.key',
+          caFile: '/t/ca.crt',
+          serverName: 'temporal.example',
+        },
+      },
+    ],
+    ['an API key alone turns TLS on', { TEMPORAL_API_KEY: 'k' }, { temporalTls: {}, temporalApiKey: 'k' }],
+    [
+      'TEMPORAL_TLS=true without a certificate uses server TLS only',
+      { TEMPORAL_TLS: 'true' },
+      { temporalTls: {} },
+    ],
+    [
+      'the chart settings are read under their own names',
+      {
+        OPERATOR_ROLES: 'worker',
+        LOG_LEVEL: 'debug',
+        TEMPORAL_TASK_QUEUE: 'q',
+        WATCH_NAMESPACE: 'ns',
+        OPERATOR_HTTP_ADDRESS: '0.0.0.0:9464',
+      },
+      {
+        roles: ['worker'],
+        logLevel: 'debug',
+        taskQueue: 'q',
+        watchNamespace: 'ns',
+        httpAddress: '0.0.0.0:9464',
+      },
+    ],
+  ];
+  it.each(ok)('%s', (_name, env, expected) => {
+    expect(configFromEnv(env)).toMatchObject(expected);
+  });
+
+  it('leaves TLS and the HTTP server off unless asked', () => {
+    const c = configFromEnv({});
+    expect(c.temporalTls).toBeUndefined();
+    expect(c.httpAddress).toBeUndefined();
+  });
+
+  const bad: Array<[string, NodeJS.ProcessEnv, RegExp]> = [
+    ['an unknown role is refused by name', { OPERATOR_ROLES: 'worker,boss' }, /unknown role "boss"/],
+    [
+      'an unknown log level is refused with the valid ones',
+      { LOG_LEVEL: 'loud' },
+      /debug, info, warn, error/,
+    ],
+    [
+      'a certificate without its key is refused',
+      { TEMPORAL_TLS_CERT_FILE: '/t/tls.crt' },
+      /must be set together/,
+    ],
+    ['TEMPORAL_TLS must be a boolean', { TEMPORAL_TLS: 'yes' }, /expected true or false/],
+    ['the HTTP address needs a port', { OPERATOR_HTTP_ADDRESS: '0.0.0.0' }, /expected host:port/],
+  ];
+  it.each(bad)('%s', (_name, env, message) => {
+    expect(() => configFromEnv(env)).toThrow(message);
+  });
+});
