@@ -1,5 +1,5 @@
 // Hosts the operator in one process: the Temporal worker (workflows and activities) and the CR watcher.
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { KubeConfig } from '@kubernetes/client-node';
 import type { TLSConfig } from '@temporalio/client';
 import { Client, Connection } from '@temporalio/client';
@@ -16,6 +16,7 @@ import { createScheduleActivities } from '../activities/snapshot-schedule-activi
 import { startClusterWatcher } from '../watcher/cluster-watcher';
 import { startSnapshotWatcher } from '../watcher/snapshot-watcher';
 import { TASK_QUEUE } from '../workflows/messages';
+import { WORKFLOW_BUNDLE_PATH } from './bundle-workflows';
 import type { OperatorConfig } from './config';
 
 export interface Operator {
@@ -98,7 +99,10 @@ export async function startOperator(config: OperatorConfig, log: Logger): Promis
       connection,
       namespace: config.temporalNamespace,
       taskQueue,
-      workflowsPath: require.resolve('../workflows/index'),
+      // The prebuilt bundle from `npm run build`; without one (ts-node, tests) the worker bundles at start.
+      ...(existsSync(WORKFLOW_BUNDLE_PATH)
+        ? { workflowBundle: { codePath: WORKFLOW_BUNDLE_PATH } }
+        : { workflowsPath: require.resolve('../workflows/index') }),
       activities,
     });
     const w = worker;
