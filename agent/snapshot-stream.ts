@@ -1,0 +1,91 @@
+// Turns etcd's Maintenance.Snapshot messages into the snapshot file's bytes and refuses a stream that is cut short or whose trailing sha256 does not match its data, so a damaged stream can never complete an upload.
+import { createHash, type Hash } from 'node:crypto';
+import { Transform, type TransformCallback } from 'node:stream';
+import { AgentError } from './agent-error';
+import { AgentFailureReasons } from './result';
+
+/** One message of the stream as the etcd3 client delivers it (uint64 as a decimal string). */
+export interface SnapshotMessage {
+  header?: { revision?: string } | null;
+  remaining_bytes: string;
+  blob: Buffer;
+}
+
+const SHA256_BYTES = 32;
+
+/**
+ * etcd sends the bolt database in chunks until `remaining_bytes` is 0, then one more message whose blob is
+ * the sha256 of the database. The output keeps that trailer: `etcdutl snapshot restore` verifies it, just as
+ * it does for files written by `etcdctl snapshot save`.
+ */
+export class SnapshotStream extends Transform {
+  private readonly dbHash: Hash = createHash('sha256');
+  private phase: 'data' | 'trailer' | 'done' = 'data';
+  private first = true;
+  private revision: number | undefined;
+
+  constructor() {
+    super({ writableObjectMode: true, readableObjectMode: false });
+  }
+
+  /** The first message's header revision, when the server sends one (etcd 3.5 and 3.6 do not). */
+  get headerRevision(): number | undefined {
+    return this.revision;
+  }
+
+  override _transform(
+    message: SnapshotMessage,
+    _encoding: BufferEncoding,
+    callback: TransformCallback,
+  ): void {
+    if (this.first) {
+      this.first = false;
+      const rev = Number(message.header?.revision ?? 0);
+      if (Number.isSafeInteger(rev) && rev > 0) this.revision = rev;
+    }
+    const blob = message.blob ?? Buffer.alloc(0);
+    switch (this.phase) {
+      case 'data':
+        this.dbHash.update(blob);
+        if (message.remaining_bytes === '0') this.phase = 'trailer';
+        callback(null, blob);
+        return;
+      case 'trailer': {
+        const expected = this.dbHash.digest();
+        this.phase = 'done';
+        if (blob.length !== SHA256_BYTES || !blob.equals(expected)) {
+          callback(
+            new AgentError(
+              AgentFailureReasons.EtcdUnavailable,
+              `etcd's snapshot stream is damaged: its trailing sha256 (${blob.length} bytes) does not match the data received`,
+            ),
+          );
+          return;
+        }
+        callback(null, blob);
+        return;
+      }
+      case 'done':
+        callback(
+          new AgentError(
+            AgentFailureReasons.EtcdUnavailable,
+            `etcd's snapshot stream sent data after its sha256 trailer`,
+          ),
+        );
+        return;
+    }
+  }
+
+  override _flush(callback: TransformCallback): void {
+    if (this.phase !== 'done') {
+      callback(
+        new AgentError(
+          AgentFailureReasons.EtcdUnavailable,
+          `etcd's snapshot stream ended before its sha256 trailer (the snapshot is incomplete)`,
+        ),
+      );
+      return;
+    }
+    callback();
+  }
+}

@@ -1,0 +1,190 @@
+// `etcd-conductor snapshot`: streams one member's snapshot straight to S3 (multipart, bounded memory) or to a file, measuring size and sha256 on the way; a failure leaves no object and no file behind.
+import { Upload } from '@aws-sdk/lib-storage';
+import { createWriteStream } from 'node:fs';
+import { open, rename, rm } from 'node:fs/promises';
+import { dirname } from 'node:path';
+import { pipeline, type Readable, type Writable } from 'node:stream';
+import { AgentError, describe } from './agent-error';
+import type { S3Location, SnapshotArgs } from './args';
+import { DigestStream } from './digest-stream';
+import { isGrpcStatusError, openSnapshot } from './etcd-source';
+import { AgentFailureReasons, type SnapshotSuccess } from './result';
+import { createS3Client, s3CredentialsFromEnv, s3Failure } from './s3-store';
+import { SnapshotStream } from './snapshot-stream';
+
+/**
+ * Parts of 8 MiB, two in flight: memory stays around (queue + 1) x part size whatever the snapshot size,
+ * and 10,000 parts still cover 80 GiB, ten times etcd's largest supported database.
+ */
+export const UPLOAD_PART_BYTES = 8 * 1024 * 1024;
+export const UPLOAD_QUEUE_SIZE = 2;
+
+/** Why the transfer stopped: etcd's side of the pipe is told apart from the destination's. */
+class FailureBlame {
+  etcd: unknown;
+  terminated: string | undefined;
+  /** Set before we cancel the stream ourselves: the CANCELLED status that follows is not etcd's fault. */
+  tearingDown = false;
+  noteSource = (e: unknown) => {
+    if (this.etcd !== undefined || this.tearingDown) return;
+    if (e instanceof AgentError || isGrpcStatusError(e)) this.etcd = e;
+  };
+  toAgentError(endpoint: string): AgentError | undefined {
+    if (this.terminated)
+      return new AgentError(
+        AgentFailureReasons.DestinationUnavailable,
+        `snapshot stopped by ${this.terminated} before it was stored`,
+      );
+    if (this.etcd === undefined) return undefined;
+    if (this.etcd instanceof AgentError) return this.etcd;
+    return new AgentError(
+      AgentFailureReasons.EtcdUnavailable,
+      `etcd at ${endpoint} broke off the snapshot stream: ${describe(this.etcd)}`,
+      { cause: this.etcd },
+    );
+  }
+}
+
+async function fsyncDir(dir: string): Promise<void> {
+  const handle = await open(dir, 'r');
+  try {
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+}
+
+/** Runs `source` through the digest into `sink`, resolving once the sink has everything. */
+function pump(source: Readable, through: SnapshotStream, digest: DigestStream, sink?: Writable) {
+  return new Promise<void>((resolve, reject) => {
+    const done = (e: NodeJS.ErrnoException | null) => (e ? reject(e) : resolve());
+    if (sink) pipeline(source, through, digest, sink, done);
+    else pipeline(source, through, digest, done);
+  });
+}
+
+async function toS3(
+  args: SnapshotArgs,
+  s3: S3Location,
+  env: NodeJS.ProcessEnv,
+  signal: AbortSignal,
+): Promise<SnapshotSuccess> {
+  const client = createS3Client(s3, s3CredentialsFromEnv(env));
+  const where = `s3://${s3.bucket}/${s3.key}`;
+  try {
+    const source = await openSnapshot(args.endpoint);
+    const through = new SnapshotStream();
+    const digest = new DigestStream();
+    const blame = new FailureBlame();
+    source.messages.on('error', blame.noteSource);
+    through.on('error', blame.noteSource);
+    const onAbort = () => {
+      blame.terminated = String(signal.reason ?? 'a signal');
+      digest.destroy(new Error(`terminated by ${blame.terminated}`));
+    };
+    signal.addEventListener('abort', onAbort, { once: true });
+    try {
+      const upload = new Upload({
+        client,
+        params: { Bucket: s3.bucket, Key: s3.key, Body: digest, ContentType: 'application/octet-stream' },
+        partSize: UPLOAD_PART_BYTES,
+        queueSize: UPLOAD_QUEUE_SIZE,
+        // A failed upload is aborted, so no parts of a half-written snapshot stay billed or visible.
+        leavePartsOnError: false,
+      });
+      // The body errors when etcd fails; Upload then aborts its multipart upload and rejects.
+      const piped = pump(source.messages, through, digest);
+      const [pipeOutcome, uploadOutcome] = await Promise.allSettled([
+        piped,
+        upload.done().catch((e: unknown) => {
+          // S3 gave up first: stop reading from etcd, so the pipe settles and the member stops sending.
+          blame.tearingDown = true;
+          source.close();
+          digest.destroy();
+          throw e;
+        }),
+      ]);
+      const etcdFailure = blame.toAgentError(args.endpoint);
+      if (etcdFailure) throw etcdFailure;
+      if (uploadOutcome.status === 'rejected') throw s3Failure(uploadOutcome.reason, 'upload', where);
+      if (pipeOutcome.status === 'rejected')
+        throw new AgentError(
+          AgentFailureReasons.DestinationUnavailable,
+          `snapshot to ${where} failed: ${describe(pipeOutcome.reason)}`,
+        );
+      return {
+        ok: true,
+        artifact: {
+          uri: args.uri,
+          size: digest.size,
+          sha256: digest.sha256,
+          revision: through.headerRevision ?? source.statusRevision,
+          etcdVersion: source.etcdVersion,
+          takenAt: source.takenAt,
+        },
+      };
+    } finally {
+      signal.removeEventListener('abort', onAbort);
+      blame.tearingDown = true;
+      source.close();
+    }
+  } finally {
+    client.destroy();
+  }
+}
+
+async function toFile(args: SnapshotArgs, path: string, signal: AbortSignal): Promise<SnapshotSuccess> {
+  const partial = `${path}.partial`;
+  const source = await openSnapshot(args.endpoint);
+  const through = new SnapshotStream();
+  const digest = new DigestStream();
+  const blame = new FailureBlame();
+  source.messages.on('error', blame.noteSource);
+  through.on('error', blame.noteSource);
+  // flush: fsync before close, so the rename below never publishes a file whose bytes are still in the page cache.
+  const file = createWriteStream(partial, { flush: true, mode: 0o600 });
+  const onAbort = () => {
+    blame.terminated = String(signal.reason ?? 'a signal');
+    file.destroy(new Error(`terminated by ${blame.terminated}`));
+  };
+  signal.addEventListener('abort', onAbort, { once: true });
+  try {
+    await pump(source.messages, through, digest, file);
+    await rename(partial, path);
+    await fsyncDir(dirname(path));
+  } catch (e) {
+    blame.tearingDown = true;
+    await rm(partial, { force: true }).catch(() => undefined);
+    throw (
+      blame.toAgentError(args.endpoint) ??
+      new AgentError(AgentFailureReasons.DestinationUnavailable, `writing ${path} failed: ${describe(e)}`, {
+        cause: e,
+      })
+    );
+  } finally {
+    signal.removeEventListener('abort', onAbort);
+    blame.tearingDown = true;
+    source.close();
+  }
+  return {
+    ok: true,
+    artifact: {
+      uri: args.uri,
+      size: digest.size,
+      sha256: digest.sha256,
+      revision: through.headerRevision ?? source.statusRevision,
+      etcdVersion: source.etcdVersion,
+      takenAt: source.takenAt,
+    },
+  };
+}
+
+export function takeSnapshot(
+  args: SnapshotArgs,
+  env: NodeJS.ProcessEnv,
+  signal: AbortSignal = new AbortController().signal,
+): Promise<SnapshotSuccess> {
+  return args.destination.kind === 's3'
+    ? toS3(args, args.destination.s3, env, signal)
+    : toFile(args, args.destination.path, signal);
+}
