@@ -36,6 +36,8 @@ export async function openSnapshot(endpoint: string): Promise<OpenedSnapshot> {
       'grpc.keepalive_time_ms': 10_000,
       'grpc.keepalive_timeout_ms': 10_000,
       'grpc.max_receive_message_length': 16 * 1024 * 1024,
+      // A 1 MiB HTTP/2 window instead of 64 KiB: fewer flow-control round trips, measurably faster; still bounded.
+      'grpc-node.flow_control_window': 1024 * 1024,
     },
   });
   let messages: (Readable & { cancel?: () => void }) | undefined;

@@ -8,6 +8,7 @@ import { pipeline, type Readable } from 'node:stream';
 import { AgentError, describe } from './agent-error';
 import { defaultUri, type Location, type RestoreArgs } from './args';
 import { DigestStream } from './digest-stream';
+import { CollectingStream } from './memory';
 import { AgentFailureReasons, type RestoreSuccess } from './result';
 import { createS3Client, s3CredentialsFromEnv, s3Failure } from './s3-store';
 
@@ -89,9 +90,9 @@ async function download(
   signal.addEventListener('abort', onAbort, { once: true });
   try {
     await new Promise<void>((resolve, reject) =>
-      pipeline(body, digest, out, (e) => (e ? reject(e) : resolve())),
+      pipeline(body, new CollectingStream(), digest, out, (e) => (e ? reject(e) : resolve())),
     );
-    return { sha256: digest.sha256, size: digest.size };
+    return { sha256: digest.sha256, size: digest.byteCount };
   } catch (e) {
     throw destination(`downloading ${defaultUri(source)} to ${file} failed: ${describe(e)}`, e);
   } finally {

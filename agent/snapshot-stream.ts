@@ -1,4 +1,4 @@
-// Turns etcd's Maintenance.Snapshot messages into the snapshot file's bytes and refuses a stream that is cut short or whose trailing sha256 does not match its data, so a damaged stream can never complete an upload.
+// Turns etcd's Maintenance.Snapshot messages into the snapshot file's bytes, measuring their size and sha256, and refuses a stream that is cut short or whose trailing sha256 does not match its data, so a damaged stream can never complete an upload.
 import { createHash, type Hash } from 'node:crypto';
 import { Transform, type TransformCallback } from 'node:stream';
 import { AgentError } from './agent-error';
@@ -19,13 +19,27 @@ const SHA256_BYTES = 32;
  * it does for files written by `etcdctl snapshot save`.
  */
 export class SnapshotStream extends Transform {
-  private readonly dbHash: Hash = createHash('sha256');
+  /** Over every byte emitted; forked (Hash.copy) at the end of the data to check the trailer, so each byte is hashed once. */
+  private readonly hash: Hash = createHash('sha256');
+  private bytes = 0;
+  private hex: string | undefined;
   private phase: 'data' | 'trailer' | 'done' = 'data';
   private first = true;
   private revision: number | undefined;
 
   constructor() {
     super({ writableObjectMode: true, readableObjectMode: false });
+  }
+
+  /** Bytes emitted so far (not `size`/`length`: lib-storage would read those as the body's total length). */
+  get byteCount(): number {
+    return this.bytes;
+  }
+
+  /** Lowercase hex sha256 of everything emitted, trailer included; only once the stream finished. */
+  get sha256(): string {
+    if (this.hex === undefined) throw new Error('sha256 asked for before the stream finished');
+    return this.hex;
   }
 
   /** The first message's header revision, when the server sends one (etcd 3.5 and 3.6 do not). */
@@ -46,12 +60,12 @@ export class SnapshotStream extends Transform {
     const blob = message.blob ?? Buffer.alloc(0);
     switch (this.phase) {
       case 'data':
-        this.dbHash.update(blob);
+        this.count(blob);
         if (message.remaining_bytes === '0') this.phase = 'trailer';
         callback(null, blob);
         return;
       case 'trailer': {
-        const expected = this.dbHash.digest();
+        const expected = this.hash.copy().digest();
         this.phase = 'done';
         if (blob.length !== SHA256_BYTES || !blob.equals(expected)) {
           callback(
@@ -62,6 +76,7 @@ export class SnapshotStream extends Transform {
           );
           return;
         }
+        this.count(blob);
         callback(null, blob);
         return;
       }
@@ -76,6 +91,11 @@ export class SnapshotStream extends Transform {
     }
   }
 
+  private count(blob: Buffer): void {
+    this.hash.update(blob);
+    this.bytes += blob.length;
+  }
+
   override _flush(callback: TransformCallback): void {
     if (this.phase !== 'done') {
       callback(
@@ -86,6 +106,7 @@ export class SnapshotStream extends Transform {
       );
       return;
     }
+    this.hex = this.hash.digest('hex');
     callback();
   }
 }

@@ -6,18 +6,21 @@ import { dirname } from 'node:path';
 import { pipeline, type Readable, type Writable } from 'node:stream';
 import { AgentError, describe } from './agent-error';
 import type { S3Location, SnapshotArgs } from './args';
-import { DigestStream } from './digest-stream';
-import { isGrpcStatusError, openSnapshot } from './etcd-source';
+import { isGrpcStatusError, openSnapshot, type OpenedSnapshot } from './etcd-source';
+import { CollectingStream } from './memory';
 import { AgentFailureReasons, type SnapshotSuccess } from './result';
 import { createS3Client, s3CredentialsFromEnv, s3Failure } from './s3-store';
 import { SnapshotStream } from './snapshot-stream';
 
 /**
- * Parts of 8 MiB, two in flight: memory stays around (queue + 1) x part size whatever the snapshot size,
- * and 10,000 parts still cover 80 GiB, ten times etcd's largest supported database.
+ * Parts of 5 MiB (S3's minimum), two in flight: memory stays around (queue + 2) x part size whatever the
+ * snapshot size, and 10,000 parts still cover 48 GiB, six times etcd's largest supported database.
+ * Measured in docs/agent.md: larger parts or a deeper queue cost memory and gained no speed.
  */
-export const UPLOAD_PART_BYTES = 8 * 1024 * 1024;
+export const UPLOAD_PART_BYTES = 5 * 1024 * 1024;
 export const UPLOAD_QUEUE_SIZE = 2;
+/** lib-storage copies each part into a fresh buffer that dies old; a full GC every two parts frees them. */
+const MAJOR_GC_EVERY_BYTES = 2 * UPLOAD_PART_BYTES;
 
 /** Why the transfer stopped: etcd's side of the pipe is told apart from the destination's. */
 class FailureBlame {
@@ -54,13 +57,27 @@ async function fsyncDir(dir: string): Promise<void> {
   }
 }
 
-/** Runs `source` through the digest into `sink`, resolving once the sink has everything. */
-function pump(source: Readable, through: SnapshotStream, digest: DigestStream, sink?: Writable) {
+/** Runs `source` through `through` and `collect` into `sink` (or up to `collect`, which the caller reads), settling when all are done. */
+function pump(source: Readable, through: SnapshotStream, collect: CollectingStream, sink?: Writable) {
   return new Promise<void>((resolve, reject) => {
     const done = (e: NodeJS.ErrnoException | null) => (e ? reject(e) : resolve());
-    if (sink) pipeline(source, through, digest, sink, done);
-    else pipeline(source, through, digest, done);
+    if (sink) pipeline(source, through, collect, sink, done);
+    else pipeline(source, through, collect, done);
   });
+}
+
+function artifact(args: SnapshotArgs, through: SnapshotStream, source: OpenedSnapshot): SnapshotSuccess {
+  return {
+    ok: true,
+    artifact: {
+      uri: args.uri,
+      size: through.byteCount,
+      sha256: through.sha256,
+      revision: through.headerRevision ?? source.statusRevision,
+      etcdVersion: source.etcdVersion,
+      takenAt: source.takenAt,
+    },
+  };
 }
 
 async function toS3(
@@ -74,33 +91,33 @@ async function toS3(
   try {
     const source = await openSnapshot(args.endpoint);
     const through = new SnapshotStream();
-    const digest = new DigestStream();
+    const body = new CollectingStream({ majorEveryBytes: MAJOR_GC_EVERY_BYTES });
     const blame = new FailureBlame();
     source.messages.on('error', blame.noteSource);
     through.on('error', blame.noteSource);
     const onAbort = () => {
       blame.terminated = String(signal.reason ?? 'a signal');
-      digest.destroy(new Error(`terminated by ${blame.terminated}`));
+      body.destroy(new Error(`terminated by ${blame.terminated}`));
     };
     signal.addEventListener('abort', onAbort, { once: true });
     try {
       const upload = new Upload({
         client,
-        params: { Bucket: s3.bucket, Key: s3.key, Body: digest, ContentType: 'application/octet-stream' },
+        params: { Bucket: s3.bucket, Key: s3.key, Body: body, ContentType: 'application/octet-stream' },
         partSize: UPLOAD_PART_BYTES,
         queueSize: UPLOAD_QUEUE_SIZE,
         // A failed upload is aborted, so no parts of a half-written snapshot stay billed or visible.
         leavePartsOnError: false,
       });
       // The body errors when etcd fails; Upload then aborts its multipart upload and rejects.
-      const piped = pump(source.messages, through, digest);
+      const piped = pump(source.messages, through, body);
       const [pipeOutcome, uploadOutcome] = await Promise.allSettled([
         piped,
         upload.done().catch((e: unknown) => {
           // S3 gave up first: stop reading from etcd, so the pipe settles and the member stops sending.
           blame.tearingDown = true;
           source.close();
-          digest.destroy();
+          body.destroy();
           throw e;
         }),
       ]);
@@ -112,17 +129,7 @@ async function toS3(
           AgentFailureReasons.DestinationUnavailable,
           `snapshot to ${where} failed: ${describe(pipeOutcome.reason)}`,
         );
-      return {
-        ok: true,
-        artifact: {
-          uri: args.uri,
-          size: digest.size,
-          sha256: digest.sha256,
-          revision: through.headerRevision ?? source.statusRevision,
-          etcdVersion: source.etcdVersion,
-          takenAt: source.takenAt,
-        },
-      };
+      return artifact(args, through, source);
     } finally {
       signal.removeEventListener('abort', onAbort);
       blame.tearingDown = true;
@@ -137,7 +144,6 @@ async function toFile(args: SnapshotArgs, path: string, signal: AbortSignal): Pr
   const partial = `${path}.partial`;
   const source = await openSnapshot(args.endpoint);
   const through = new SnapshotStream();
-  const digest = new DigestStream();
   const blame = new FailureBlame();
   source.messages.on('error', blame.noteSource);
   through.on('error', blame.noteSource);
@@ -149,7 +155,7 @@ async function toFile(args: SnapshotArgs, path: string, signal: AbortSignal): Pr
   };
   signal.addEventListener('abort', onAbort, { once: true });
   try {
-    await pump(source.messages, through, digest, file);
+    await pump(source.messages, through, new CollectingStream(), file);
     await rename(partial, path);
     await fsyncDir(dirname(path));
   } catch (e) {
@@ -166,17 +172,7 @@ async function toFile(args: SnapshotArgs, path: string, signal: AbortSignal): Pr
     blame.tearingDown = true;
     source.close();
   }
-  return {
-    ok: true,
-    artifact: {
-      uri: args.uri,
-      size: digest.size,
-      sha256: digest.sha256,
-      revision: through.headerRevision ?? source.statusRevision,
-      etcdVersion: source.etcdVersion,
-      takenAt: source.takenAt,
-    },
-  };
+  return artifact(args, through, source);
 }
 
 export function takeSnapshot(
