@@ -18,10 +18,6 @@ export class DigestStream extends Transform {
     callback();
   }
 
-  /**
-   * Not `size` or `length`: lib-storage's Upload reads those on its Body as the total length, and a 0 read at
-   * construction makes it reject the finished multipart upload ("Expected 0 part(s)").
-   */
   get byteCount(): number {
     return this.bytes;
   }

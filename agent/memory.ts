@@ -1,4 +1,4 @@
-// Keeps the agent's memory flat while bytes stream through it: V8 frees a Buffer's memory only when a GC finds the Buffer dead, and by itself lets tens of MB of dead snapshot chunks and upload parts pile up; explicit collections at byte intervals keep them to a few MB.
+// Keeps the agent's memory flat while bytes stream through it: V8 frees a Buffer's memory only when a GC finds the Buffer dead, and by itself lets ~70 MB of dead 32 KiB snapshot chunks pile up; explicit collections at byte intervals keep them to a few MB.
 import { Transform, type TransformCallback } from 'node:stream';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
@@ -30,8 +30,8 @@ export interface CollectOptions {
    */
   minorEveryBytes?: number;
   /**
-   * A full GC this often, for buffers that lived long enough to be promoted before dying (lib-storage's upload
-   * parts live for a whole part upload); V8 would otherwise wait for ~64 MB of dead external memory.
+   * A full GC this often, for what lived long enough to be promoted before dying (per-request objects of the
+   * S3 client, for one); V8 would otherwise let the old generation grow for a while first.
    */
   majorEveryBytes?: number;
 }

@@ -31,7 +31,7 @@ export class SnapshotStream extends Transform {
     super({ writableObjectMode: true, readableObjectMode: false });
   }
 
-  /** Bytes emitted so far (not `size`/`length`: lib-storage would read those as the body's total length). */
+  /** Bytes emitted so far, trailer included. */
   get byteCount(): number {
     return this.bytes;
   }

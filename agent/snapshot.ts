@@ -1,5 +1,4 @@
 // `etcd-conductor snapshot`: streams one member's snapshot straight to S3 (multipart, bounded memory) or to a file, measuring size and sha256 on the way; a failure leaves no object and no file behind.
-import { Upload } from '@aws-sdk/lib-storage';
 import { createWriteStream } from 'node:fs';
 import { open, rename, rm } from 'node:fs/promises';
 import { dirname } from 'node:path';
@@ -8,19 +7,20 @@ import { AgentError, describe } from './agent-error';
 import type { S3Location, SnapshotArgs } from './args';
 import { isGrpcStatusError, openSnapshot, type OpenedSnapshot } from './etcd-source';
 import { CollectingStream } from './memory';
+import { uploadParts } from './part-uploader';
 import { AgentFailureReasons, type SnapshotSuccess } from './result';
 import { createS3Client, s3CredentialsFromEnv, s3Failure } from './s3-store';
 import { SnapshotStream } from './snapshot-stream';
 
 /**
- * Parts of 5 MiB (S3's minimum), two in flight: memory stays around (queue + 2) x part size whatever the
+ * Parts of 5 MiB (S3's minimum), two uploading while a third fills: 15 MiB of part buffers whatever the
  * snapshot size, and 10,000 parts still cover 48 GiB, six times etcd's largest supported database.
- * Measured in docs/agent.md: larger parts or a deeper queue cost memory and gained no speed.
+ * Measured in docs/agent.md: 8 MiB parts cost memory and gained no speed.
  */
 export const UPLOAD_PART_BYTES = 5 * 1024 * 1024;
 export const UPLOAD_QUEUE_SIZE = 2;
-/** lib-storage copies each part into a fresh buffer that dies old; a full GC every two parts frees them. */
-const MAJOR_GC_EVERY_BYTES = 2 * UPLOAD_PART_BYTES;
+/** The heap grows while streaming (SDK request objects, decoded messages); a full GC now and then gives it back. */
+const MAJOR_GC_EVERY_BYTES = 32 * 1024 * 1024;
 
 /** Why the transfer stopped: etcd's side of the pipe is told apart from the destination's. */
 class FailureBlame {
@@ -101,19 +101,17 @@ async function toS3(
     };
     signal.addEventListener('abort', onAbort, { once: true });
     try {
-      const upload = new Upload({
-        client,
-        params: { Bucket: s3.bucket, Key: s3.key, Body: body, ContentType: 'application/octet-stream' },
-        partSize: UPLOAD_PART_BYTES,
-        queueSize: UPLOAD_QUEUE_SIZE,
-        // A failed upload is aborted, so no parts of a half-written snapshot stay billed or visible.
-        leavePartsOnError: false,
-      });
-      // The body errors when etcd fails; Upload then aborts its multipart upload and rejects.
+      // The body errors when etcd fails; the upload then aborts its multipart upload and rejects.
       const piped = pump(source.messages, through, body);
       const [pipeOutcome, uploadOutcome] = await Promise.allSettled([
         piped,
-        upload.done().catch((e: unknown) => {
+        uploadParts(body, {
+          client,
+          bucket: s3.bucket,
+          key: s3.key,
+          partBytes: UPLOAD_PART_BYTES,
+          queueSize: UPLOAD_QUEUE_SIZE,
+        }).catch((e: unknown) => {
           // S3 gave up first: stop reading from etcd, so the pipe settles and the member stops sending.
           blame.tearingDown = true;
           source.close();
