@@ -2,8 +2,9 @@
 import { localStackSection } from './local-stack';
 import { operatorSection } from './operator';
 import { formatTable, type BenchSection, type Figure } from './section';
+import { snapshotSection } from './snapshot';
 
-const SECTIONS: BenchSection[] = [localStackSection, operatorSection];
+const SECTIONS: BenchSection[] = [localStackSection, operatorSection, snapshotSection];
 
 /** client-node errors carry the API's Status message in `body`. */
 function describeError(e: unknown): string {
