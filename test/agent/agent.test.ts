@@ -79,6 +79,51 @@ async function pendingUploads(): Promise<string[]> {
   return (listed.Uploads ?? []).map((u) => u.Key ?? '');
 }
 
+/** A TCP proxy in front of etcd that forwards `holdAfter` bytes of responses, then holds; `cut` drops every connection as a dead member would. */
+async function holdingProxy(target: string, holdAfter: number) {
+  const sockets: net.Socket[] = [];
+  let forwarded = 0;
+  const upstream = new URL(target);
+  const server = net.createServer((downstream) => {
+    const up = net.connect(Number(upstream.port), upstream.hostname);
+    sockets.push(downstream, up);
+    downstream.pipe(up);
+    up.on('data', (chunk: Buffer) => {
+      forwarded += chunk.length;
+      if (!downstream.write(chunk) || forwarded >= holdAfter) up.pause();
+    });
+    downstream.on('drain', () => {
+      if (forwarded < holdAfter) up.resume();
+    });
+    const end = () => {
+      up.destroy();
+      downstream.destroy();
+    };
+    up.on('error', end);
+    downstream.on('error', end);
+  });
+  const port = await freePort();
+  await new Promise<void>((r) => server.listen(port, HOST, r));
+  const cut = () => sockets.forEach((s) => s.destroy());
+  return {
+    url: `http://${HOST}:${port}`,
+    cut,
+    close: () => {
+      cut();
+      return new Promise<void>((r) => server.close(() => r()));
+    },
+  };
+}
+
+/** The multipart upload exists once the agent has read its first part. */
+async function untilUploadStarted(): Promise<void> {
+  const deadline = Date.now() + 60_000;
+  while ((await pendingUploads()).length === 0) {
+    if (Date.now() > deadline) throw new Error('the multipart upload never started');
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
 async function currentRevision(c: Etcd3): Promise<number> {
   return Number((await c.get('agent-e2e/a').exec()).header.revision);
 }
@@ -274,52 +319,49 @@ describe('a stream that breaks mid-upload', () => {
   });
 
   it('etcd gone after the multipart upload began: EtcdUnavailable, the upload aborted, no object', async () => {
-    // A proxy between agent and etcd that forwards 12 MiB, then holds, so the cut is placed, not timed.
-    const HOLD_AFTER = 12 * 1024 * 1024;
-    const sockets: net.Socket[] = [];
-    let forwarded = 0;
-    const upstream = new URL(big.clientUrl);
-    const proxy = net.createServer((downstream) => {
-      const up = net.connect(Number(upstream.port), upstream.hostname);
-      sockets.push(downstream, up);
-      downstream.pipe(up);
-      up.on('data', (chunk: Buffer) => {
-        forwarded += chunk.length;
-        if (!downstream.write(chunk)) up.pause();
-        if (forwarded >= HOLD_AFTER) up.pause();
-      });
-      downstream.on('drain', () => {
-        if (forwarded < HOLD_AFTER) up.resume();
-      });
-      const end = () => {
-        up.destroy();
-        downstream.destroy();
-      };
-      up.on('error', end);
-      downstream.on('error', end);
-    });
-    const port = await freePort();
-    await new Promise<void>((r) => proxy.listen(port, HOST, r));
+    // Hold the stream after 12 MiB, so the cut is placed while the multipart upload is open, not timed.
+    const proxy = await holdingProxy(big.clientUrl, 12 * 1024 * 1024);
     try {
       const running = runAgent(
-        ['snapshot', '--endpoint', `http://${HOST}:${port}`, ...s3Flags('e2e/broken.db')],
+        ['snapshot', '--endpoint', proxy.url, ...s3Flags('e2e/broken.db')],
         resultFile(),
-        { env: credentials() },
+        {
+          env: credentials(),
+        },
       );
-      // The multipart upload exists once the first part was read; then etcd "dies".
-      const deadline = Date.now() + 60_000;
-      while ((await pendingUploads()).length === 0) {
-        if (Date.now() > deadline) throw new Error('the multipart upload never started');
-        await new Promise((r) => setTimeout(r, 100));
-      }
-      for (const s of sockets) s.destroy();
+      await untilUploadStarted();
+      proxy.cut();
       const failure = failureOf(await running);
       expect(failure.reason).toBe('EtcdUnavailable');
       expect(await objectKeys()).not.toContain('e2e/broken.db');
       expect(await pendingUploads()).toEqual([]);
     } finally {
-      for (const s of sockets) s.destroy();
-      await new Promise((r) => proxy.close(r));
+      await proxy.close();
+    }
+  });
+
+  it('SIGTERM during an upload: the result is written, the upload aborted, no object', async () => {
+    // Hold the stream after 12 MiB so the signal lands while the multipart upload is open.
+    const proxy = await holdingProxy(big.clientUrl, 12 * 1024 * 1024);
+    try {
+      let pid = 0;
+      const running = runAgent(
+        ['snapshot', '--endpoint', proxy.url, ...s3Flags('e2e/terminated.db')],
+        resultFile(),
+        {
+          env: credentials(),
+          onSpawn: (p) => (pid = p),
+        },
+      );
+      await untilUploadStarted();
+      process.kill(pid, 'SIGTERM');
+      const failure = failureOf(await running);
+      expect(failure.reason).toBe('DestinationUnavailable');
+      expect(failure.message).toMatch(/stopped by SIGTERM/);
+      expect(await objectKeys()).not.toContain('e2e/terminated.db');
+      expect(await pendingUploads()).toEqual([]);
+    } finally {
+      await proxy.close();
     }
   });
 
@@ -484,6 +526,30 @@ describe('restore', () => {
       { env: credentials() },
     );
     expect(failureOf(run).reason).toBe('ChecksumMismatch');
+    expect(readdirSync(volume)).toEqual([]);
+  });
+
+  it("a damaged snapshot whose --sha256 matches it: refused by etcdutl's own check, ChecksumMismatch, no data dir", async () => {
+    const damaged = Buffer.from(await download('e2e/for-restore.db'));
+    damaged[4096] = damaged[4096]! ^ 0xff;
+    const file = join(dir, 'damaged.db');
+    writeFileSync(file, damaged);
+    const volume = join(dir, 'volume-7');
+    mkdirSync(volume);
+    const run = await runAgent(
+      [
+        'restore',
+        '--file',
+        file,
+        '--sha256',
+        sha256(damaged),
+        ...restoreFlags(join(volume, 'data'), `http://${HOST}:2380`),
+      ],
+      resultFile(),
+    );
+    const failure = failureOf(run);
+    expect(failure.reason).toBe('ChecksumMismatch');
+    expect(failure.message).toMatch(/etcdutl snapshot restore failed .*expected sha256/);
     expect(readdirSync(volume)).toEqual([]);
   });
 
