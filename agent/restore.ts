@@ -102,8 +102,7 @@ async function download(
 }
 
 /** etcdutl's own integrity check failing means the stored snapshot was bad, whatever its sha256. */
-const INTEGRITY_FAILURE =
-  /integrity check failed|sha256 mismatch|expected sha256|snapshot file is corrupted/i;
+const INTEGRITY_FAILURE = /integrity check failed|expected sha256|snapshot missing hash/i;
 
 function runEtcdutl(args: string[], signal: AbortSignal): Promise<void> {
   return new Promise((resolve, reject) => {
