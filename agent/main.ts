@@ -1,9 +1,9 @@
 // Entry of the etcd-conductor image (`etcd-conductor snapshot|restore`): runs one command, writes its one-line result to the termination log, prints a human line, and is the only agent file that exits the process (0 on success, 1 on failure).
-import { writeFileSync } from 'node:fs';
 import { AgentError, describe } from './agent-error';
-import { parseAgentArgs, resultFileOf, USAGE } from './args';
+import { DEFAULT_RESULT_FILE, parseAgentArgs, resultFileOf, USAGE } from './args';
 import { restoreSnapshot } from './restore';
 import { AgentFailureReasons, encodeAgentResult, type AgentResult } from './result';
+import { writeResultFile } from './result-file';
 import { takeSnapshot } from './snapshot';
 
 function humanLine(command: string, result: AgentResult): string {
@@ -55,7 +55,7 @@ async function main(argv: string[]): Promise<number> {
     line = encodeAgentResult(result);
   }
   try {
-    writeFileSync(resultFile, `${line}\n`);
+    writeResultFile(resultFile, line, resultFile !== DEFAULT_RESULT_FILE);
   } catch (e) {
     console.error(`could not write the result to ${resultFile}: ${describe(e)}; the result was: ${line}`);
   }
