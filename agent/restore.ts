@@ -88,6 +88,7 @@ async function download(
   const out = createWriteStream(file, { flush: true, mode: 0o600 });
   const onAbort = () => body.destroy(new Error(`terminated by ${String(signal.reason ?? 'a signal')}`));
   signal.addEventListener('abort', onAbort, { once: true });
+  if (signal.aborted) onAbort(); // the signal came while the source was being opened
   try {
     await new Promise<void>((resolve, reject) =>
       pipeline(body, new CollectingStream(), digest, out, (e) => (e ? reject(e) : resolve())),
@@ -151,8 +152,11 @@ export async function restoreSnapshot(
     await exists(join(dataDir, 'member')).catch((e: unknown) => {
       throw destination(`cannot inspect the data dir ${dataDir}: ${describe(e)}`, e);
     })
-  )
+  ) {
+    // A run that crashed after its rename may have left its download behind; it is ours and no longer needed.
+    await rm(restorePaths(dataDir).download, { force: true }).catch(() => undefined);
     return { ok: true, restored: false };
+  }
   await checkDataDir(dataDir);
   const paths = restorePaths(dataDir);
   const parent = dirname(dataDir);

@@ -100,6 +100,7 @@ async function toS3(
       body.destroy(new Error(`terminated by ${blame.terminated}`));
     };
     signal.addEventListener('abort', onAbort, { once: true });
+    if (signal.aborted) onAbort(); // the signal came while etcd was being asked
     try {
       // The body errors when etcd fails; the upload then aborts its multipart upload and rejects.
       const piped = pump(source.messages, through, body);
@@ -152,6 +153,7 @@ async function toFile(args: SnapshotArgs, path: string, signal: AbortSignal): Pr
     file.destroy(new Error(`terminated by ${blame.terminated}`));
   };
   signal.addEventListener('abort', onAbort, { once: true });
+  if (signal.aborted) onAbort(); // the signal came while etcd was being asked
   try {
     await pump(source.messages, through, new CollectingStream(), file);
     await rename(partial, path);

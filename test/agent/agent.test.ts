@@ -446,7 +446,9 @@ describe('restore', () => {
       await restored.process.stop();
     }
 
-    // Idempotent: the init container may run again (Pod restart); the member's data is kept as is.
+    // Idempotent: the init container may run again (Pod restart); the member's data is kept as is, and a
+    // download left by a run that crashed after its rename is cleared.
+    writeFileSync(`${dataDir}.snapshot`, 'left by a crashed run');
     const again = await runAgent(
       [
         'restore',
@@ -460,6 +462,7 @@ describe('restore', () => {
     );
     expect(again.code).toBe(0);
     expect(parseAgentResult(again.resultText)).toEqual({ ok: true, restored: false });
+    expect(readdirSync(volume)).toEqual(['data']);
   });
 
   it('from a file, into a data dir that exists but is empty', async () => {
