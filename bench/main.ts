@@ -3,8 +3,9 @@ import { fleetSection } from './fleet';
 import { localStackSection } from './local-stack';
 import { operatorSection } from './operator';
 import { formatTable, type BenchSection, type Figure } from './section';
+import { snapshotSection } from './snapshot';
 
-const SECTIONS: BenchSection[] = [localStackSection, operatorSection, fleetSection];
+const SECTIONS: BenchSection[] = [localStackSection, operatorSection, fleetSection, snapshotSection];
 
 /** client-node errors carry the API's Status message in `body`. */
 function describeError(e: unknown): string {

@@ -1,0 +1,72 @@
+// Entry of the etcd-conductor image (`etcd-conductor snapshot|restore`): runs one command, writes its one-line result to the termination log, prints a human line, and is the only agent file that exits the process (0 on success, 1 on failure).
+import { AgentError, describe } from './agent-error';
+import { DEFAULT_RESULT_FILE, parseAgentArgs, resultFileOf, USAGE } from './args';
+import { restoreSnapshot } from './restore';
+import { AgentFailureReasons, encodeAgentResult, type AgentResult } from './result';
+import { writeResultFile } from './result-file';
+import { takeSnapshot } from './snapshot';
+
+function humanLine(command: string, result: AgentResult): string {
+  if (!result.ok) return `${command} failed: ${result.reason}: ${result.message}`;
+  if ('artifact' in result) {
+    const a = result.artifact;
+    return `snapshot stored ${a.uri}: ${a.size} bytes, sha256 ${a.sha256}, revision ${a.revision}, etcd ${a.etcdVersion}, taken at ${a.takenAt}`;
+  }
+  return result.restored
+    ? `restore done: ${result.size} bytes, sha256 ${result.sha256}`
+    : 'restore skipped: the data dir already holds a member';
+}
+
+async function main(argv: string[]): Promise<number> {
+  const command = argv[0] ?? '';
+  let resultFile = resultFileOf(argv);
+  // SIGTERM (Job deadline, Pod deletion) stops the transfer through the normal failure path: upload aborted, temp files removed, result written.
+  const stop = new AbortController();
+  for (const sig of ['SIGTERM', 'SIGINT'] as const) process.once(sig, () => stop.abort(sig));
+
+  let result: AgentResult;
+  try {
+    const args = parseAgentArgs(argv);
+    resultFile = args.resultFile;
+    result =
+      args.command === 'snapshot'
+        ? await takeSnapshot(args, process.env, stop.signal)
+        : await restoreSnapshot(args, process.env, stop.signal);
+  } catch (e) {
+    if (e instanceof AgentError) {
+      result = { ok: false, reason: e.reason, message: e.message };
+      if (e.reason === AgentFailureReasons.InvalidArguments) console.error(USAGE);
+    } else {
+      // A bug, not a classified failure: keep the stack on stderr, still hand the control side a parsable result.
+      console.error(e);
+      result = {
+        ok: false,
+        reason: AgentFailureReasons.DestinationUnavailable,
+        message: `unexpected error: ${describe(e)}`,
+      };
+    }
+  }
+
+  let line: string;
+  try {
+    line = encodeAgentResult(result);
+  } catch (e) {
+    result = { ok: false, reason: AgentFailureReasons.InvalidArguments, message: describe(e) };
+    line = encodeAgentResult(result);
+  }
+  try {
+    writeResultFile(resultFile, line, resultFile !== DEFAULT_RESULT_FILE);
+  } catch (e) {
+    console.error(`could not write the result to ${resultFile}: ${describe(e)}; the result was: ${line}`);
+  }
+  console.log(humanLine(command || 'etcd-conductor', result));
+  return result.ok ? 0 : 1;
+}
+
+main(process.argv.slice(2)).then(
+  (code) => process.exit(code),
+  (e: unknown) => {
+    console.error(e);
+    process.exit(1);
+  },
+);
