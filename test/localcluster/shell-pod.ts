@@ -6,10 +6,12 @@ import { eventually, type Kube } from './kube';
 export const PROJECT_IMAGE = `${PROJECT_IMAGE_REPOSITORY}:dev`;
 
 /**
- * Where the Pod's emptyDir is mounted: a folder every host has, because the node creates missing mount points on
- * the host (see docs/local-cluster.md) and a journey should leave nothing behind.
+ * Where the Pod's emptyDir is mounted: a folder every (Debian) host has, because the node creates missing mount
+ * points on the host (see docs/local-cluster.md) and a journey should leave nothing behind. Not /tmp: a checkout
+ * under /tmp (CI clones to /tmp/ci-clone) keeps its node state there, and a volume hiding the node's own folder
+ * leaves the termination-message file impossible to set up, so every container would exit 128.
  */
-export const SHARED = '/tmp';
+export const SHARED = '/srv';
 
 /** A container running one shell script, with the Pod's emptyDir at SHARED. */
 export function shell(name: string, script: string, extra: Partial<V1Container> = {}): V1Container {
