@@ -173,7 +173,7 @@ describe('the EtcdCluster CRD and its TypeScript types', () => {
       plural: ETCD_CLUSTER.plural,
       singular: ETCD_CLUSTER.singular,
       shortNames: [...ETCD_CLUSTER.shortNames],
-      categories: ['etcd'],
+      categories: ['etcd-conductor'],
     });
     expect(crd.spec.versions).toHaveLength(1);
     expect(version).toMatchObject({ name: API_VERSION_NAME, served: true, storage: true });

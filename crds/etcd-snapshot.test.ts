@@ -177,7 +177,7 @@ describe('the EtcdSnapshot CRD and its TypeScript types', () => {
       plural: ETCD_SNAPSHOT.plural,
       singular: ETCD_SNAPSHOT.singular,
       shortNames: [...ETCD_SNAPSHOT.shortNames],
-      categories: ['etcd'],
+      categories: ['etcd-conductor'],
     });
     expect(snapshotCrd.spec.versions[0]).toMatchObject({
       name: API_VERSION_NAME,
@@ -229,7 +229,7 @@ describe('the EtcdSnapshotSchedule CRD and its TypeScript types', () => {
       plural: ETCD_SNAPSHOT_SCHEDULE.plural,
       singular: ETCD_SNAPSHOT_SCHEDULE.singular,
       shortNames: [...ETCD_SNAPSHOT_SCHEDULE.shortNames],
-      categories: ['etcd'],
+      categories: ['etcd-conductor'],
     });
     expect(scheduleCrd.spec.versions[0]).toMatchObject({
       name: API_VERSION_NAME,
