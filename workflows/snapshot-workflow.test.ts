@@ -6,7 +6,7 @@ import type { WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import { bundleWorkflowCode, DefaultLogger, Runtime, Worker } from '@temporalio/worker';
 import type { SnapshotActivities, SnapshotJobObservation } from '../activities/snapshot-activities';
 import type { ScheduleActivities, ScheduleSnapshotView } from '../activities/snapshot-schedule-activities';
-import type { AgentResult } from '../activities/snapshot-agent-result';
+import type { AgentResult } from '../agent/result';
 import { FailureTypes } from '../crds/conditions';
 import type { EtcdSnapshotSpec, EtcdSnapshotStatus } from '../crds/etcd-snapshot';
 import type { EtcdSnapshotScheduleSpec, EtcdSnapshotScheduleStatus } from '../crds/etcd-snapshot-schedule';
