@@ -18,6 +18,7 @@ import {
   TASK_QUEUE,
   WorkflowTypes,
 } from '../workflows/messages';
+import { keepWatching } from './keep-watching';
 import { clusterChangeKey, memberChangeKey, owningCluster } from './change-keys';
 
 export interface WatcherOptions {
@@ -37,7 +38,6 @@ export interface ClusterWatcher {
 }
 
 const MANAGED_SELECTOR = 'app.kubernetes.io/managed-by=etcd-conductor';
-const MAX_BACKOFF_MS = 30_000;
 
 export async function startClusterWatcher(opts: WatcherOptions): Promise<ClusterWatcher> {
   const { kubeConfig: kc, temporal, log } = opts;
@@ -117,37 +117,20 @@ export async function startClusterWatcher(opts: WatcherOptions): Promise<Cluster
     }
   }
 
-  /** Runs an informer forever: any error leads to a relist after a growing back-off. */
-  function keepWatching<T extends KubernetesObject>(
+  const watch = <T extends KubernetesObject>(
     resource: string,
     informer: Informer<T>,
     onChange: (obj: T, deleted: boolean) => Promise<void>,
-  ): void {
-    let backoff = 1000;
-    const handle = (deleted: boolean) => (obj: T) => {
-      // Only an event proves the watch works: ListWatch emits `connect` at every attempt, even failing ones.
-      backoff = 1000;
-      onChange(obj, deleted).catch((err: unknown) => {
-        log('signal failed; the next change or resync retries it', { resource, error: String(err) });
-        // Forget what was sent so the retry is not filtered out as a duplicate.
+  ) =>
+    keepWatching(resource, informer, onChange, {
+      log,
+      stopped: () => stopped,
+      onSignalFailed: () => {
         sent.clear();
         memberKeys.clear();
-      });
-    };
-    informer.on('add', handle(false));
-    informer.on('update', handle(false));
-    informer.on('delete', handle(true));
-    informer.on('error', (err: unknown) => {
-      if (stopped) return;
-      opts.onWatchRestart?.(resource);
-      log('watch failed; relisting after back-off', { resource, error: String(err), backoffMs: backoff });
-      const delay = backoff;
-      backoff = Math.min(backoff * 2, MAX_BACKOFF_MS);
-      setTimeout(() => {
-        if (!stopped) informer.start().catch(() => undefined);
-      }, delay);
+      },
+      ...(opts.onWatchRestart ? { onWatchRestart: opts.onWatchRestart } : {}),
     });
-  }
 
   const clusterPath = ns
     ? `/apis/${API_GROUP}/${API_VERSION_NAME}/namespaces/${ns}/${ETCD_CLUSTER.plural}`
@@ -188,9 +171,9 @@ export async function startClusterWatcher(opts: WatcherOptions): Promise<Cluster
     MANAGED_SELECTOR,
   );
 
-  keepWatching('etcdclusters', clusters, (obj, deleted) => signalCluster(obj, deleted));
-  keepWatching('pods', pods, (obj, deleted) => signalMembers({ ...obj, kind: 'Pod' }, deleted));
-  keepWatching('persistentvolumeclaims', claims, (obj, deleted) =>
+  watch('etcdclusters', clusters, (obj, deleted) => signalCluster(obj, deleted));
+  watch('pods', pods, (obj, deleted) => signalMembers({ ...obj, kind: 'Pod' }, deleted));
+  watch('persistentvolumeclaims', claims, (obj, deleted) =>
     signalMembers({ ...obj, kind: 'PersistentVolumeClaim' }, deleted),
   );
   await Promise.all([clusters.start(), pods.start(), claims.start()]);

@@ -22,6 +22,7 @@ import {
   TASK_QUEUE,
   WorkflowTypes,
 } from '../workflows/messages';
+import { keepWatching } from './keep-watching';
 
 export interface SnapshotWatcherOptions {
   kubeConfig: KubeConfig;
@@ -34,8 +35,6 @@ export interface SnapshotWatcherOptions {
 export interface SnapshotWatcher {
   stop(): Promise<void>;
 }
-
-const MAX_BACKOFF_MS = 30_000;
 
 /** What about an EtcdSnapshot matters to the watcher: identity, whether it is finished, whether it is going. */
 export function snapshotChangeKey(obj: Pick<EtcdSnapshot, 'metadata' | 'status'>): string {
@@ -179,32 +178,16 @@ export async function startSnapshotWatcher(opts: SnapshotWatcherOptions): Promis
     });
   }
 
-  function keepWatching<T extends KubernetesObject>(
+  const watch = <T extends KubernetesObject>(
     resource: string,
     informer: Informer<T>,
     onChange: (obj: T, deleted: boolean) => Promise<void>,
-  ): void {
-    let backoff = 1000;
-    const handle = (deleted: boolean) => (obj: T) => {
-      backoff = 1000;
-      onChange(obj, deleted).catch((err: unknown) => {
-        log('signal failed; the next change or resync retries it', { resource, error: String(err) });
-        sent.clear();
-      });
-    };
-    informer.on('add', handle(false));
-    informer.on('update', handle(false));
-    informer.on('delete', handle(true));
-    informer.on('error', (err: unknown) => {
-      if (stopped) return;
-      log('watch failed; relisting after back-off', { resource, error: String(err), backoffMs: backoff });
-      const delay = backoff;
-      backoff = Math.min(backoff * 2, MAX_BACKOFF_MS);
-      setTimeout(() => {
-        if (!stopped) informer.start().catch(() => undefined);
-      }, delay);
+  ) =>
+    keepWatching(resource, informer, onChange, {
+      log,
+      stopped: () => stopped,
+      onSignalFailed: () => sent.clear(),
     });
-  }
 
   const customInformer = <T extends KubernetesObject>(plural: string) =>
     makeInformer<T>(
@@ -235,9 +218,9 @@ export async function startSnapshotWatcher(opts: SnapshotWatcherOptions): Promis
     jobSelector,
   );
 
-  keepWatching('etcdsnapshots', snapshots, (obj, deleted) => onSnapshot(obj, deleted));
-  keepWatching('etcdsnapshotschedules', schedules, (obj, deleted) => onSchedule(obj, deleted));
-  keepWatching('jobs', jobs, (obj, deleted) => onSnapshotJob(obj, deleted));
+  watch('etcdsnapshots', snapshots, (obj, deleted) => onSnapshot(obj, deleted));
+  watch('etcdsnapshotschedules', schedules, (obj, deleted) => onSchedule(obj, deleted));
+  watch('jobs', jobs, (obj, deleted) => onSnapshotJob(obj, deleted));
   await Promise.all([snapshots.start(), schedules.start(), jobs.start()]);
   log('watching EtcdSnapshots, EtcdSnapshotSchedules and snapshot Jobs', { namespace: ns ?? '(all)' });
 
