@@ -127,7 +127,7 @@ const noEvents: EventRecorder = { record: async () => undefined };
 function podObject(
   name: string,
   role: 'voter' | 'learner',
-  more: { ready?: boolean; deleting?: boolean } = {},
+  more: { ready?: boolean; deleting?: boolean; containerStatuses?: unknown[] } = {},
 ): Obj {
   return {
     apiVersion: 'v1',
@@ -142,7 +142,7 @@ function podObject(
     status: {
       phase: 'Running',
       conditions: [{ type: 'Ready', status: more.ready === false ? 'False' : 'True' }],
-      containerStatuses: [{ restartCount: 1 }],
+      containerStatuses: more.containerStatuses ?? [{ restartCount: 1 }],
     },
   } as Obj;
 }
@@ -354,6 +354,48 @@ describe('observeCluster', () => {
       },
     ]);
     expect(calls).toEqual([]);
+  });
+
+  it("judges a claim's data lost when the member's etcd last exited saying its raft log was lost", async () => {
+    const panic =
+      'panic: tocommit(13) is out of range [lastIndex(0)]. Was the raft log corrupted, truncated, or lost?';
+    const { kube } = fakeKube([
+      // The data-losing crash is the etcd container's, found by name even when another container is first.
+      podObject('main-0', 'voter', {
+        ready: false,
+        containerStatuses: [
+          { name: 'sidecar', restartCount: 0 },
+          { name: 'etcd', restartCount: 4, lastState: { terminated: { message: panic } } },
+        ],
+      }),
+      // Terminated right now (not yet restarted) counts the same.
+      podObject('main-1', 'voter', {
+        ready: false,
+        containerStatuses: [{ name: 'etcd', restartCount: 0, state: { terminated: { message: panic } } }],
+      }),
+      // Another container saying it does not make etcd's data lost.
+      podObject('main-2', 'voter', {
+        containerStatuses: [
+          { name: 'etcd', restartCount: 2, lastState: { terminated: { message: 'unknown flag' } } },
+          { name: 'sidecar', restartCount: 1, lastState: { terminated: { message: panic } } },
+        ],
+      }),
+      claimObject('main-0'),
+      claimObject('main-1'),
+      claimObject('main-2'),
+    ]);
+    const { etcd } = fakeEtcd(
+      [etcdMember('1', 'main-0'), etcdMember('2', 'main-1'), etcdMember('3', 'main-2')],
+      {
+        leaderId: '3',
+      },
+    );
+    const observation = await activitiesWith(kube, etcd).observeCluster({ ref, version: '3.6.16' });
+    expect(observation.kube.map((k) => [k.name, k.claim?.dataLost, k.pod?.restartCount])).toEqual([
+      ['main-0', true, 4],
+      ['main-1', true, 0],
+      ['main-2', false, 2],
+    ]);
   });
 });
 

@@ -5,7 +5,7 @@ import { ApiException } from '@kubernetes/client-node';
 import { FailureTypes } from '../crds/conditions';
 import type { EtcdClusterSpec, EtcdClusterStatus } from '../crds/etcd-cluster';
 import { API_VERSION, ETCD_CLUSTER } from '../crds/etcd-cluster';
-import { Labels } from '../crds/labels';
+import { Annotations, Labels } from '../crds/labels';
 import type { EtcdAdmin } from './etcd-admin';
 import type { KubeObjects } from './kube-objects';
 import type { ClusterRef, MemberRole } from './member-manifests';
@@ -20,6 +20,7 @@ import {
 } from './member-manifests';
 import type { EventRecorder } from './event-recorder';
 import type { ClusterObservation, EtcdMemberObservation, KubeMemberObservation } from './observation';
+import { reportsLostRaftLog } from './member-failures';
 
 export interface ActivityDeps {
   kube: KubeObjects;
@@ -35,7 +36,9 @@ interface PodLike extends KubernetesObject {
     phase?: string;
     conditions?: { type: string; status: string }[];
     containerStatuses?: {
-      state?: { waiting?: { reason?: string; message?: string } };
+      name?: string;
+      state?: { waiting?: { reason?: string; message?: string }; terminated?: { message?: string } };
+      lastState?: { terminated?: { message?: string } };
       restartCount?: number;
     }[];
   };
@@ -116,6 +119,7 @@ export function createActivities(deps: ActivityDeps) {
         ),
       ]);
       const kube_: Map<string, KubeMemberObservation> = new Map();
+      const lostRaftLog = new Set<string>();
       const entry = (name: string) => {
         let e = kube_.get(name);
         if (!e) kube_.set(name, (e = { name }));
@@ -124,13 +128,20 @@ export function createActivities(deps: ActivityDeps) {
       for (const p of pods) {
         const name = p.metadata?.labels?.[Labels.member];
         if (!name) continue;
-        const waiting = p.status?.containerStatuses?.[0]?.state?.waiting;
+        const statuses = p.status?.containerStatuses ?? [];
+        const etcdStatus = statuses.find((c) => c.name === 'etcd') ?? statuses[0];
+        const waiting = etcdStatus?.state?.waiting;
+        // The kubelet keeps the tail of a failed etcd's log as its termination message (FallbackToLogsOnError).
+        const exitedLosingData =
+          reportsLostRaftLog(etcdStatus?.state?.terminated?.message) ||
+          reportsLostRaftLog(etcdStatus?.lastState?.terminated?.message);
+        if (exitedLosingData) lostRaftLog.add(name);
         entry(name).pod = {
           phase: (p.status?.phase ?? 'Pending') as NonNullable<KubeMemberObservation['pod']>['phase'],
           ready: p.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false,
           terminating: Boolean(p.metadata?.deletionTimestamp),
           ...(waiting?.reason ? { waitingReason: waiting.reason } : {}),
-          restartCount: p.status?.containerStatuses?.[0]?.restartCount ?? 0,
+          restartCount: etcdStatus?.restartCount ?? 0,
           uid: p.metadata?.uid ?? '',
         };
       }
@@ -139,7 +150,10 @@ export function createActivities(deps: ActivityDeps) {
         if (!name) continue;
         entry(name).claim = {
           terminating: Boolean(c.metadata?.deletionTimestamp),
-          dataLost: c.metadata?.annotations?.['etcd.conductor.dev/data-lost'] === 'true',
+          dataLost:
+            c.metadata?.annotations?.[Annotations.dataLost] === 'true' ||
+            // etcd itself said so: its log was gone or cut short when it restarted on this claim.
+            lostRaftLog.has(name),
         };
       }
 

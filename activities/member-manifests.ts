@@ -166,6 +166,9 @@ export function memberPod(input: MemberPodInput) {
           ],
           ...(spec.resources ? { resources: spec.resources } : {}),
           volumeMounts: [{ name: 'data', mountPath: DATA_DIR }],
+          // The tail of a failed etcd's log becomes its termination message: the observer reads from it
+          // that a member restarted on a wiped claim (see member-failures.ts).
+          terminationMessagePolicy: 'FallbackToLogsOnError',
           // /livez needs no quorum, so a minority partition does not restart healthy members.
           livenessProbe: {
             httpGet: { path: '/livez', port: PORTS.metrics },

@@ -14,7 +14,10 @@ export interface KubeMemberObservation {
     /** e.g. ErrImagePull or CrashLoopBackOff, when the container waits. */
     waitingReason?: string;
   };
-  /** dataLost: the claim carries the etcd.conductor.dev/data-lost annotation. */
+  /**
+   * dataLost: the claim carries the etcd.conductor.dev/data-lost annotation, or the member's etcd last
+   * exited reporting its raft log lost (it restarted on a wiped claim).
+   */
   claim?: { terminating: boolean; dataLost: boolean };
 }
 

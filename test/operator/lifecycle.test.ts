@@ -1,4 +1,5 @@
 // End-to-end journeys on the local stack: real apiserver, real etcd members as Pods, real Temporal, the operator the stack runs.
+import { FaultClient } from '../../localcluster/fault-client';
 import type { Harness } from '../support/cluster-harness';
 import {
   connect,
@@ -117,6 +118,35 @@ describe('pause, heal and scale through kubectl', () => {
     );
     expect(after.status?.members).toHaveLength(3);
     await expectDataIntact(ns, 'dl', 'lost', written);
+  });
+
+  test('a claim wiped in place leads to remove-then-add: etcd reports its raft log lost and the operator replaces the member', async () => {
+    const ns = await freshNamespace(h, 'wiped');
+    await createCluster(h, ns, 'wc', { replicas: 3 });
+    const before = await waitConverged(h, ns, 'wc', 3);
+    const written = await writeKeys(ns, 'wc', 'wiped', 20);
+    const victim = before.status?.members?.find((m) => !m.leader);
+    expect(victim).toBeDefined();
+    // The disk is emptied under the running member, then etcd restarts on it: nobody annotates anything.
+    const faults = new FaultClient(h.stack.faultControlUrl ?? '');
+    await faults.wipeClaim(ns, `data-${victim!.name}`);
+    await faults.crashContainer(ns, victim!.name, 'etcd');
+    const after = await eventually(
+      'the wiped member is replaced by a fresh one',
+      async () => {
+        const c = await waitConverged(h, ns, 'wc', 3, 30_000).catch(() => undefined);
+        return c && !c.status?.members?.some((m) => m.id === victim!.id) ? c : undefined;
+      },
+      240_000,
+    );
+    expect(after.status?.members).toHaveLength(3);
+    expect(after.status?.clusterId).toBe(before.status?.clusterId);
+    // The Events say why: the data loss is the reason the member was removed.
+    const events = await h.core.listNamespacedEvent({ namespace: ns });
+    expect(events.items.map((e) => `${e.reason}: ${e.message}`).join('\n')).toMatch(
+      new RegExp(`${victim!.name}.*data is lost|data is lost.*${victim!.name}`),
+    );
+    await expectDataIntact(ns, 'wc', 'wiped', written);
   });
 
   test('kubectl scale changes spec.replicas through the scale subresource', async () => {
