@@ -19,6 +19,7 @@ import type { ToolPaths } from './tool-cache';
 import { BACKING_ETCD_VERSION } from './versions';
 import { supervise } from './supervised-process';
 import { waitFor } from './wait-for';
+import { OPERATOR_NODE_FLAGS } from '../worker/node-flags';
 
 /** Once-per-stack helpers of the process-backed nodes (Service addresses and /etc/hosts, claim binding). */
 export interface StackServiceOptions {
@@ -316,7 +317,7 @@ function startOperator(layout: StackLayout, info: StackInfo, entry: string): Man
   return startProcess({
     name: 'operator',
     command: process.execPath,
-    args: [entry],
+    args: [...OPERATOR_NODE_FLAGS, entry],
     cwd: layout.repoRoot,
     logFile: join(layout.paths.logsDir, 'operator.log'),
     stackDir: layout.stateDir,

@@ -1,4 +1,5 @@
 // Hosts the operator in one process: the Temporal worker (workflows and activities) and the CR watcher.
+import { MAX_CACHED_WORKFLOWS } from './node-flags';
 import { existsSync, readFileSync } from 'node:fs';
 import { KubeConfig } from '@kubernetes/client-node';
 import type { TLSConfig } from '@temporalio/client';
@@ -104,6 +105,7 @@ export async function startOperator(config: OperatorConfig, log: Logger): Promis
         ? { workflowBundle: { codePath: WORKFLOW_BUNDLE_PATH } }
         : { workflowsPath: require.resolve('../workflows/index') }),
       activities,
+      maxCachedWorkflows: MAX_CACHED_WORKFLOWS,
     });
     const w = worker;
     done = w
