@@ -28,6 +28,8 @@ export interface ActivityDeps {
   events: EventRecorder;
   /** The image for an etcd version, or undefined when none is known for it. */
   imageFor: (version: string) => string | undefined;
+  /** Metrics hook: the status on the apiserver before a write and the status written (worker/operator-metrics.ts). */
+  onStatusWritten?: (before: EtcdClusterStatus | undefined, after: EtcdClusterStatus) => void;
 }
 
 interface PodLike extends KubernetesObject {
@@ -333,6 +335,7 @@ export function createActivities(deps: ActivityDeps) {
       // A merge patch keeps fields it does not mention: a finished operation must be cleared explicitly.
       const patch = { currentOperation: null, lastOperation: null, ...input.status };
       await kube.mergePatch(clusterObjectRef(input.ref), { status: patch }, 'status');
+      deps.onStatusWritten?.((current as { status?: EtcdClusterStatus }).status, input.status);
       return 'written';
     },
 

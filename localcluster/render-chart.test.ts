@@ -21,7 +21,7 @@ const docs = (text: string): K8sDoc[] =>
 interface EnvVar {
   name: string;
   value?: string;
-  valueFrom?: { secretKeyRef: { name: string; key: string } };
+  valueFrom?: { secretKeyRef?: { name: string; key: string }; fieldRef?: { fieldPath: string } };
 }
 interface Container {
   env: EnvVar[];
@@ -35,12 +35,16 @@ function operatorContainer(set: string[] = []): Container {
   if (!c) throw new Error('the Deployment has no container');
   return c;
 }
-/** The env the chart gives the operator, as the process would see it (Secret references stand in as `secret:<name>/<key>`). */
+/** The env the chart gives the operator, as the process would see it (Secret references stand in as
+ * `secret:<name>/<key>`, downward API fields as `field:<path>`). */
 function chartEnv(c: Container): NodeJS.ProcessEnv {
   return Object.fromEntries(
     c.env.map((e) => [
       e.name,
-      e.value ?? `secret:${e.valueFrom?.secretKeyRef.name}/${e.valueFrom?.secretKeyRef.key}`,
+      e.value ??
+        (e.valueFrom?.fieldRef
+          ? `field:${e.valueFrom.fieldRef.fieldPath}`
+          : `secret:${e.valueFrom?.secretKeyRef?.name}/${e.valueFrom?.secretKeyRef?.key}`),
     ]),
   );
 }
@@ -83,11 +87,15 @@ describe('RBAC', () => {
     docs(helmTemplate(root, { set: [`rbac.scope=${scope}`], showOnly: ['templates/rbac.yaml'] })).map(
       (d) => `${d.kind} ${d.metadata.namespace ?? '(cluster)'}`,
     );
+  // Both scopes add the watcher Lease's Role and RoleBinding in the release namespace.
+  const lease = ['Role etcd-conductor', 'RoleBinding etcd-conductor'];
   it('cluster scope grants through a ClusterRole bound cluster-wide', () => {
-    expect(rbacKinds('cluster')).toEqual(['ClusterRole (cluster)', 'ClusterRoleBinding (cluster)']);
+    expect(rbacKinds('cluster')).toEqual(['ClusterRole (cluster)', 'ClusterRoleBinding (cluster)', ...lease]);
   });
   it('namespace scope grants only in the release namespace and makes the operator watch only there', () => {
-    expect(rbacKinds('namespace')).toEqual(['Role etcd-conductor', 'RoleBinding etcd-conductor']);
+    expect(rbacKinds('namespace').sort()).toEqual(
+      ['Role etcd-conductor', 'RoleBinding etcd-conductor', ...lease].sort(),
+    );
     expect(chartEnv(operatorContainer(['rbac.scope=namespace'])).WATCH_NAMESPACE).toBe('etcd-conductor');
   });
   it('has no wildcard, no escalate/bind/impersonate, no pods/exec, and reads Secrets with get only', () => {
@@ -134,6 +142,9 @@ describe('the operator Deployment', () => {
       temporalNamespace: 'prod',
       taskQueue: 'q1',
       httpAddress: '0.0.0.0:9464',
+      // The watcher Lease: in the Pod's namespace, held under the Pod's name (downward API).
+      operatorNamespace: 'field:metadata.namespace',
+      identity: 'field:metadata.name',
     });
     expect(config.temporalTls).toBeUndefined();
   });

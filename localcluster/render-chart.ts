@@ -11,6 +11,8 @@ export const CHART_DIR = 'deploy/chart';
 export const MANIFEST_FILE = 'deploy/etcd-conductor.yaml';
 /** Namespace and release name of the plain manifest; the chart's install docs use the same. */
 export const MANIFEST_NAMESPACE = 'etcd-conductor';
+/** The sample PodMonitor and PrometheusRule, for a `kubectl apply` install beside the plain manifest. */
+export const MONITORING_FILE = 'deploy/monitoring/etcd-conductor-monitoring.yaml';
 export const MANIFEST_RELEASE = 'etcd-conductor';
 
 /** The helm binary from the tool cache (`npm run tools` builds it). */
@@ -75,11 +77,23 @@ export function renderManifest(root: string): string {
   return header + helmTemplate(root, { includeCrds: true });
 }
 
+/** The chart's PodMonitor and PrometheusRule with default values, switched on. */
+export function renderMonitoring(root: string): string {
+  return (
+    '# etcd-conductor monitoring for the Prometheus Operator, rendered from deploy/chart by `npm run chart`; do not edit.\n' +
+    helmTemplate(root, {
+      set: ['monitoring.podMonitor.enabled=true', 'monitoring.prometheusRule.enabled=true'],
+      showOnly: ['templates/podmonitor.yaml', 'templates/prometheusrule.yaml'],
+    })
+  );
+}
+
 if (require.main === module) {
   const root = repoRoot();
   syncChartCrds(root);
   writeFileSync(join(root, MANIFEST_FILE), renderManifest(root));
+  writeFileSync(join(root, MONITORING_FILE), renderMonitoring(root));
   console.log(
-    `chart: copied ${sourceCrdFiles(root).join(', ')} into ${CHART_DIR}/crds; wrote ${MANIFEST_FILE}`,
+    `chart: copied ${sourceCrdFiles(root).join(', ')} into ${CHART_DIR}/crds; wrote ${MANIFEST_FILE} and ${MONITORING_FILE}`,
   );
 }

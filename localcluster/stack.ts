@@ -312,6 +312,9 @@ export async function startStack(opts: StartStackOptions): Promise<RunningStack>
   }
 }
 
+/** Where the stack's operator serves /metrics, /healthz and /readyz: the chart's port on the stack's address. */
+export const operatorHttpAddress = (hostIp: string) => `${hostIp}:9464`;
+
 /** The operator hook: once `dist/worker/main.js` exists, the stack runs it with the same environment env.sh exports. */
 function startOperator(layout: StackLayout, info: StackInfo, entry: string): ManagedProcess {
   return startProcess({
@@ -323,6 +326,8 @@ function startOperator(layout: StackLayout, info: StackInfo, entry: string): Man
     stackDir: layout.stateDir,
     env: {
       KUBECONFIG: info.kubeconfig,
+      // /metrics, /healthz and /readyz on the stack's own address, as the chart serves them in a Pod.
+      OPERATOR_HTTP_ADDRESS: operatorHttpAddress(info.hostIp),
       TEMPORAL_ADDRESS: info.temporal.address,
       TEMPORAL_NAMESPACE: info.temporal.namespace,
       S3_ENDPOINT: info.s3.endpoint,

@@ -31,6 +31,8 @@ export interface WatcherOptions {
   /** Called for each signal sent, for metrics. */
   onSignal?: (kind: 'cluster' | 'members') => void;
   onWatchRestart?: (resource: string) => void;
+  /** Every object an informer delivers, for metrics. */
+  onObject?: (resource: string, obj: KubernetesObject, deleted: boolean) => void;
 }
 
 export interface ClusterWatcher {
@@ -130,6 +132,7 @@ export async function startClusterWatcher(opts: WatcherOptions): Promise<Cluster
         memberKeys.clear();
       },
       ...(opts.onWatchRestart ? { onWatchRestart: opts.onWatchRestart } : {}),
+      ...(opts.onObject ? { onObject: opts.onObject } : {}),
     });
 
   const clusterPath = ns

@@ -10,6 +10,8 @@ export interface KeepWatchingHooks {
   /** A signal failed: forget what was sent, so the next change or resync is not filtered out as a duplicate. */
   onSignalFailed: () => void;
   onWatchRestart?: (resource: string) => void;
+  /** Metrics hook: every object the informer delivers, before any filtering. */
+  onObject?: (resource: string, obj: KubernetesObject, deleted: boolean) => void;
 }
 
 export function keepWatching<T extends KubernetesObject>(
@@ -22,6 +24,7 @@ export function keepWatching<T extends KubernetesObject>(
   const handle = (deleted: boolean) => (obj: T) => {
     // Only an event proves the watch works: ListWatch emits `connect` at every attempt, even failing ones.
     backoff = 1000;
+    hooks.onObject?.(resource, obj, deleted);
     onChange(obj, deleted).catch((err: unknown) => {
       hooks.log('signal failed; the next change or resync retries it', { resource, error: String(err) });
       hooks.onSignalFailed();

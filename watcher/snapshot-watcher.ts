@@ -30,6 +30,10 @@ export interface SnapshotWatcherOptions {
   taskQueue?: string;
   namespace?: string;
   log: (msg: string, fields?: Record<string, unknown>) => void;
+  /** Metrics hooks, as in the cluster watcher. */
+  onSignal?: (kind: 'snapshot' | 'job' | 'schedule') => void;
+  onWatchRestart?: (resource: string) => void;
+  onObject?: (resource: string, obj: KubernetesObject, deleted: boolean) => void;
 }
 
 export interface SnapshotWatcher {
@@ -115,6 +119,7 @@ export async function startSnapshotWatcher(opts: SnapshotWatcherOptions): Promis
         staticDetails: `Takes EtcdSnapshot **${namespace}/${name}** (uid ${uid}) of EtcdCluster ${obj.spec.clusterRef.name}. Cancel it with \`temporal workflow cancel --workflow-id ${workflowId}\`; its Job is deleted.`,
       });
       log('started snapshot workflow', { workflowId });
+      opts.onSignal?.('snapshot');
     }
     if (deleted) sent.delete(key);
     else sent.set(key, changeKey);
@@ -131,6 +136,7 @@ export async function startSnapshotWatcher(opts: SnapshotWatcherOptions): Promis
       .getHandle(snapshotWorkflowId(namespace, snapshot))
       .signal(snapshotJobChangedSignal)
       .catch(ignoreNotFound);
+    opts.onSignal?.('job');
     if (deleted) sent.delete(key);
     else sent.set(key, changeKey);
   }
@@ -171,6 +177,7 @@ export async function startSnapshotWatcher(opts: SnapshotWatcherOptions): Promis
       });
     }
     sent.set(key, changeKey);
+    opts.onSignal?.('schedule');
     log('signalled schedule change', {
       workflowId,
       generation: change.generation,
@@ -187,6 +194,8 @@ export async function startSnapshotWatcher(opts: SnapshotWatcherOptions): Promis
       log,
       stopped: () => stopped,
       onSignalFailed: () => sent.clear(),
+      ...(opts.onWatchRestart ? { onWatchRestart: opts.onWatchRestart } : {}),
+      ...(opts.onObject ? { onObject: opts.onObject } : {}),
     });
 
   const customInformer = <T extends KubernetesObject>(plural: string) =>

@@ -10,7 +10,19 @@ describe('configFromEnv', () => {
         logLevel: 'info',
         temporalAddress: '127.0.0.1:7233',
         temporalNamespace: 'default',
+        identity: 'localhost-0',
+        operatorNamespace: 'default',
       },
+    ],
+    [
+      'in a Pod the Lease identity is the Pod name and its namespace the operator namespace',
+      { POD_NAME: 'op-7d9f', OPERATOR_NAMESPACE: 'etcd-system' },
+      { identity: 'op-7d9f', operatorNamespace: 'etcd-system' },
+    ],
+    [
+      'an explicit identity wins over the Pod name',
+      { POD_NAME: 'op-7d9f', OPERATOR_IDENTITY: 'b' },
+      { identity: 'b' },
     ],
     [
       'a client certificate turns TLS on and carries the CA and server name',
@@ -55,6 +67,13 @@ describe('configFromEnv', () => {
   ];
   it.each(ok)('%s', (_name, env, expected) => {
     expect(configFromEnv(env)).toMatchObject(expected);
+  });
+
+  it('outside a Pod the identity is hostname-pid and the namespace that of the mounted token', () => {
+    expect(configFromEnv({}, { hostname: 'h', pid: 42, serviceAccountNamespace: 'ops' })).toMatchObject({
+      identity: 'h-42',
+      operatorNamespace: 'ops',
+    });
   });
 
   it('leaves TLS and the HTTP server off unless asked', () => {

@@ -1,4 +1,6 @@
 // Reads the operator's settings from its environment, with the local stack's defaults; the Helm chart sets exactly these names.
+import { existsSync, readFileSync } from 'node:fs';
+import { hostname } from 'node:os';
 import { DEFAULT_ETCD_REPOSITORY } from '../activities/etcd-images';
 import { DEFAULT_AGENT_IMAGE } from '../activities/snapshot-manifests';
 
@@ -31,9 +33,31 @@ export interface OperatorConfig {
   agentImage: string;
   /** host:port for /metrics, /healthz and /readyz; absent: no HTTP server (the local stack's default). */
   httpAddress?: string;
+  /** Holder identity in the watcher Lease: the Pod name in a cluster. */
+  identity: string;
+  /** Where the watcher Lease lives: the operator's own namespace. */
+  operatorNamespace: string;
 }
 
-export function configFromEnv(env: NodeJS.ProcessEnv): OperatorConfig {
+/** What the process knows about where it runs, besides its environment. */
+export interface ProcessFacts {
+  hostname: string;
+  pid: number;
+  /** The namespace of the mounted ServiceAccount token, when running in a Pod. */
+  serviceAccountNamespace?: string;
+}
+
+const SA_NAMESPACE_FILE = '/var/run/secrets/kubernetes.io/serviceaccount/namespace';
+
+export function processFacts(): ProcessFacts {
+  const ns = existsSync(SA_NAMESPACE_FILE) ? readFileSync(SA_NAMESPACE_FILE, 'utf8').trim() : '';
+  return { hostname: hostname(), pid: process.pid, ...(ns ? { serviceAccountNamespace: ns } : {}) };
+}
+
+export function configFromEnv(
+  env: NodeJS.ProcessEnv,
+  facts: ProcessFacts = { hostname: 'localhost', pid: 0 },
+): OperatorConfig {
   const roles = (env.OPERATOR_ROLES ?? 'worker,watcher')
     .split(',')
     .map((r) => r.trim())
@@ -81,5 +105,8 @@ export function configFromEnv(env: NodeJS.ProcessEnv): OperatorConfig {
     etcdRepository: env.ETCD_IMAGE_REPOSITORY ?? DEFAULT_ETCD_REPOSITORY,
     agentImage: env.AGENT_IMAGE ?? DEFAULT_AGENT_IMAGE,
     ...(httpAddress ? { httpAddress } : {}),
+    // hostname-pid outside a Pod: two operators started by hand on one machine must not share an identity.
+    identity: env.OPERATOR_IDENTITY || env.POD_NAME || `${facts.hostname}-${facts.pid}`,
+    operatorNamespace: env.OPERATOR_NAMESPACE || facts.serviceAccountNamespace || 'default',
   };
 }

@@ -1,31 +1,45 @@
-// Serves /healthz (the process answers) and /readyz (the operator started its roles) for Kubernetes probes.
+// Serves /healthz (the process answers), /readyz (the operator started its roles) and /metrics (Prometheus text).
 // Readiness says why not in the body, so `kubectl describe pod` shows e.g. an unreachable Temporal frontend.
 import { createServer, type Server } from 'node:http';
+import { CONTENT_TYPE as METRICS_CONTENT_TYPE } from './prometheus-text';
 
 export interface HealthState {
   /** undefined: ready; otherwise the reason the operator is not ready. */
   notReady(): string | undefined;
+  /** What a ready operator says about itself, e.g. its roles; absent: plain "ok". */
+  readyDetail?(): string;
+  /** The Prometheus text exposition; absent: no /metrics. */
+  metrics?(): string;
 }
 
 export interface HealthResponse {
   status: number;
   body: string;
+  contentType: string;
 }
+
+const TEXT = 'text/plain; charset=utf-8';
 
 /** The pure routing, table-tested: path and state in, status and body out. */
 export function healthResponse(path: string, state: HealthState): HealthResponse {
   switch (path.split('?')[0]) {
     case '/healthz':
-      return { status: 200, body: 'ok\n' };
+      return { status: 200, body: 'ok\n', contentType: TEXT };
     case '/readyz': {
       const reason = state.notReady();
-      return reason === undefined
-        ? { status: 200, body: 'ok\n' }
-        : { status: 503, body: `not ready: ${reason}\n` };
+      if (reason !== undefined) return { status: 503, body: `not ready: ${reason}\n`, contentType: TEXT };
+      const detail = state.readyDetail?.();
+      return { status: 200, body: detail ? `ok: ${detail}\n` : 'ok\n', contentType: TEXT };
     }
-    default:
-      return { status: 404, body: 'not found: try /healthz or /readyz\n' };
+    case '/metrics':
+      if (state.metrics) return { status: 200, body: state.metrics(), contentType: METRICS_CONTENT_TYPE };
+      break;
   }
+  return {
+    status: 404,
+    body: `not found: try /healthz, /readyz${state.metrics ? ' or /metrics' : ''}\n`,
+    contentType: TEXT,
+  };
 }
 
 /** Listens on host:port; resolves once bound, so a port clash fails the start with a clear error. */
@@ -35,7 +49,7 @@ export async function startHealthServer(address: string, state: HealthState): Pr
   const port = Number(address.slice(i + 1));
   const server = createServer((req, res) => {
     const r = healthResponse(req.url ?? '/', state);
-    res.writeHead(r.status, { 'content-type': 'text/plain; charset=utf-8' });
+    res.writeHead(r.status, { 'content-type': r.contentType });
     res.end(r.body);
   });
   await new Promise<void>((resolve, reject) => {

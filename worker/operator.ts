@@ -1,7 +1,11 @@
-// Hosts the operator in one process: the Temporal worker (workflows and activities) and the CR watcher.
-import { MAX_CACHED_WORKFLOWS } from './node-flags';
+// Hosts the operator in one process: the Temporal worker (workflows and activities) in every replica, and the CR
+// watchers in the one replica holding the watcher Lease.
+//
+// Invariant: a start that fails part-way closes what it opened and throws a StartupError saying what and where,
+// so main can retry without leaking connections.
 import { existsSync, readFileSync } from 'node:fs';
-import { KubeConfig } from '@kubernetes/client-node';
+import type { KubernetesObject } from '@kubernetes/client-node';
+import { BatchV1Api, CoreV1Api, CustomObjectsApi, KubeConfig } from '@kubernetes/client-node';
 import type { TLSConfig } from '@temporalio/client';
 import { Client, Connection } from '@temporalio/client';
 import { NativeConnection, Worker } from '@temporalio/worker';
@@ -14,16 +18,26 @@ import { createS3Store } from '../activities/s3-store';
 import { createSnapshotActivities } from '../activities/snapshot-activities';
 import { createSnapshotEventRecorder } from '../activities/snapshot-events';
 import { createScheduleActivities } from '../activities/snapshot-schedule-activities';
+import { API_GROUP, API_VERSION_NAME, ETCD_CLUSTER } from '../crds/etcd-cluster';
+import { ETCD_SNAPSHOT } from '../crds/etcd-snapshot';
+import { ETCD_SNAPSHOT_SCHEDULE } from '../crds/etcd-snapshot-schedule';
 import { startClusterWatcher } from '../watcher/cluster-watcher';
 import { startSnapshotWatcher } from '../watcher/snapshot-watcher';
 import { TASK_QUEUE } from '../workflows/messages';
 import { WORKFLOW_BUNDLE_PATH } from './bundle-workflows';
 import type { OperatorConfig } from './config';
+import type { OperatorMetrics } from './operator-metrics';
+import type { StartupStep } from './startup-errors';
+import { describeStartupFailure, StartupError } from './startup-errors';
+import { startWatcherLease } from './watcher-lease';
+import { MAX_CACHED_WORKFLOWS } from './node-flags';
 
 export interface Operator {
   /** Resolves when the worker stops (after `stop()` or a fatal error). */
   done: Promise<void>;
   stop(): Promise<void>;
+  /** For /readyz: the roles and, for the watcher, whether this replica holds the Lease. */
+  describe(): string;
 }
 
 export type Logger = (msg: string, fields?: Record<string, unknown>) => void;
@@ -54,98 +68,182 @@ export function temporalConnectionOptions(config: OperatorConfig): { tls?: TLSCo
   return { tls, ...(config.temporalApiKey ? { apiKey: config.temporalApiKey } : {}) };
 }
 
-export async function startOperator(config: OperatorConfig, log: Logger): Promise<Operator> {
+export async function startOperator(
+  config: OperatorConfig,
+  log: Logger,
+  metrics: OperatorMetrics,
+): Promise<Operator> {
   const kc = new KubeConfig();
   if (config.kubeconfig) kc.loadFromFile(config.kubeconfig);
   else kc.loadFromDefault();
 
   const taskQueue = config.taskQueue ?? TASK_QUEUE;
-  const temporalOptions = temporalConnectionOptions(config);
+  const where = {
+    temporalAddress: config.temporalAddress,
+    temporalNamespace: config.temporalNamespace,
+    apiServer: kc.getCurrentCluster()?.server ?? '(no cluster in kubeconfig)',
+  };
+  /** Runs one start step; its failure becomes the plain sentence main logs and /readyz shows. */
+  const step = async <T>(name: StartupStep, fn: () => Promise<T>, resource?: string): Promise<T> => {
+    try {
+      return await fn();
+    } catch (err) {
+      throw new StartupError(name, describeStartupFailure(name, { ...where, resource }, err), { cause: err });
+    }
+  };
   const stops: (() => Promise<void>)[] = [];
+  const stopAll = async () => {
+    for (const s of stops.splice(0)) await s().catch(() => undefined);
+  };
   let worker: Worker | undefined;
   let markStopped: () => void = () => undefined;
   // Without a worker role nothing else keeps the process busy: `done` then resolves when stop() is called.
   let done: Promise<void> = new Promise<void>((resolve) => (markStopped = resolve));
+  let watcherState = () => '';
 
-  if (config.roles.includes('worker')) {
-    const connection = await NativeConnection.connect({
-      address: config.temporalAddress,
-      ...temporalOptions,
-    });
-    const kube = createKubeObjects(kc);
-    const etcd = createEtcdAdmin();
-    // The schedule activities keep Temporal Schedules, which needs a client beside the worker's connection.
-    const clientConnection = await Connection.connect({
-      address: config.temporalAddress,
-      ...temporalOptions,
-    });
-    const snapshotEvents = createSnapshotEventRecorder(kc);
-    const activities = {
-      ...createActivities({
-        kube,
-        etcd,
-        events: createEventRecorder(kc),
-        imageFor: (version) => etcdImageFor(version, config.etcdRepository),
-      }),
-      ...createSnapshotActivities({ kube, etcd, events: snapshotEvents, agentImage: config.agentImage }),
-      ...createScheduleActivities({
-        kube,
-        events: snapshotEvents,
-        s3: createS3Store(),
-        temporal: new Client({ connection: clientConnection, namespace: config.temporalNamespace }),
-        agentImage: config.agentImage,
-      }),
-    };
-    worker = await Worker.create({
-      connection,
-      namespace: config.temporalNamespace,
-      taskQueue,
-      // The prebuilt bundle from `npm run build`; without one (ts-node, tests) the worker bundles at start.
-      ...(existsSync(WORKFLOW_BUNDLE_PATH)
-        ? { workflowBundle: { codePath: WORKFLOW_BUNDLE_PATH } }
-        : { workflowsPath: require.resolve('../workflows/index') }),
-      activities,
-      maxCachedWorkflows: MAX_CACHED_WORKFLOWS,
-    });
-    const w = worker;
-    done = w
-      .run()
-      .finally(() => Promise.all([connection.close(), clientConnection.close()]).then(() => undefined));
-    stops.push(async () => {
-      if (w.getState() === 'RUNNING') w.shutdown();
-      await done;
-    });
-    log('worker polling', { taskQueue, namespace: config.temporalNamespace });
-  }
+  try {
+    const temporalOptions = temporalConnectionOptions(config);
+    // One client connection checks the namespace first, so a wrong one is named before anything polls it.
+    const clientConnection = await step('temporal-connect', () =>
+      Connection.connect({ address: config.temporalAddress, ...temporalOptions }),
+    );
+    stops.push(() => clientConnection.close());
+    await step('temporal-namespace', () =>
+      clientConnection.workflowService.describeNamespace({ namespace: config.temporalNamespace }),
+    );
+    const client = new Client({ connection: clientConnection, namespace: config.temporalNamespace });
 
-  if (config.roles.includes('watcher')) {
-    const connection = await Connection.connect({ address: config.temporalAddress, ...temporalOptions });
-    const client = new Client({ connection, namespace: config.temporalNamespace });
-    const watcher = await startClusterWatcher({
-      kubeConfig: kc,
-      temporal: client,
-      taskQueue,
-      log,
-      ...(config.watchNamespace ? { namespace: config.watchNamespace } : {}),
-    });
-    const snapshotWatcher = await startSnapshotWatcher({
-      kubeConfig: kc,
-      temporal: client,
-      taskQueue,
-      log,
-      ...(config.watchNamespace ? { namespace: config.watchNamespace } : {}),
-    });
-    stops.unshift(async () => {
-      await Promise.all([watcher.stop(), snapshotWatcher.stop()]);
-      await connection.close();
-    });
+    if (config.roles.includes('watcher')) {
+      // A 403 here names the missing RBAC rule; informers would only log it at every relist.
+      await preflightLists(kc, config.watchNamespace, (resource, fn) => step('kube-list', fn, resource));
+    }
+
+    if (config.roles.includes('worker')) {
+      const connection = await step('temporal-connect', () =>
+        NativeConnection.connect({ address: config.temporalAddress, ...temporalOptions }),
+      );
+      const kube = createKubeObjects(kc);
+      const etcd = createEtcdAdmin();
+      const snapshotEvents = createSnapshotEventRecorder(kc);
+      const activities = {
+        ...createActivities({
+          kube,
+          etcd,
+          events: createEventRecorder(kc),
+          imageFor: (version) => etcdImageFor(version, config.etcdRepository),
+          onStatusWritten: (before, after) => metrics.onStatusWritten(before, after),
+        }),
+        ...createSnapshotActivities({ kube, etcd, events: snapshotEvents, agentImage: config.agentImage }),
+        // The schedule activities keep Temporal Schedules, which needs a client beside the worker's connection.
+        ...createScheduleActivities({
+          kube,
+          events: snapshotEvents,
+          s3: createS3Store(),
+          temporal: client,
+          agentImage: config.agentImage,
+        }),
+      };
+      worker = await step('worker', () =>
+        Worker.create({
+          connection,
+          namespace: config.temporalNamespace,
+          taskQueue,
+          // The prebuilt bundle from `npm run build`; without one (ts-node, tests) the worker bundles at start.
+          ...(existsSync(WORKFLOW_BUNDLE_PATH)
+            ? { workflowBundle: { codePath: WORKFLOW_BUNDLE_PATH } }
+            : { workflowsPath: require.resolve('../workflows/index') }),
+          activities,
+          maxCachedWorkflows: MAX_CACHED_WORKFLOWS,
+        }),
+      ).catch(async (err: unknown) => {
+        await connection.close();
+        throw err;
+      });
+      const w = worker;
+      done = w.run().finally(() => connection.close());
+      stops.unshift(async () => {
+        if (w.getState() === 'RUNNING') w.shutdown();
+        await done;
+      });
+      log('worker polling', { taskQueue, namespace: config.temporalNamespace });
+    }
+
+    if (config.roles.includes('watcher')) {
+      const hooks = {
+        onSignal: (kind: string) => metrics.onSignal(kind),
+        onWatchRestart: (resource: string) => metrics.onWatchRestart(resource),
+        onObject: (resource: string, obj: KubernetesObject, deleted: boolean) =>
+          metrics.onObject(resource, obj, deleted),
+        ...(config.watchNamespace ? { namespace: config.watchNamespace } : {}),
+      };
+      let running: { stop(): Promise<void> }[] = [];
+      const lease = startWatcherLease({
+        kubeConfig: kc,
+        namespace: config.operatorNamespace,
+        identity: config.identity,
+        log,
+        onLeaderChange: (leader) => metrics.setWatcherLeader(leader),
+        async onLeading() {
+          const common = { kubeConfig: kc, temporal: client, taskQueue, log, ...hooks };
+          running = [await startClusterWatcher(common), await startSnapshotWatcher(common)];
+        },
+        async onStopLeading() {
+          const stopping = running;
+          running = [];
+          await Promise.all(stopping.map((r) => r.stop()));
+        },
+      });
+      watcherState = () => lease.describe();
+      // Before the connections close: the watchers still signal while they stop, and the Lease is released last.
+      stops.unshift(() => lease.stop());
+    }
+  } catch (err) {
+    await stopAll();
+    throw err;
   }
 
   return {
     done,
+    describe: () =>
+      `identity ${config.identity}; roles ${config.roles.map((r) => (r === 'watcher' ? `watcher (${watcherState()})` : r)).join(', ')}`,
     async stop() {
-      for (const s of stops) await s();
+      await stopAll();
       markStopped();
     },
   };
+}
+
+/** Lists each resource the watchers watch, one object at most, so missing RBAC fails the start with its name. */
+async function preflightLists(
+  kc: KubeConfig,
+  namespace: string | undefined,
+  step: (resource: string, fn: () => Promise<unknown>) => Promise<unknown>,
+): Promise<void> {
+  const custom = kc.makeApiClient(CustomObjectsApi);
+  const core = kc.makeApiClient(CoreV1Api);
+  const batch = kc.makeApiClient(BatchV1Api);
+  const limit = 1;
+  const listCustom = (plural: string) =>
+    namespace
+      ? custom.listNamespacedCustomObject({
+          group: API_GROUP,
+          version: API_VERSION_NAME,
+          namespace,
+          plural,
+          limit,
+        })
+      : custom.listClusterCustomObject({ group: API_GROUP, version: API_VERSION_NAME, plural, limit });
+  for (const plural of [ETCD_CLUSTER.plural, ETCD_SNAPSHOT.plural, ETCD_SNAPSHOT_SCHEDULE.plural])
+    await step(`${plural}.${API_GROUP}`, () => listCustom(plural));
+  await step('pods', () =>
+    namespace ? core.listNamespacedPod({ namespace, limit }) : core.listPodForAllNamespaces({ limit }),
+  );
+  await step('persistentvolumeclaims', () =>
+    namespace
+      ? core.listNamespacedPersistentVolumeClaim({ namespace, limit })
+      : core.listPersistentVolumeClaimForAllNamespaces({ limit }),
+  );
+  await step('jobs.batch', () =>
+    namespace ? batch.listNamespacedJob({ namespace, limit }) : batch.listJobForAllNamespaces({ limit }),
+  );
 }

@@ -82,3 +82,17 @@ Secrets: get only, for the S3 credentials a snapshot names; never list or watch.
   resources: [etcdclusters/finalizers]
   verbs: [update]
 {{- end -}}
+
+{{/*
+The watcher's leader election, in the release namespace only (rbac.yaml binds it there): create cannot be
+limited to a name, so it is create on leases plus get/update of the one Lease worker/watcher-lease.ts uses.
+*/}}
+{{- define "etcd-conductor.leaseRules" -}}
+- apiGroups: [coordination.k8s.io]
+  resources: [leases]
+  verbs: [create]
+- apiGroups: [coordination.k8s.io]
+  resources: [leases]
+  resourceNames: [etcd-conductor-watcher]
+  verbs: [get, update, patch]
+{{- end -}}

@@ -1,0 +1,262 @@
+// The operator's metrics: what the process counts (operations, signals, watch restarts) and what it derives at
+// scrape time from the objects the watcher already holds (clusters by condition, members, running operations,
+// newest snapshot); docs/metrics.md lists them.
+//
+// Invariant: workflow code is never touched for metrics. An operation's start and end are read from the status
+// write that publishes them (status is the UI, so the metric and `kubectl get` agree), and a write is counted
+// only when it changes the object on the apiserver, so a retried activity or a second replica counts nothing twice.
+import type { KubernetesObject } from '@kubernetes/client-node';
+import { ConditionTypes } from '../crds/conditions';
+import type { EtcdCluster, EtcdClusterStatus, OperationResult, OperationType } from '../crds/etcd-cluster';
+import { CONDITION_STATUSES } from '../crds/etcd-cluster';
+import type { EtcdSnapshot } from '../crds/etcd-snapshot';
+import type { MetricFamily, Sample } from './prometheus-text';
+import { Counter, formatFamilies, Histogram } from './prometheus-text';
+
+export const METRIC_PREFIX = 'etcd_conductor_';
+
+/** Seconds; operations run from seconds (a heal) to many minutes (a scale of a large member). */
+export const OPERATION_DURATION_BUCKETS = [1, 5, 10, 30, 60, 120, 300, 600, 1800, 3600];
+
+export interface OperationTransition {
+  started?: OperationType;
+  finished?: { type: OperationType; result: OperationResult; seconds?: number };
+}
+
+/**
+ * What a status write tells about operations, given the status on the apiserver before it. An operation
+ * started when a new `currentOperation` appears; it finished when a new `lastOperation` appears, and lasted
+ * from the `startedAt` the object still showed to the `finishedAt` now written (unknown if the object never
+ * showed it running, e.g. it ended before its first status write).
+ */
+export function operationTransition(
+  before: EtcdClusterStatus | undefined,
+  after: EtcdClusterStatus,
+): OperationTransition {
+  const t: OperationTransition = {};
+  const cur = after.currentOperation;
+  if (cur && cur.workflowId !== before?.currentOperation?.workflowId) t.started = cur.type;
+  const last = after.lastOperation;
+  if (last && last.workflowId !== before?.lastOperation?.workflowId) {
+    const running = before?.currentOperation;
+    const seconds =
+      running?.workflowId === last.workflowId
+        ? (Date.parse(last.finishedAt) - Date.parse(running.startedAt)) / 1000
+        : NaN;
+    t.finished = {
+      type: last.type,
+      result: last.result,
+      ...(Number.isFinite(seconds) && seconds >= 0 ? { seconds } : {}),
+    };
+  }
+  return t;
+}
+
+/** The parts of an EtcdCluster the gauges need, kept per cluster while the watcher sees it. */
+export interface ClusterView {
+  namespace: string;
+  name: string;
+  desired: number;
+  voters: number;
+  readyVoters: number;
+  conditions: { type: string; status: string }[];
+  operation?: { type: string; startedAt: string };
+  progressDeadlineSeconds: number;
+}
+
+export function clusterView(obj: EtcdCluster): ClusterView {
+  const s = obj.status ?? {};
+  return {
+    namespace: obj.metadata.namespace,
+    name: obj.metadata.name,
+    desired: obj.spec?.replicas ?? 0,
+    voters: (s.members ?? []).filter((m) => m.role === 'voter').length,
+    readyVoters: s.readyReplicas ?? 0,
+    conditions: (s.conditions ?? []).map((c) => ({ type: c.type, status: c.status })),
+    ...(s.currentOperation
+      ? { operation: { type: s.currentOperation.type, startedAt: s.currentOperation.startedAt } }
+      : {}),
+    progressDeadlineSeconds: obj.spec?.progressDeadlineSeconds ?? 0,
+  };
+}
+
+/** Gauges over the clusters the watcher sees; every condition type and status appears, zero included. */
+export function clusterFamilies(views: readonly ClusterView[], nowMs: number): MetricFamily[] {
+  const byCondition: Sample[] = [];
+  for (const type of Object.values(ConditionTypes)) {
+    for (const status of CONDITION_STATUSES) {
+      const value = views.filter((v) =>
+        v.conditions.some((c) => c.type === type && c.status === status),
+      ).length;
+      byCondition.push({ labels: { condition: type, status }, value });
+    }
+  }
+  const per = (pick: (v: ClusterView) => number): Sample[] =>
+    views.map((v) => ({ labels: { namespace: v.namespace, name: v.name }, value: pick(v) }));
+  const running = views.flatMap((v) =>
+    v.operation
+      ? [
+          {
+            labels: { namespace: v.namespace, name: v.name, type: v.operation.type },
+            value: Math.max(0, (nowMs - Date.parse(v.operation.startedAt)) / 1000),
+          },
+        ]
+      : [],
+  );
+  return [
+    {
+      name: `${METRIC_PREFIX}clusters`,
+      help: 'EtcdClusters by condition type and status, as the watcher last saw them.',
+      type: 'gauge',
+      samples: byCondition,
+    },
+    {
+      name: `${METRIC_PREFIX}cluster_desired_members`,
+      help: 'spec.replicas of each EtcdCluster.',
+      type: 'gauge',
+      samples: per((v) => v.desired),
+    },
+    {
+      name: `${METRIC_PREFIX}cluster_voters`,
+      help: 'Voting members etcd lists for each EtcdCluster (status.members with role voter).',
+      type: 'gauge',
+      samples: per((v) => v.voters),
+    },
+    {
+      name: `${METRIC_PREFIX}cluster_ready_voters`,
+      help: 'Voters that answer and whose Pod is Ready (status.readyReplicas).',
+      type: 'gauge',
+      samples: per((v) => v.readyVoters),
+    },
+    {
+      name: `${METRIC_PREFIX}cluster_progress_deadline_seconds`,
+      help: 'spec.progressDeadlineSeconds of each EtcdCluster: how long one operation may go without progress.',
+      type: 'gauge',
+      samples: per((v) => v.progressDeadlineSeconds),
+    },
+    {
+      name: `${METRIC_PREFIX}cluster_operation_running_seconds`,
+      help: 'How long the operation in status.currentOperation has been running.',
+      type: 'gauge',
+      samples: running,
+    },
+  ];
+}
+
+/** Per cluster, the time the newest Succeeded EtcdSnapshot was taken. */
+export function snapshotFamilies(snapshots: readonly EtcdSnapshot[]): MetricFamily[] {
+  const newest = new Map<string, Sample>();
+  for (const s of snapshots) {
+    const takenAt = s.status?.phase === 'Succeeded' ? s.status.artifact?.takenAt : undefined;
+    if (!takenAt) continue;
+    const value = Date.parse(takenAt) / 1000;
+    const labels = { namespace: s.metadata.namespace, cluster: s.spec.clusterRef.name };
+    const key = `${labels.namespace}/${labels.cluster}`;
+    if (Number.isFinite(value) && value > (newest.get(key)?.value ?? -Infinity))
+      newest.set(key, { labels, value });
+  }
+  return [
+    {
+      name: `${METRIC_PREFIX}snapshot_last_success_timestamp_seconds`,
+      help: 'Unix time the newest Succeeded EtcdSnapshot of each cluster was taken.',
+      type: 'gauge',
+      samples: [...newest.values()],
+    },
+  ];
+}
+
+export interface OperatorMetrics {
+  /** Called by the status writer with the status on the apiserver before the write and the one written. */
+  onStatusWritten(before: EtcdClusterStatus | undefined, after: EtcdClusterStatus): void;
+  onSignal(kind: string): void;
+  onWatchRestart(resource: string): void;
+  /** Every object an informer delivers, so scrape-time gauges need no lists of their own. */
+  onObject(resource: string, obj: KubernetesObject, deleted: boolean): void;
+  setWatcherLeader(leader: boolean): void;
+  render(): string;
+}
+
+export function createOperatorMetrics(
+  host: { rss: () => number; now: () => number } = {
+    rss: () => process.memoryUsage.rss(),
+    now: () => Date.now(),
+  },
+): OperatorMetrics {
+  const started = new Counter(`${METRIC_PREFIX}operations_started_total`, 'Operations started, by type.', [
+    'type',
+  ]);
+  const finished = new Counter(
+    `${METRIC_PREFIX}operations_total`,
+    'Operations finished, by type and result (Succeeded, Failed, Cancelled, DeadlineExceeded).',
+    ['type', 'result'],
+  );
+  const durations = new Histogram(
+    `${METRIC_PREFIX}operation_duration_seconds`,
+    'Run time of finished operations whose start the cluster status showed, by type and result.',
+    OPERATION_DURATION_BUCKETS,
+    ['type', 'result'],
+  );
+  const signals = new Counter(
+    `${METRIC_PREFIX}watch_changes_signalled_total`,
+    'Changes the watcher signalled to workflows, by kind (cluster, members, snapshot, schedule, job).',
+    ['kind'],
+  );
+  const restarts = new Counter(
+    `${METRIC_PREFIX}watch_restarts_total`,
+    'Watches that failed and were relisted after back-off, by resource.',
+    ['resource'],
+  );
+  const clusters = new Map<string, ClusterView>();
+  const snapshots = new Map<string, EtcdSnapshot>();
+  let leader = false;
+
+  return {
+    onStatusWritten(before, after) {
+      const t = operationTransition(before, after);
+      if (t.started) started.inc({ type: t.started });
+      if (t.finished) {
+        const labels = { type: t.finished.type, result: t.finished.result };
+        finished.inc(labels);
+        if (t.finished.seconds !== undefined) durations.observe(labels, t.finished.seconds);
+      }
+    },
+    onSignal: (kind) => signals.inc({ kind }),
+    onWatchRestart: (resource) => restarts.inc({ resource }),
+    onObject(resource, obj, deleted) {
+      const key = obj.metadata?.uid ?? `${obj.metadata?.namespace}/${obj.metadata?.name}`;
+      if (resource === 'etcdclusters') {
+        if (deleted) clusters.delete(key);
+        else clusters.set(key, clusterView(obj as unknown as EtcdCluster));
+      } else if (resource === 'etcdsnapshots') {
+        if (deleted) snapshots.delete(key);
+        else snapshots.set(key, obj as unknown as EtcdSnapshot);
+      }
+    },
+    setWatcherLeader(value) {
+      leader = value;
+    },
+    render() {
+      return formatFamilies([
+        started.collect(),
+        finished.collect(),
+        durations.collect(),
+        signals.collect(),
+        restarts.collect(),
+        ...clusterFamilies([...clusters.values()], host.now()),
+        ...snapshotFamilies([...snapshots.values()]),
+        {
+          name: `${METRIC_PREFIX}watcher_leader`,
+          help: '1 while this process holds the watcher Lease and runs the watchers, else 0.',
+          type: 'gauge',
+          samples: [{ labels: {}, value: leader ? 1 : 0 }],
+        },
+        {
+          name: 'process_resident_memory_bytes',
+          help: 'Resident memory size in bytes.',
+          type: 'gauge',
+          samples: [{ labels: {}, value: host.rss() }],
+        },
+      ]);
+    },
+  };
+}
