@@ -29,6 +29,8 @@ export interface SnapshotWatcherOptions {
   temporal: Client;
   taskQueue?: string;
   namespace?: string;
+  /** With all namespaces: leave these to another installation of the operator. */
+  excludeNamespaces?: readonly string[];
   log: (msg: string, fields?: Record<string, unknown>) => void;
 }
 
@@ -187,6 +189,7 @@ export async function startSnapshotWatcher(opts: SnapshotWatcherOptions): Promis
       log,
       stopped: () => stopped,
       onSignalFailed: () => sent.clear(),
+      ...(opts.excludeNamespaces ? { excludeNamespaces: opts.excludeNamespaces } : {}),
     });
 
   const customInformer = <T extends KubernetesObject>(plural: string) =>

@@ -125,6 +125,7 @@ export async function startOperator(config: OperatorConfig, log: Logger): Promis
       taskQueue,
       log,
       ...(config.watchNamespace ? { namespace: config.watchNamespace } : {}),
+      ...(config.excludeNamespaces ? { excludeNamespaces: config.excludeNamespaces } : {}),
     });
     const snapshotWatcher = await startSnapshotWatcher({
       kubeConfig: kc,
@@ -132,6 +133,7 @@ export async function startOperator(config: OperatorConfig, log: Logger): Promis
       taskQueue,
       log,
       ...(config.watchNamespace ? { namespace: config.watchNamespace } : {}),
+      ...(config.excludeNamespaces ? { excludeNamespaces: config.excludeNamespaces } : {}),
     });
     stops.unshift(async () => {
       await Promise.all([watcher.stop(), snapshotWatcher.stop()]);
