@@ -10,3 +10,14 @@ if [ ! -x node_modules/.bin/node ] || [ ! -f node_modules/.package-lock.json ] |
     npm install --no-audit --no-fund
   fi
 fi
+# The browser test (test/browser/) drives Debian's Chromium through playwright-core, which downloads no browser.
+if ! command -v chromium >/dev/null 2>&1; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    echo "bootstrap: installing Chromium for the browser test (apt-get install chromium)..."
+    apt-get install -y --no-install-recommends chromium >/dev/null || {
+      apt-get update >/dev/null && apt-get install -y --no-install-recommends chromium >/dev/null
+    } || echo "bootstrap: could not install Chromium; test/browser/ will fail until 'apt-get install chromium' works"
+  else
+    echo "bootstrap: Chromium is missing; test/browser/ needs it (as root: apt-get install chromium)"
+  fi
+fi

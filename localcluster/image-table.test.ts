@@ -78,4 +78,25 @@ describe('createImageTable', () => {
     expect(img?.entrypoint).toEqual(['/repo/node_modules/.bin/node', '/repo/dist/agent/main.js']);
     expect(img?.commands.etcdutl).toEqual(['/c/etcd-3.6.16/bin/etcdutl']);
   });
+  const programs: Array<[string, string, string[]]> = [
+    ['the agent by name', 'etcd-conductor', ['/repo/node_modules/.bin/node', '/repo/dist/agent/main.js']],
+    [
+      'the agent by its absolute path',
+      '/usr/local/bin/etcd-conductor',
+      ['/repo/node_modules/.bin/node', '/repo/dist/agent/main.js'],
+    ],
+    [
+      "the operator by name (the chart's command)",
+      'etcd-conductor-operator',
+      ['/repo/node_modules/.bin/node', '/repo/dist/worker/main.js'],
+    ],
+    [
+      'the operator by its absolute path',
+      '/usr/local/bin/etcd-conductor-operator',
+      ['/repo/node_modules/.bin/node', '/repo/dist/worker/main.js'],
+    ],
+  ];
+  it.each(programs)('the project image runs %s', (_n, command, argv) =>
+    expect(table('ghcr.io/etcd-conductor/etcd-conductor:v0.1.0')?.commands[command]).toEqual(argv),
+  );
 });

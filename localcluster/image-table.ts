@@ -1,9 +1,15 @@
-// Maps container images to executables on this machine: etcd images by tag to the etcd built for that version, the project's image to its CLI; anything else is unknown, as a failed pull would be.
+// Maps container images to executables on this machine: etcd images by tag to the etcd built for that version, the project's image to its agent and operator; anything else is unknown, as a failed pull would be.
 import { join } from 'node:path';
 import type { ImageResolution, ImageTable } from './node/types';
 import type { EtcdVersion } from './versions';
 
 export const PROJECT_IMAGE_REPOSITORY = 'ghcr.io/etcd-conductor/etcd-conductor';
+/**
+ * The project image's two programs, on its PATH and in /usr/local/bin: the agent (also the entrypoint, which snapshot
+ * Jobs and restore init containers run) and the operator, which the chart's Deployment names as its command.
+ */
+export const AGENT_COMMAND = 'etcd-conductor';
+export const OPERATOR_COMMAND = 'etcd-conductor-operator';
 
 const ETCD_REPOSITORIES = [
   'quay.io/coreos/etcd',
@@ -64,16 +70,19 @@ export function createImageTable(inputs: ImageTableInputs): ImageTable {
     }
     if (repository === PROJECT_IMAGE_REPOSITORY) {
       const node = join(inputs.repoRoot, 'node_modules', '.bin', 'node');
-      const cli = [node, join(inputs.repoRoot, 'dist', 'agent', 'main.js')];
+      const agent = [node, join(inputs.repoRoot, 'dist', 'agent', 'main.js')];
+      const operator = [node, join(inputs.repoRoot, 'dist', 'worker', 'main.js')];
       const etcdDir = inputs.etcdBinDirs[inputs.projectEtcdVersion];
       return {
         commands: {
           ...commandsFrom(etcdDir, ['etcdctl', 'etcdutl']),
-          'etcd-conductor': cli,
-          '/usr/local/bin/etcd-conductor': cli,
+          [AGENT_COMMAND]: agent,
+          [`/usr/local/bin/${AGENT_COMMAND}`]: agent,
+          [OPERATOR_COMMAND]: operator,
+          [`/usr/local/bin/${OPERATOR_COMMAND}`]: operator,
           node: [node],
         },
-        entrypoint: cli,
+        entrypoint: agent,
         path: [etcdDir],
       };
     }

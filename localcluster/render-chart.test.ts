@@ -2,6 +2,7 @@ import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import { configFromEnv } from '../worker/config';
+import { OPERATOR_COMMAND } from './image-table';
 import { CHART_DIR, MANIFEST_FILE, helmTemplate, renderManifest, sourceCrdFiles } from './render-chart';
 import { repoRoot } from './stack-info';
 
@@ -24,6 +25,7 @@ interface EnvVar {
   valueFrom?: { secretKeyRef?: { name: string; key: string }; fieldRef?: { fieldPath: string } };
 }
 interface Container {
+  command?: string[];
   env: EnvVar[];
   securityContext: Record<string, unknown>;
   volumeMounts?: Array<{ name: string; mountPath: string }>;
@@ -35,17 +37,19 @@ function operatorContainer(set: string[] = []): Container {
   if (!c) throw new Error('the Deployment has no container');
   return c;
 }
-/** The env the chart gives the operator, as the process would see it (Secret references stand in as
- * `secret:<name>/<key>`, downward API fields as `field:<path>`). */
+/**
+ * The env the chart gives the operator, as the process would see it (Secret references stand in as
+ * `secret:<name>/<key>`, downward-API fields as `field:<path>`).
+ */
 function chartEnv(c: Container): NodeJS.ProcessEnv {
   return Object.fromEntries(
-    c.env.map((e) => [
-      e.name,
-      e.value ??
-        (e.valueFrom?.fieldRef
-          ? `field:${e.valueFrom.fieldRef.fieldPath}`
-          : `secret:${e.valueFrom?.secretKeyRef?.name}/${e.valueFrom?.secretKeyRef?.key}`),
-    ]),
+    c.env.map((e) => {
+      const from = e.valueFrom;
+      const ref = from?.fieldRef
+        ? `field:${from.fieldRef.fieldPath}`
+        : `secret:${from?.secretKeyRef?.name}/${from?.secretKeyRef?.key}`;
+      return [e.name, e.value ?? ref];
+    }),
   );
 }
 
@@ -147,6 +151,17 @@ describe('the operator Deployment', () => {
       identity: 'field:metadata.name',
     });
     expect(config.temporalTls).toBeUndefined();
+  });
+  it("runs the image's operator program and can bind the Pod's own address instead of every address", () => {
+    const c = operatorContainer(['http.host=$(POD_IP)']);
+    expect(c.command).toEqual([OPERATOR_COMMAND]);
+    const env = chartEnv(c);
+    expect(env['POD_IP']).toBe('field:status.podIP');
+    // The kubelet expands $(POD_IP) because POD_IP is defined before it.
+    expect(c.env.findIndex((e) => e.name === 'POD_IP')).toBeLessThan(
+      c.env.findIndex((e) => e.name === 'OPERATOR_HTTP_ADDRESS'),
+    );
+    expect(env['OPERATOR_HTTP_ADDRESS']).toBe('$(POD_IP):9464');
   });
   it('mounts an mTLS client certificate Secret and points the operator at its files', () => {
     const c = operatorContainer([

@@ -315,6 +315,13 @@ export async function startStack(opts: StartStackOptions): Promise<RunningStack>
 /** Where the stack's operator serves /metrics, /healthz and /readyz: the chart's port on the stack's address. */
 export const operatorHttpAddress = (hostIp: string) => `${hostIp}:9464`;
 
+/**
+ * The namespace the stack's own operator leaves alone: an operator installed from the chart into it (namespace-scoped
+ * RBAC, WATCH_NAMESPACE) is then the only one serving its EtcdClusters, as two installations of a real cluster must
+ * split their namespaces. test/incluster/ installs there.
+ */
+export const IN_CLUSTER_NAMESPACE = 'etcd-conductor-in-cluster';
+
 /** The operator hook: once `dist/worker/main.js` exists, the stack runs it with the same environment env.sh exports. */
 function startOperator(layout: StackLayout, info: StackInfo, entry: string): ManagedProcess {
   return startProcess({
@@ -335,6 +342,7 @@ function startOperator(layout: StackLayout, info: StackInfo, entry: string): Man
       AWS_REGION: info.s3.region,
       AWS_ACCESS_KEY_ID: info.s3.accessKeyId,
       AWS_SECRET_ACCESS_KEY: info.s3.secretAccessKey,
+      EXCLUDE_NAMESPACES: IN_CLUSTER_NAMESPACE,
     },
   });
 }

@@ -27,6 +27,8 @@ export interface WatcherOptions {
   taskQueue?: string;
   /** Limit to one namespace; all namespaces when absent. */
   namespace?: string;
+  /** With all namespaces: leave these to another installation of the operator. */
+  excludeNamespaces?: readonly string[];
   log: (msg: string, fields?: Record<string, unknown>) => void;
   /** Called for each signal sent, for metrics. */
   onSignal?: (kind: 'cluster' | 'members') => void;
@@ -133,6 +135,7 @@ export async function startClusterWatcher(opts: WatcherOptions): Promise<Cluster
       },
       ...(opts.onWatchRestart ? { onWatchRestart: opts.onWatchRestart } : {}),
       ...(opts.onObject ? { onObject: opts.onObject } : {}),
+      ...(opts.excludeNamespaces ? { excludeNamespaces: opts.excludeNamespaces } : {}),
     });
 
   const clusterPath = ns

@@ -10,8 +10,10 @@ export interface KeepWatchingHooks {
   /** A signal failed: forget what was sent, so the next change or resync is not filtered out as a duplicate. */
   onSignalFailed: () => void;
   onWatchRestart?: (resource: string) => void;
-  /** Metrics hook: every object the informer delivers, before any filtering. */
+  /** Metrics hook: every object the informer delivers outside the excluded namespaces. */
   onObject?: (resource: string, obj: KubernetesObject, deleted: boolean) => void;
+  /** Namespaces another installation of the operator serves: their objects are ignored. */
+  excludeNamespaces?: readonly string[];
 }
 
 export function keepWatching<T extends KubernetesObject>(
@@ -21,9 +23,11 @@ export function keepWatching<T extends KubernetesObject>(
   hooks: KeepWatchingHooks,
 ): void {
   let backoff = 1000;
+  const excluded = new Set(hooks.excludeNamespaces ?? []);
   const handle = (deleted: boolean) => (obj: T) => {
     // Only an event proves the watch works: ListWatch emits `connect` at every attempt, even failing ones.
     backoff = 1000;
+    if (excluded.has(obj.metadata?.namespace ?? '')) return;
     hooks.onObject?.(resource, obj, deleted);
     onChange(obj, deleted).catch((err: unknown) => {
       hooks.log('signal failed; the next change or resync retries it', { resource, error: String(err) });

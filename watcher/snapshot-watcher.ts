@@ -29,6 +29,8 @@ export interface SnapshotWatcherOptions {
   temporal: Client;
   taskQueue?: string;
   namespace?: string;
+  /** With all namespaces: leave these to another installation of the operator. */
+  excludeNamespaces?: readonly string[];
   log: (msg: string, fields?: Record<string, unknown>) => void;
   /** Metrics hooks, as in the cluster watcher. */
   onSignal?: (kind: 'snapshot' | 'job' | 'schedule') => void;
@@ -196,6 +198,7 @@ export async function startSnapshotWatcher(opts: SnapshotWatcherOptions): Promis
       onSignalFailed: () => sent.clear(),
       ...(opts.onWatchRestart ? { onWatchRestart: opts.onWatchRestart } : {}),
       ...(opts.onObject ? { onObject: opts.onObject } : {}),
+      ...(opts.excludeNamespaces ? { excludeNamespaces: opts.excludeNamespaces } : {}),
     });
 
   const customInformer = <T extends KubernetesObject>(plural: string) =>

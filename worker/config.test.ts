@@ -64,6 +64,11 @@ describe('configFromEnv', () => {
         httpAddress: '0.0.0.0:9464',
       },
     ],
+    [
+      'an all-namespace operator can leave namespaces to another installation',
+      { EXCLUDE_NAMESPACES: 'team-a, team-b,' },
+      { excludeNamespaces: ['team-a', 'team-b'] },
+    ],
   ];
   it.each(ok)('%s', (_name, env, expected) => {
     expect(configFromEnv(env)).toMatchObject(expected);
@@ -76,10 +81,11 @@ describe('configFromEnv', () => {
     });
   });
 
-  it('leaves TLS and the HTTP server off unless asked', () => {
+  it('leaves TLS and the HTTP server off and excludes no namespace unless asked', () => {
     const c = configFromEnv({});
     expect(c.temporalTls).toBeUndefined();
     expect(c.httpAddress).toBeUndefined();
+    expect(c.excludeNamespaces).toBeUndefined();
   });
 
   const bad: Array<[string, NodeJS.ProcessEnv, RegExp]> = [
@@ -96,6 +102,11 @@ describe('configFromEnv', () => {
     ],
     ['TEMPORAL_TLS must be a boolean', { TEMPORAL_TLS: 'yes' }, /expected true or false/],
     ['the HTTP address needs a port', { OPERATOR_HTTP_ADDRESS: '0.0.0.0' }, /expected host:port/],
+    [
+      'excluding namespaces from a one-namespace operator is refused',
+      { WATCH_NAMESPACE: 'ns', EXCLUDE_NAMESPACES: 'other' },
+      /EXCLUDE_NAMESPACES applies to an operator of all namespaces/,
+    ],
   ];
   it.each(bad)('%s', (_name, env, message) => {
     expect(() => configFromEnv(env)).toThrow(message);

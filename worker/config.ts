@@ -28,6 +28,8 @@ export interface OperatorConfig {
   temporalApiKey?: string;
   kubeconfig?: string;
   watchNamespace?: string;
+  /** Namespaces this (all-namespace) operator leaves to another installation, e.g. a namespace-scoped one. */
+  excludeNamespaces?: string[];
   etcdRepository: string;
   /** The project's image, run by snapshot Jobs and restore init containers. */
   agentImage: string;
@@ -80,6 +82,12 @@ export function configFromEnv(
   const tlsOn = env.TEMPORAL_TLS === 'true' || Boolean(certFile) || Boolean(apiKey);
   if (env.TEMPORAL_TLS !== undefined && env.TEMPORAL_TLS !== 'true' && env.TEMPORAL_TLS !== 'false')
     throw new Error(`TEMPORAL_TLS: expected true or false, got "${env.TEMPORAL_TLS}"`);
+  const excludeNamespaces = (env.EXCLUDE_NAMESPACES ?? '')
+    .split(',')
+    .map((n) => n.trim())
+    .filter(Boolean);
+  if (excludeNamespaces.length > 0 && env.WATCH_NAMESPACE)
+    throw new Error('EXCLUDE_NAMESPACES applies to an operator of all namespaces; WATCH_NAMESPACE is set');
   const httpAddress = env.OPERATOR_HTTP_ADDRESS;
   if (httpAddress !== undefined && !/^[^:\s]+:\d+$/.test(httpAddress))
     throw new Error(`OPERATOR_HTTP_ADDRESS: expected host:port, got "${httpAddress}"`);
@@ -102,6 +110,7 @@ export function configFromEnv(
     ...(apiKey ? { temporalApiKey: apiKey } : {}),
     ...(env.KUBECONFIG ? { kubeconfig: env.KUBECONFIG.split(':')[0] } : {}),
     ...(env.WATCH_NAMESPACE ? { watchNamespace: env.WATCH_NAMESPACE } : {}),
+    ...(excludeNamespaces.length > 0 ? { excludeNamespaces } : {}),
     etcdRepository: env.ETCD_IMAGE_REPOSITORY ?? DEFAULT_ETCD_REPOSITORY,
     agentImage: env.AGENT_IMAGE ?? DEFAULT_AGENT_IMAGE,
     ...(httpAddress ? { httpAddress } : {}),

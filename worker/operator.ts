@@ -175,6 +175,7 @@ export async function startOperator(
         onObject: (resource: string, obj: KubernetesObject, deleted: boolean) =>
           metrics.onObject(resource, obj, deleted),
         ...(config.watchNamespace ? { namespace: config.watchNamespace } : {}),
+        ...(config.excludeNamespaces ? { excludeNamespaces: config.excludeNamespaces } : {}),
       };
       let running: { stop(): Promise<void> }[] = [];
       const lease = startWatcherLease({

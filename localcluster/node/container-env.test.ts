@@ -1,6 +1,8 @@
 import type { V1Container, V1Pod } from '@kubernetes/client-node';
 import {
+  baseContainerEnv,
   ContainerConfigError,
+  effectiveRunAsUser,
   expandCommand,
   parseQuantity,
   podFieldValue,
@@ -126,4 +128,64 @@ describe('expandCommand and parseQuantity', () => {
     ['decimal suffixes are powers of ten', '3M', 3e6],
   ];
   it.each(q)('%s', (_n, s, v) => expect(parseQuantity(s)).toBe(v));
+});
+
+describe('baseContainerEnv', () => {
+  const api = { host: '127.4.0.1', port: '6443' };
+  const base = (runAsUser: number | undefined, apiServer: typeof api | null = api) =>
+    baseContainerEnv({
+      imagePath: ['/img/bin'],
+      systemPath: ['/usr/bin', '/bin'],
+      hostname: 'operator-0',
+      runAsUser,
+      apiServer: apiServer ?? undefined,
+    });
+
+  it('points in-cluster clients at the apiserver the node itself dials, as the kubernetes Service variables', () => {
+    expect(base(undefined)).toEqual({
+      PATH: '/img/bin:/usr/bin:/bin',
+      HOSTNAME: 'operator-0',
+      HOME: '/root',
+      KUBERNETES_SERVICE_HOST: '127.4.0.1',
+      KUBERNETES_SERVICE_PORT: '6443',
+      KUBERNETES_SERVICE_PORT_HTTPS: '6443',
+      KUBERNETES_PORT: 'tcp://127.4.0.1:6443',
+      KUBERNETES_PORT_6443_TCP: 'tcp://127.4.0.1:6443',
+      KUBERNETES_PORT_6443_TCP_PROTO: 'tcp',
+      KUBERNETES_PORT_6443_TCP_PORT: '6443',
+      KUBERNETES_PORT_6443_TCP_ADDR: '127.4.0.1',
+    });
+  });
+
+  const homes: Array<[string, number | undefined, string]> = [
+    ['no runAsUser runs as the image user, root here, with HOME /root', undefined, '/root'],
+    ['runAsUser 0 has HOME /root', 0, '/root'],
+    ['a non-root uid has no passwd entry, so HOME is /', 65532, '/'],
+  ];
+  it.each(homes)('%s', (_n, uid, home) => expect(base(uid)['HOME']).toBe(home));
+
+  it('without a known apiserver there are no kubernetes variables', () => {
+    expect(Object.keys(base(undefined, null)).sort()).toEqual(['HOME', 'HOSTNAME', 'PATH']);
+  });
+
+  it('brackets an IPv6 apiserver address in the URL forms only', () => {
+    const env = base(undefined, { host: '::1', port: '6443' });
+    expect([env['KUBERNETES_SERVICE_HOST'], env['KUBERNETES_PORT']]).toEqual(['::1', 'tcp://[::1]:6443']);
+  });
+});
+
+describe('effectiveRunAsUser', () => {
+  const cases: Array<[string, number | undefined, number | undefined, number | undefined]> = [
+    ['the container setting wins over the Pod', 1000, 65532, 65532],
+    ['the Pod setting applies when the container has none', 1000, undefined, 1000],
+    ['neither set: the image decides', undefined, undefined, undefined],
+  ];
+  it.each(cases)('%s', (_n, podUid, containerUid, expected) =>
+    expect(
+      effectiveRunAsUser(
+        { spec: { containers: [], securityContext: { runAsUser: podUid } } },
+        { name: 'c', securityContext: { runAsUser: containerUid } },
+      ),
+    ).toBe(expected),
+  );
 });

@@ -16,6 +16,56 @@ export interface PodRuntimeFacts {
   nodeMemoryBytes: number;
 }
 
+/** Where in-cluster clients reach the apiserver: the address the node itself dials (its certificate names it). */
+export interface ApiServerAddress {
+  host: string;
+  port: string;
+}
+
+export interface BaseEnvInputs {
+  /** The image's PATH dirs, put before the system's. */
+  imagePath: string[];
+  systemPath: string[];
+  hostname: string;
+  /** The effective runAsUser (container over Pod); absent means the image's user, root on this node. */
+  runAsUser: number | undefined;
+  apiServer: ApiServerAddress | undefined;
+}
+
+/** The effective runAsUser of a container: its own securityContext wins over the Pod's. */
+export function effectiveRunAsUser(pod: V1Pod, container: V1Container): number | undefined {
+  return container.securityContext?.runAsUser ?? pod.spec?.securityContext?.runAsUser;
+}
+
+/**
+ * What every container gets before its own env, as the kubelet and the runtime give it: PATH, HOSTNAME, HOME and the
+ * `kubernetes` Service variables. HOME is /root for root only; another uid has no passwd entry here, so it gets `/`
+ * as containerd gives it. That also keeps a Pod process from finding the host user's ~/.kube/config, which
+ * client libraries would prefer over the in-cluster config.
+ */
+export function baseContainerEnv(inputs: BaseEnvInputs): Record<string, string> {
+  const env: Record<string, string> = {
+    PATH: [...inputs.imagePath, ...inputs.systemPath].join(':'),
+    HOSTNAME: inputs.hostname,
+    HOME: inputs.runAsUser === undefined || inputs.runAsUser === 0 ? '/root' : '/',
+  };
+  const api = inputs.apiServer;
+  if (api !== undefined) {
+    const host = api.host.includes(':') ? `[${api.host}]` : api.host;
+    Object.assign(env, {
+      KUBERNETES_SERVICE_HOST: api.host,
+      KUBERNETES_SERVICE_PORT: api.port,
+      KUBERNETES_SERVICE_PORT_HTTPS: api.port,
+      KUBERNETES_PORT: `tcp://${host}:${api.port}`,
+      [`KUBERNETES_PORT_${api.port}_TCP`]: `tcp://${host}:${api.port}`,
+      [`KUBERNETES_PORT_${api.port}_TCP_PROTO`]: 'tcp',
+      [`KUBERNETES_PORT_${api.port}_TCP_PORT`]: api.port,
+      [`KUBERNETES_PORT_${api.port}_TCP_ADDR`]: api.host,
+    });
+  }
+  return env;
+}
+
 /** Reason CreateContainerConfigError: the container cannot start until its config sources exist. */
 export class ContainerConfigError extends Error {}
 

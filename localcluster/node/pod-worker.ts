@@ -5,12 +5,14 @@ import { PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import type { CoreV1Api, V1Container, V1Pod, V1Probe } from '@kubernetes/client-node';
 import { resolveContainerCommand } from './container-command';
 import {
+  baseContainerEnv,
   ContainerConfigError,
+  effectiveRunAsUser,
   expandCommand,
   referencedEnvObjects,
   resolveContainerEnv,
 } from './container-env';
-import type { EnvSources } from './container-env';
+import type { ApiServerAddress, EnvSources } from './container-env';
 import { spawnContainer, stopContainer } from './container-process';
 import type { ContainerExit, ContainerProcess } from './container-process';
 import { planRestart } from './crash-loop-back-off';
@@ -61,7 +63,7 @@ export interface PodWorkerDeps {
   nodeCpuCores: number;
   nodeMemoryBytes: number;
   /** Where in-cluster clients find the apiserver (KUBERNETES_SERVICE_HOST/PORT). */
-  apiServer?: { host: string; port: string };
+  apiServer?: ApiServerAddress;
   gate: NodeGate;
   /** Called once the worker has nothing left to do (Pod deleted and cleaned up). */
   onFinished: (uid: string) => void;
@@ -432,22 +434,14 @@ export class PodWorker {
     return sources;
   }
 
-  private baseEnv(image: ImageResolution): Record<string, string> {
-    const env: Record<string, string> = {
-      PATH: [...image.path, ...SYSTEM_PATH].join(':'),
-      HOSTNAME: this.pod.spec?.hostname ?? this.pod.metadata?.name ?? '',
-      HOME: '/root',
-    };
-    const api = this.deps.apiServer;
-    if (api !== undefined) {
-      Object.assign(env, {
-        KUBERNETES_SERVICE_HOST: api.host,
-        KUBERNETES_SERVICE_PORT: api.port,
-        KUBERNETES_SERVICE_PORT_HTTPS: api.port,
-        KUBERNETES_PORT: `tcp://${api.host}:${api.port}`,
-      });
-    }
-    return env;
+  private baseEnv(slot: ContainerSlot, image: ImageResolution): Record<string, string> {
+    return baseContainerEnv({
+      imagePath: image.path,
+      systemPath: SYSTEM_PATH,
+      hostname: this.pod.spec?.hostname ?? this.pod.metadata?.name ?? '',
+      runAsUser: effectiveRunAsUser(this.pod, slot.spec),
+      apiServer: this.deps.apiServer,
+    });
   }
 
   private mountsFor(slot: ContainerSlot, env: Record<string, string>): BindMount[] {
@@ -510,7 +504,7 @@ export class PodWorker {
         slot.spec,
         await this.envSources(slot.spec),
         facts,
-        this.baseEnv(image),
+        this.baseEnv(slot, image),
       );
     } catch (e) {
       const message = e instanceof ContainerConfigError ? e.message : errorText(e);

@@ -60,9 +60,16 @@ describe('safeVolumePath and tokenNeedsRefresh', () => {
   ];
   it.each(paths)('%s', (_n, p, ok) => expect(safeVolumePath(p)).toBe(ok));
 
-  const tokens: Array<[string, number, boolean]> = [
-    ['a token at half its lifetime is kept', 50, false],
-    ['a token at 80% of its lifetime is refreshed', 80, true],
+  const hour = 3600_000;
+  const tokens: Array<[string, number, number, boolean]> = [
+    ['a token at half its lifetime is kept', 100, 50, false],
+    ['a token just before 80% of its lifetime is kept', 100, 79, false],
+    ['a token at 80% of its lifetime is refreshed', 100, 80, true],
+    ['an expired token is refreshed', 100, 150, true],
+    ['a year-long token is kept during its first day', 365 * 24 * hour, 23 * hour, false],
+    ['a year-long token is refreshed once it is a day old', 365 * 24 * hour, 25 * hour, true],
   ];
-  it.each(tokens)('%s', (_n, now, refresh) => expect(tokenNeedsRefresh(0, 100, now)).toBe(refresh));
+  it.each(tokens)('%s', (_n, lifetime, now, refresh) =>
+    expect(tokenNeedsRefresh(0, lifetime, now)).toBe(refresh),
+  );
 });

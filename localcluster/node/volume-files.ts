@@ -59,7 +59,12 @@ export function safeVolumePath(path: string): boolean {
   return path.length > 0 && !path.startsWith('/') && !path.split('/').includes('..');
 }
 
-/** A token is refreshed once 80% of its lifetime has passed, as the kubelet does. */
+const DAY_MS = 24 * 60 * 60 * 1000;
+
+/**
+ * A token is refreshed once 80% of its lifetime has passed or it is a day old, as the kubelet's token manager does
+ * (a token the apiserver stretched to a year is still renewed daily).
+ */
 export function tokenNeedsRefresh(issuedAt: number, expiresAt: number, now: number): boolean {
-  return now >= issuedAt + (expiresAt - issuedAt) * 0.8;
+  return now >= issuedAt + (expiresAt - issuedAt) * 0.8 || now - issuedAt > DAY_MS;
 }

@@ -1,0 +1,165 @@
+// The Temporal Web UI checked as a person would: Debian's Chromium, headless, driven by playwright-core, finds a
+// scale that is in flight by the cluster's search attributes and reads its summary and current step; the screenshot
+// goes to test-output/browser/.
+//
+// The scale is held open by a ValidatingAdmissionPolicy that refuses the new member's Pod, so the operation sits at
+// "member ... added as learner, starting its Pod" (retrying the create) until the test lets it go.
+import { execFileSync } from 'node:child_process';
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { KubernetesObjectApi } from '@kubernetes/client-node';
+import type { KubernetesObject } from '@kubernetes/client-node';
+import { chromium } from 'playwright-core';
+import type { Browser } from 'playwright-core';
+import { repoRoot } from '../../localcluster/stack-info';
+import type { Harness } from '../support/cluster-harness';
+import {
+  connect,
+  createCluster,
+  eventually,
+  freshNamespace,
+  listWorkflows,
+  patchSpec,
+  waitConverged,
+} from '../support/cluster-harness';
+
+const OUTPUT_DIR = join(repoRoot(), 'test-output', 'browser');
+
+/** Debian's Chromium from PATH; localcluster/bootstrap.sh installs it (apt-get, as root) when missing. */
+function chromiumPath(): string {
+  try {
+    return execFileSync('sh', ['-c', 'command -v chromium'], { encoding: 'utf8' }).trim();
+  } catch {
+    throw new Error(
+      'Chromium is not installed: run `sh localcluster/bootstrap.sh` as root (it runs apt-get install chromium)',
+    );
+  }
+}
+
+/** Refuses Pod creation in the namespace until released; waits until the apiserver enforces it. */
+async function holdPodCreation(h: Harness, ns: string): Promise<{ release(): Promise<void> }> {
+  const objects = KubernetesObjectApi.makeApiClient(h.kc);
+  const name = `hold-create-${ns}`;
+  const policy = {
+    apiVersion: 'admissionregistration.k8s.io/v1',
+    kind: 'ValidatingAdmissionPolicy',
+    metadata: { name },
+    spec: {
+      failurePolicy: 'Fail',
+      matchConstraints: {
+        resourceRules: [
+          { apiGroups: [''], apiVersions: ['v1'], operations: ['CREATE'], resources: ['pods'] },
+        ],
+      },
+      validations: [{ expression: 'false', message: 'held by the browser test' }],
+    },
+  };
+  const binding = {
+    apiVersion: 'admissionregistration.k8s.io/v1',
+    kind: 'ValidatingAdmissionPolicyBinding',
+    metadata: { name },
+    spec: {
+      policyName: name,
+      validationActions: ['Deny'],
+      matchResources: { namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': ns } } },
+    },
+  };
+  await objects.create(policy as KubernetesObject);
+  await objects.create(binding as KubernetesObject);
+  await eventually('the Pod creation hold is enforced', async () => {
+    const refused = await h.core
+      .createNamespacedPod({
+        namespace: ns,
+        dryRun: 'All',
+        body: { metadata: { name: 'probe' }, spec: { containers: [{ name: 'c', image: 'probe' }] } },
+      })
+      .then(
+        () => false,
+        (err: unknown) => /held by the browser test/.test(String((err as { body?: unknown }).body ?? err)),
+      );
+    return refused ? true : undefined;
+  });
+  return {
+    async release() {
+      await objects.delete(binding as KubernetesObject).catch(() => undefined);
+      await objects.delete(policy as KubernetesObject).catch(() => undefined);
+    },
+  };
+}
+
+let h: Harness;
+let browser: Browser | undefined;
+beforeAll(() => {
+  h = connect();
+});
+afterAll(async () => {
+  await browser?.close();
+});
+
+describe('the Temporal Web UI during a scale', () => {
+  it('finds the operation by the cluster search attributes and shows its summary and current step', async () => {
+    const ns = await freshNamespace(h, 'browser');
+    const name = 'web';
+    await createCluster(h, ns, name, { replicas: 1 });
+    await waitConverged(h, ns, name, 1);
+
+    const hold = await holdPodCreation(h, ns);
+    try {
+      await patchSpec(h, ns, name, { replicas: 3 });
+      const op = await eventually('the scale-up operation to be waiting on its Pod', async () => {
+        const [row] = listWorkflows(
+          h,
+          `EtcdClusterNamespace = "${ns}" AND EtcdClusterName = "${name}" AND EtcdOperationType = "ScaleUp" AND ExecutionStatus = "Running"`,
+        );
+        return row;
+      });
+
+      browser = await chromium.launch({
+        executablePath: chromiumPath(),
+        headless: true,
+        // As root, Chromium refuses to start with its sandbox.
+        args: ['--no-sandbox'],
+      });
+      const page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
+      const ui = h.stack.temporal.uiUrl;
+
+      // What a person types into the UI's filter: the cluster's search attributes, running executions only.
+      const query = `EtcdClusterNamespace = "${ns}" AND EtcdClusterName = "${name}" AND ExecutionStatus = "Running"`;
+      await page.goto(
+        `${ui}/namespaces/${h.stack.temporal.namespace}/workflows?query=${encodeURIComponent(query)}`,
+      );
+      const opLink = page.getByRole('link', { name: op.execution.workflowId, exact: true });
+      await opLink.waitFor({ timeout: 60_000 });
+      // The cluster's own workflow is listed beside its operation.
+      await page.getByRole('link', { name: `etcdcluster/${ns}/${name}`, exact: true }).waitFor();
+      await opLink.click();
+
+      await page.getByText('User Metadata', { exact: true }).click();
+      // The UI renders each markdown field in an iframe right after its heading.
+      const summaryFrame = page
+        .locator("xpath=//h3[@data-testid='user-metadata-summary-heading']/following::iframe[1]")
+        .first()
+        .contentFrame();
+      const currentFrame = page
+        .locator("xpath=//h3[normalize-space()='Current Details']/following::iframe[1]")
+        .first()
+        .contentFrame();
+      const summary = (await summaryFrame.locator('body').innerText({ timeout: 60_000 })).trim();
+      expect(summary).toBe(`scale ${ns}/${name} 1 -> 3`);
+      // The current step as the operation last set it (a worker answers the UI's metadata query).
+      await currentFrame.getByText(/^step \d+: /).waitFor({ timeout: 60_000 });
+      const current = await currentFrame.locator('body').innerText();
+      expect(current).toContain(`scale ${ns}/${name} 1 -> 3`);
+      expect(current).toMatch(new RegExp(`step 1: member ${name}-\\d+ added as learner, starting its Pod`));
+
+      mkdirSync(OUTPUT_DIR, { recursive: true });
+      const shot = join(OUTPUT_DIR, 'scale-in-flight.png');
+      await page.screenshot({ path: shot, fullPage: true });
+      process.stdout.write(`screenshot: ${shot}\n`);
+    } finally {
+      await hold.release();
+    }
+    // Let go, the scale finishes: the page showed a live operation, not a stuck one.
+    await waitConverged(h, ns, name, 3, 300_000);
+  });
+});
