@@ -50,9 +50,10 @@ COPY --from=deps /src/node_modules node_modules
 COPY --from=build /src/dist dist
 COPY package.json ./
 COPY --from=etcd /etcd/etcdctl /etcd/etcdutl /usr/local/bin/
-# The two programs, as the chart's Deployment (command) and the snapshot manifests (command) name them.
+# The two programs, as the chart's Deployment (command) and the snapshot manifests (command) name them. The
+# operator's node flags are worker/node-flags.ts's (a test keeps them equal).
 RUN printf '#!/bin/sh\nexec node /app/dist/agent/main.js "$@"\n' > /usr/local/bin/etcd-conductor \
- && printf '#!/bin/sh\nexec node /app/dist/worker/main.js "$@"\n' > /usr/local/bin/etcd-conductor-operator \
+ && printf '#!/bin/sh\nexec node --max-semi-space-size=1 --max-old-space-size=256 /app/dist/worker/main.js "$@"\n' > /usr/local/bin/etcd-conductor-operator \
  && chmod 0755 /usr/local/bin/etcd-conductor /usr/local/bin/etcd-conductor-operator
 # Numeric, so runAsNonRoot can verify it without reading /etc/passwd; the chart runs with the same ids.
 USER 65532:65532

@@ -1,4 +1,5 @@
 import { createImageTable, etcdVersionOfTag, parseImage } from './image-table';
+import { OPERATOR_NODE_FLAGS } from '../worker/node-flags';
 
 const table = createImageTable({
   repoRoot: '/repo',
@@ -88,12 +89,12 @@ describe('createImageTable', () => {
     [
       "the operator by name (the chart's command)",
       'etcd-conductor-operator',
-      ['/repo/node_modules/.bin/node', '/repo/dist/worker/main.js'],
+      ['/repo/node_modules/.bin/node', ...OPERATOR_NODE_FLAGS, '/repo/dist/worker/main.js'],
     ],
     [
       'the operator by its absolute path',
       '/usr/local/bin/etcd-conductor-operator',
-      ['/repo/node_modules/.bin/node', '/repo/dist/worker/main.js'],
+      ['/repo/node_modules/.bin/node', ...OPERATOR_NODE_FLAGS, '/repo/dist/worker/main.js'],
     ],
   ];
   it.each(programs)('the project image runs %s', (_n, command, argv) =>

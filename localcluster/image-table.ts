@@ -2,6 +2,7 @@
 import { join } from 'node:path';
 import type { ImageResolution, ImageTable } from './node/types';
 import type { EtcdVersion } from './versions';
+import { OPERATOR_NODE_FLAGS } from '../worker/node-flags';
 
 export const PROJECT_IMAGE_REPOSITORY = 'ghcr.io/etcd-conductor/etcd-conductor';
 /**
@@ -71,7 +72,7 @@ export function createImageTable(inputs: ImageTableInputs): ImageTable {
     if (repository === PROJECT_IMAGE_REPOSITORY) {
       const node = join(inputs.repoRoot, 'node_modules', '.bin', 'node');
       const agent = [node, join(inputs.repoRoot, 'dist', 'agent', 'main.js')];
-      const operator = [node, join(inputs.repoRoot, 'dist', 'worker', 'main.js')];
+      const operator = [node, ...OPERATOR_NODE_FLAGS, join(inputs.repoRoot, 'dist', 'worker', 'main.js')];
       const etcdDir = inputs.etcdBinDirs[inputs.projectEtcdVersion];
       return {
         commands: {

@@ -3,6 +3,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { repoRoot } from '../localcluster/stack-info';
+import { OPERATOR_NODE_FLAGS } from './node-flags';
 
 const root = repoRoot();
 const dockerfile = readFileSync(join(root, 'Dockerfile'), 'utf8');
@@ -77,6 +78,11 @@ describe('Dockerfile', () => {
     expect(emitted.sort()).toEqual(['dist/agent/main', 'dist/worker/main']);
     for (const js of emitted) expect(existsSync(join(root, `${js.replace(/^dist\//, '')}.ts`))).toBe(true);
     expect(runtime).toContain('ENTRYPOINT ["etcd-conductor"]');
+  });
+
+  it('runs the operator with the node flags the local stack uses', () => {
+    const line = /exec node ([^\n]*?)\/app\/dist\/worker\/main\.js/.exec(dockerfile)?.[1] ?? '';
+    expect(line.trim().split(/\s+/)).toEqual([...OPERATOR_NODE_FLAGS]);
   });
 
   it('.dockerignore keeps local state, build output and dependencies out of the context', () => {
