@@ -20,6 +20,8 @@ import {
 } from './member-manifests';
 import type { EventRecorder } from './event-recorder';
 import type { ClusterObservation, EtcdMemberObservation, KubeMemberObservation } from './observation';
+import type { RestoreInit } from './restore-manifests';
+import { RESTORE_CONTAINER, restoreFailureOf } from './restore-manifests';
 
 export interface ActivityDeps {
   kube: KubeObjects;
@@ -38,6 +40,7 @@ interface PodLike extends KubernetesObject {
       state?: { waiting?: { reason?: string; message?: string } };
       restartCount?: number;
     }[];
+    initContainerStatuses?: (NonNullable<Parameters<typeof restoreFailureOf>[0]> & { name: string })[];
   };
 }
 
@@ -125,7 +128,11 @@ export function createActivities(deps: ActivityDeps) {
         const name = p.metadata?.labels?.[Labels.member];
         if (!name) continue;
         const waiting = p.status?.containerStatuses?.[0]?.state?.waiting;
+        const restoreFailure = restoreFailureOf(
+          p.status?.initContainerStatuses?.find((c) => c.name === RESTORE_CONTAINER),
+        );
         entry(name).pod = {
+          ...(restoreFailure ? { restoreFailure } : {}),
           phase: (p.status?.phase ?? 'Pending') as NonNullable<KubeMemberObservation['pod']>['phase'],
           ready: p.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false,
           terminating: Boolean(p.metadata?.deletionTimestamp),
@@ -232,6 +239,8 @@ export function createActivities(deps: ActivityDeps) {
       spec: EtcdClusterSpec;
       member: string;
       mode: 'seed' | 'join' | 'restart';
+      /** Only for `seed` of a cluster restored from a snapshot (restore activities build it). */
+      restore?: RestoreInit;
     }): Promise<'created' | 'exists'> {
       const { ref, spec, member, mode } = input;
       const image = deps.imageFor(spec.version);
@@ -277,6 +286,7 @@ export function createActivities(deps: ActivityDeps) {
         image,
         initialClusterState: mode === 'seed' ? 'new' : 'existing',
         initialCluster: cluster,
+        ...(mode === 'seed' && input.restore ? { restore: input.restore } : {}),
       });
       return kube.createIfAbsent(pod as KubernetesObject);
     },
