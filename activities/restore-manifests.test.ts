@@ -225,6 +225,11 @@ describe('restoreFailureOf', () => {
     ['no status yet: nothing failed', undefined, undefined],
     ['still running its first run: nothing failed', { state: {} }, undefined],
     [
+      'running again after a failed run: not a failure until this run ends',
+      { state: { running: {} }, lastState: { terminated: { exitCode: 1, message: 'x' } } },
+      undefined,
+    ],
+    [
       'a successful run is no failure, even after an earlier failed one',
       {
         state: { terminated: { exitCode: 0 } },

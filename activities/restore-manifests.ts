@@ -227,13 +227,17 @@ interface TerminatedState {
 
 /**
  * The restore init container's latest failure, if its latest run failed: the current state when it has
- * terminated, else the last one (the kubelet is waiting to restart it, or already runs it again).
+ * terminated, else the last one while the kubelet waits to restart it. A run in progress is no failure (yet).
  */
 export function restoreFailureOf(
   status:
-    { state?: { terminated?: TerminatedState }; lastState?: { terminated?: TerminatedState } } | undefined,
+    | {
+        state?: { terminated?: TerminatedState; running?: object };
+        lastState?: { terminated?: TerminatedState };
+      }
+    | undefined,
 ): RestoreFailure | undefined {
-  if (!status) return undefined;
+  if (!status || status.state?.running) return undefined;
   const terminated = status.state?.terminated ?? status.lastState?.terminated;
   if (!terminated || terminated.exitCode === 0) return undefined;
   let parsed: ReturnType<typeof parseAgentResult> | undefined;
