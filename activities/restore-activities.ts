@@ -1,6 +1,6 @@
 // The restore's one side effect before the seed Pod exists: read the source (the named EtcdSnapshot) and build the seed's `restore` init container.
 //
-// Invariant: reads only; the result names Secrets, never their values.
+// Invariant: reads only; the result names Secrets, never their values (of a Secret only key names are looked at).
 import type { KubernetesObject } from '@kubernetes/client-node';
 import type { EtcdClusterSpec } from '../crds/etcd-cluster';
 import { API_VERSION } from '../crds/etcd-cluster';
@@ -11,7 +11,7 @@ import type { KubeObjects } from './kube-objects';
 import type { ClusterRef } from './member-manifests';
 import { clusterToken, DATA_DIR, ETCD_DATA_DIR } from './member-manifests';
 import type { RestoreInit } from './restore-manifests';
-import { resolveRestoreSource, restoreInit } from './restore-manifests';
+import { credentialsProblem, resolveRestoreSource, restoreInit } from './restore-manifests';
 
 export interface RestoreActivityDeps {
   kube: KubeObjects;
@@ -45,6 +45,17 @@ export function createRestoreActivities(deps: RestoreActivityDeps) {
         : undefined;
       const resolved = resolveRestoreSource(ref.namespace, source, snapshot);
       if (resolved.state !== 'ready') return resolved;
+      if (resolved.source.kind === 's3') {
+        const secretName = resolved.source.secretName;
+        const secret = await deps.kube.read<KubernetesObject & { data?: Record<string, string> }>({
+          apiVersion: 'v1',
+          kind: 'Secret',
+          namespace: ref.namespace,
+          name: secretName,
+        });
+        const problem = credentialsProblem(ref.namespace, secretName, secret);
+        if (problem) return { state: 'waiting', message: problem };
+      }
       return {
         state: 'ready',
         uri: resolved.source.uri,

@@ -3,7 +3,7 @@ import { encodeAgentResult } from '../agent/result';
 import type { RestoreSource } from '../crds/etcd-cluster';
 import type { EtcdSnapshot, SnapshotPhase } from '../crds/etcd-snapshot';
 import type { ResolvedRestoreSource, RestoreResolution } from './restore-manifests';
-import { resolveRestoreSource, restoreFailureOf, restoreInit } from './restore-manifests';
+import { credentialsProblem, resolveRestoreSource, restoreFailureOf, restoreInit } from './restore-manifests';
 
 const SHA = 'ab'.repeat(32);
 const s3 = {
@@ -216,6 +216,28 @@ describe('restoreInit', () => {
     expect(volumes).toEqual([
       { name: 'restore-source', persistentVolumeClaim: { claimName: 'c', readOnly: true } },
     ]);
+  });
+});
+
+describe('credentialsProblem', () => {
+  test.each<[string, { data?: Record<string, string> } | undefined, string | undefined]>([
+    [
+      'a Secret with both keys serves',
+      { data: { AWS_ACCESS_KEY_ID: 'a', AWS_SECRET_ACCESS_KEY: 'b' } },
+      undefined,
+    ],
+    [
+      'a missing Secret is waited for',
+      undefined,
+      'the credentials Secret prod/s3 does not exist (yet); the restore waits for it',
+    ],
+    [
+      'a Secret lacking the secret key names it',
+      { data: { AWS_ACCESS_KEY_ID: 'a' } },
+      'the credentials Secret prod/s3 lacks AWS_SECRET_ACCESS_KEY; the restore waits for it',
+    ],
+  ])('%s', (_name, secret, expected) => {
+    expect(credentialsProblem('prod', 's3', secret)).toBe(expected);
   });
 });
 

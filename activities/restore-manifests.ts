@@ -128,6 +128,26 @@ export function resolveRestoreSource(
   };
 }
 
+const CREDENTIAL_KEYS = ['AWS_ACCESS_KEY_ID', 'AWS_SECRET_ACCESS_KEY'];
+
+/**
+ * Why the credentials Secret cannot serve the restore yet, or undefined when it can. Only key names are
+ * looked at. A missing Secret is waited for (it may be applied together with the EtcdCluster): an init
+ * container started without it would only hang in CreateContainerConfigError.
+ */
+export function credentialsProblem(
+  namespace: string,
+  name: string,
+  secret: { data?: Record<string, string> } | undefined,
+): string | undefined {
+  if (!secret)
+    return `the credentials Secret ${namespace}/${name} does not exist (yet); the restore waits for it`;
+  const missing = CREDENTIAL_KEYS.filter((k) => !secret.data?.[k]);
+  return missing.length > 0
+    ? `the credentials Secret ${namespace}/${name} lacks ${missing.join(' and ')}; the restore waits for it`
+    : undefined;
+}
+
 export interface RestoreInitInput {
   member: string;
   peerURL: string;
