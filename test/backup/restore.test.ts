@@ -20,6 +20,7 @@ import {
   minioDestination,
   putObject,
   s3Client,
+  s3Location,
   waitFinished,
 } from './backup-harness';
 
@@ -90,6 +91,67 @@ describe('restore from an EtcdSnapshot', () => {
       's3-credentials',
       's3-credentials',
     ]);
+  });
+
+  test('a 1-member cluster restored from the object named directly (s3 key + sha256) holds the same keys', async () => {
+    const { bucket, key } = s3Location(artifact.uri);
+    await createCluster(h, ns, 'direct', {
+      replicas: 1,
+      bootstrap: {
+        restore: {
+          source: {
+            s3: {
+              endpoint: h.stack.s3.endpoint,
+              bucket,
+              key,
+              region: h.stack.s3.region,
+              forcePathStyle: true,
+              credentialsSecretRef: { name: 's3-credentials' },
+            },
+            sha256: artifact.sha256.toUpperCase(),
+          },
+        },
+      },
+    });
+    await waitConverged(h, ns, 'direct', 1, 300_000);
+    await expectClusterData(h, ns, 'direct', 'known', written);
+  });
+
+  test('an object that does not exist is refused with SourceNotFound in status', async () => {
+    await createCluster(h, ns, 'missing', {
+      replicas: 3,
+      bootstrap: {
+        restore: {
+          source: {
+            s3: {
+              endpoint: h.stack.s3.endpoint,
+              bucket: h.stack.s3.bucket,
+              key: `e2e/${ns}/no-such-snapshot.db`,
+              region: h.stack.s3.region,
+              forcePathStyle: true,
+              credentialsSecretRef: { name: 's3-credentials' },
+            },
+            sha256: artifact.sha256,
+          },
+        },
+      },
+    });
+    const refused = await eventually(
+      'the restore to be refused',
+      async () => {
+        const c = await getCluster(h, ns, 'missing');
+        const degraded = c.status?.conditions?.find((x) => x.type === 'Degraded');
+        return degraded?.reason === 'RestoreFailed' ? degraded : undefined;
+      },
+      240_000,
+      1000,
+    );
+    expect(refused.message).toContain('SourceNotFound');
+    const pods = await h.core.listNamespacedPod({
+      namespace: ns,
+      labelSelector: 'etcd.conductor.dev/cluster=missing',
+    });
+    expect(pods.items.map((p) => p.metadata?.name)).toEqual(['missing-0']);
   });
 
   test('a corrupted object (bytes flipped in MinIO) is refused: RestoreFailed with ChecksumMismatch in status and an Event, and no other member is created', async () => {
