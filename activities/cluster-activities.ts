@@ -21,6 +21,8 @@ import {
 import type { EventRecorder } from './event-recorder';
 import type { ClusterObservation, EtcdMemberObservation, KubeMemberObservation } from './observation';
 import { reportsLostRaftLog } from './member-failures';
+import type { RestoreInit } from './restore-manifests';
+import { RESTORE_CONTAINER, restoreFailureOf } from './restore-manifests';
 
 export interface ActivityDeps {
   kube: KubeObjects;
@@ -43,6 +45,7 @@ interface PodLike extends KubernetesObject {
       lastState?: { terminated?: { message?: string } };
       restartCount?: number;
     }[];
+    initContainerStatuses?: (NonNullable<Parameters<typeof restoreFailureOf>[0]> & { name: string })[];
   };
 }
 
@@ -138,7 +141,11 @@ export function createActivities(deps: ActivityDeps) {
           reportsLostRaftLog(etcdStatus?.state?.terminated?.message) ||
           reportsLostRaftLog(etcdStatus?.lastState?.terminated?.message);
         if (exitedLosingData) lostRaftLog.add(name);
+        const restoreFailure = restoreFailureOf(
+          p.status?.initContainerStatuses?.find((c) => c.name === RESTORE_CONTAINER),
+        );
         entry(name).pod = {
+          ...(restoreFailure ? { restoreFailure } : {}),
           phase: (p.status?.phase ?? 'Pending') as NonNullable<KubeMemberObservation['pod']>['phase'],
           ready: p.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false,
           terminating: Boolean(p.metadata?.deletionTimestamp),
@@ -248,6 +255,8 @@ export function createActivities(deps: ActivityDeps) {
       spec: EtcdClusterSpec;
       member: string;
       mode: 'seed' | 'join' | 'restart';
+      /** Only for `seed` of a cluster restored from a snapshot (restore activities build it). */
+      restore?: RestoreInit;
     }): Promise<'created' | 'exists'> {
       const { ref, spec, member, mode } = input;
       const image = deps.imageFor(spec.version);
@@ -293,6 +302,7 @@ export function createActivities(deps: ActivityDeps) {
         image,
         initialClusterState: mode === 'seed' ? 'new' : 'existing',
         initialCluster: cluster,
+        ...(mode === 'seed' && input.restore ? { restore: input.restore } : {}),
       });
       return kube.createIfAbsent(pod as KubernetesObject);
     },

@@ -3,7 +3,14 @@ import { OPERATOR_OWNED_FLAGS } from '../crds/etcd-cluster';
 import { Labels } from '../crds/labels';
 import type { MemberPodInput } from './member-manifests';
 import { memberFromPeerURL, memberPeerURL } from '../crds/names';
-import { disruptionBudget, etcdArgs, initialCluster, memberPod } from './member-manifests';
+import {
+  clusterToken,
+  disruptionBudget,
+  ETCD_DATA_DIR,
+  etcdArgs,
+  initialCluster,
+  memberPod,
+} from './member-manifests';
 
 const ref = { namespace: 'prod', name: 'main', uid: 'uid-1' };
 
@@ -180,6 +187,31 @@ describe('memberPod', () => {
     expect(pod.metadata.ownerReferences).toEqual([
       expect.objectContaining({ uid: 'uid-1', controller: true }),
     ]);
+  });
+});
+
+describe('memberPod with a restore', () => {
+  const restore = {
+    container: { name: 'restore', image: 'agent', args: ['restore'] },
+    volumes: [{ name: 'restore-source', persistentVolumeClaim: { claimName: 'c', readOnly: true } }],
+  } as unknown as NonNullable<MemberPodInput['restore']>;
+
+  it('runs the restore init container before etcd and adds its volumes beside the data volume', () => {
+    const pod = memberPod(podInput({ member: 'main-0', initialClusterState: 'new', restore }));
+    expect(pod.spec.initContainers).toEqual([restore.container]);
+    expect(pod.spec.volumes.map((v) => v.name)).toEqual(['data', 'restore-source']);
+  });
+
+  it('has no init container without one', () => {
+    const pod = memberPod(podInput());
+    expect(pod.spec).not.toHaveProperty('initContainers');
+    expect(pod.spec.volumes.map((v) => v.name)).toEqual(['data']);
+  });
+
+  it('starts etcd on the same data dir and token the restore wrote', () => {
+    const args = etcdArgs(podInput({ member: 'main-0' }));
+    expect(args).toContain(`--data-dir=${ETCD_DATA_DIR}`);
+    expect(args).toContain(`--initial-cluster-token=${clusterToken(ref)}`);
   });
 });
 

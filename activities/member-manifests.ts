@@ -2,6 +2,7 @@
 import type { EtcdClusterSpec } from '../crds/etcd-cluster';
 import { API_VERSION, ETCD_CLUSTER, OPERATOR_OWNED_FLAGS } from '../crds/etcd-cluster';
 import { Labels } from '../crds/labels';
+import type { RestoreInit } from './restore-manifests';
 import {
   claimName,
   clientServiceName,
@@ -12,6 +13,8 @@ import {
 } from '../crds/names';
 
 export const DATA_DIR = '/var/lib/etcd';
+/** etcd's --data-dir: a subdirectory of the volume, so a restore can work beside it (docs/agent.md). */
+export const ETCD_DATA_DIR = `${DATA_DIR}/data`;
 const MANAGED_BY = 'etcd-conductor';
 
 /** The cluster identity every object is built for. */
@@ -58,6 +61,13 @@ export interface MemberPodInput {
   initialClusterState: 'new' | 'existing';
   /** name=peerURL pairs of every member etcd lists, this one included. */
   initialCluster: string;
+  /** The seed of a cluster restored from a snapshot: its `restore` init container, run before etcd starts. */
+  restore?: RestoreInit;
+}
+
+/** The uid keeps two clusters that reuse a name from ever joining each other's members. */
+export function clusterToken(ref: ClusterRef): string {
+  return `${ref.namespace}/${ref.name}/${ref.uid}`;
 }
 
 /** Flags in etcd's `--flag=value` form; the operator's own flags come last so nothing overrides them. */
@@ -65,7 +75,7 @@ export function etcdArgs(input: MemberPodInput): string[] {
   const { ref, member } = input;
   const own: Record<string, string> = {
     name: member,
-    'data-dir': `${DATA_DIR}/data`,
+    'data-dir': ETCD_DATA_DIR,
     'listen-peer-urls': `http://$(POD_IP):${PORTS.peer}`,
     'listen-client-urls': `http://$(POD_IP):${PORTS.client}`,
     'listen-metrics-urls': `http://$(POD_IP):${PORTS.metrics}`,
@@ -73,8 +83,7 @@ export function etcdArgs(input: MemberPodInput): string[] {
     'initial-advertise-peer-urls': memberPeerURL(ref, member),
     'initial-cluster': input.initialCluster,
     'initial-cluster-state': input.initialClusterState,
-    // The uid keeps two clusters that reuse a name from ever joining each other's members.
-    'initial-cluster-token': `${ref.namespace}/${ref.name}/${ref.uid}`,
+    'initial-cluster-token': clusterToken(ref),
   };
   // The CRD's CEL rule refuses every owned flag; an object stored before a rule existed must still not
   // reach etcd with one (a stray --force-new-cluster or --discovery would fork or hijack the cluster).
@@ -141,6 +150,7 @@ export function memberPod(input: MemberPodInput) {
         ? { topologySpreadConstraints: spec.topologySpreadConstraints }
         : {}),
       affinity: spec.affinity ?? defaultAffinity(ref.name),
+      ...(input.restore ? { initContainers: [input.restore.container] } : {}),
       // The restricted Pod Security Standard: non-root, no privilege escalation, no capabilities, RuntimeDefault.
       securityContext: {
         runAsNonRoot: true,
@@ -202,6 +212,7 @@ export function memberPod(input: MemberPodInput) {
         memory
           ? { name: 'data', emptyDir: { medium: 'Memory', sizeLimit: String(spec.storage.size) } }
           : { name: 'data', persistentVolumeClaim: { claimName: claimName(member) } },
+        ...(input.restore?.volumes ?? []),
       ],
     },
   };

@@ -13,6 +13,8 @@ export interface KubeMemberObservation {
     restartCount: number;
     /** e.g. ErrImagePull or CrashLoopBackOff, when the container waits. */
     waitingReason?: string;
+    /** The seed's `restore` init container failed on its latest run (agent reason and message). */
+    restoreFailure?: { reason: string; message: string; permanent: boolean };
   };
   /**
    * dataLost: the claim carries the etcd.conductor.dev/data-lost annotation, or the member's etcd last

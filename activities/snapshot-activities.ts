@@ -19,6 +19,8 @@ import type { SnapshotEventRecorder } from './snapshot-events';
 import type { SnapshotRef } from './snapshot-manifests';
 import { AGENT_CONTAINER, snapshotJob, snapshotJobName } from './snapshot-manifests';
 import { pickSnapshotSource } from './snapshot-source';
+import type { RestoreActivities } from './restore-activities';
+import { createRestoreActivities } from './restore-activities';
 
 export interface SnapshotActivityDeps {
   kube: KubeObjects;
@@ -83,6 +85,9 @@ export function createSnapshotActivities(deps: SnapshotActivityDeps) {
   const { kube, etcd } = deps;
 
   return {
+    // Restore's preparation needs the same image and objects; served from here so the worker registers it with these.
+    ...createRestoreActivities({ kube, agentImage: deps.agentImage }),
+
     /**
      * The checks before any Job: the cluster exists and is Available, the destination claim or the
      * credentials Secret exists; then asks each voter for its status and picks a healthy follower.
@@ -273,4 +278,5 @@ export function createSnapshotActivities(deps: SnapshotActivityDeps) {
   };
 }
 
-export type SnapshotActivities = ReturnType<typeof createSnapshotActivities>;
+/** The snapshot workflow's activities; the restore ones served beside them are typed by RestoreActivities. */
+export type SnapshotActivities = Omit<ReturnType<typeof createSnapshotActivities>, keyof RestoreActivities>;

@@ -34,6 +34,8 @@ export const Reasons = {
   MemberNotReady: 'MemberNotReady',
   QuorumAtRisk: 'QuorumAtRisk',
   WaitingForDeletion: 'WaitingForDeletion',
+  // Degraded (and the wait behind it): the seed's restore refused its snapshot
+  RestoreFailed: 'RestoreFailed',
   // Degraded
   MembersHealthy: 'MembersHealthy',
   MemberDataLost: 'MemberDataLost',
@@ -61,6 +63,8 @@ export const FailureTypes = {
   DestinationNotFound: 'DestinationNotFound',
   /** A snapshot's credentials Secret is missing or lacks a key. */
   CredentialsNotFound: 'CredentialsNotFound',
+  /** A restore that cannot succeed as specified: its EtcdSnapshot failed, or the agent refused the source. */
+  RestoreFailed: 'RestoreFailed',
 } as const;
 export type FailureType = (typeof FailureTypes)[keyof typeof FailureTypes];
 

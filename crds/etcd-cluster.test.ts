@@ -18,8 +18,13 @@ import {
 import type {
   Condition,
   CurrentOperation,
+  EtcdClusterBootstrap,
+  EtcdClusterRestore,
   EtcdClusterSpec,
   EtcdClusterStatus,
+  RestorePvcSource,
+  RestoreS3Source,
+  RestoreSource,
   EtcdStorageSpec,
   LastOperation,
   MemberStatus,
@@ -63,7 +68,37 @@ const specFields = {
   podAnnotations: { shape: 'map', required: false },
   options: { shape: 'map', required: false },
   progressDeadlineSeconds: { shape: 'integer', required: true },
+  bootstrap: { shape: 'object', required: false },
 } as const satisfies Mirror<EtcdClusterSpec>;
+
+const bootstrapFields = {
+  restore: { shape: 'object', required: false },
+} as const satisfies Mirror<EtcdClusterBootstrap>;
+
+const restoreFields = {
+  source: { shape: 'object', required: true },
+} as const satisfies Mirror<EtcdClusterRestore>;
+
+const restoreSourceFields = {
+  snapshotRef: { shape: 'object', required: false },
+  s3: { shape: 'object', required: false },
+  pvc: { shape: 'object', required: false },
+  sha256: { shape: 'string', required: false },
+} as const satisfies Mirror<RestoreSource>;
+
+const restoreS3Fields = {
+  endpoint: { shape: 'string', required: true },
+  bucket: { shape: 'string', required: true },
+  key: { shape: 'string', required: true },
+  region: { shape: 'string', required: true },
+  forcePathStyle: { shape: 'boolean', required: true },
+  credentialsSecretRef: { shape: 'object', required: true },
+} as const satisfies Mirror<RestoreS3Source>;
+
+const restorePvcFields = {
+  claimName: { shape: 'string', required: true },
+  subPath: { shape: 'string', required: true },
+} as const satisfies Mirror<RestorePvcSource>;
 
 const storageFields = {
   size: { shape: 'quantity', required: true },
@@ -159,6 +194,23 @@ describe('the EtcdCluster CRD and its TypeScript types', () => {
     ['status.conditions[]', at(root, 'status', 'conditions', '[]'), conditionFields],
     ['status.currentOperation', at(root, 'status', 'currentOperation'), currentOperationFields],
     ['status.lastOperation', at(root, 'status', 'lastOperation'), lastOperationFields],
+    ['spec.bootstrap', at(root, 'spec', 'bootstrap'), bootstrapFields],
+    ['spec.bootstrap.restore', at(root, 'spec', 'bootstrap', 'restore'), restoreFields],
+    [
+      'spec.bootstrap.restore.source',
+      at(root, 'spec', 'bootstrap', 'restore', 'source'),
+      restoreSourceFields,
+    ],
+    [
+      'spec.bootstrap.restore.source.s3',
+      at(root, 'spec', 'bootstrap', 'restore', 'source', 's3'),
+      restoreS3Fields,
+    ],
+    [
+      'spec.bootstrap.restore.source.pvc',
+      at(root, 'spec', 'bootstrap', 'restore', 'source', 'pvc'),
+      restorePvcFields,
+    ],
   ])('%s has the same fields, shapes and optionality in YAML and TS', (_name, schema, fields) => {
     expect(mirrorOf(schema)).toEqual(fields);
   });

@@ -121,6 +121,43 @@ export interface Toleration {
   tolerationSeconds?: number;
 }
 
+/** An S3 object to restore from; the same shape as an EtcdSnapshot's destination.s3, with `key` the full object key. */
+export interface RestoreS3Source {
+  endpoint: string;
+  bucket: string;
+  key: string;
+  region: string;
+  /** Defaulted to false. */
+  forcePathStyle: boolean;
+  /** A Secret holding AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY. */
+  credentialsSecretRef: { name: string };
+}
+
+/** A snapshot file on a claim: `subPath` is the file's relative path. */
+export interface RestorePvcSource {
+  claimName: string;
+  subPath: string;
+}
+
+/** Exactly one of snapshotRef, s3 or pvc; sha256 with s3 or pvc only (CEL enforces both). */
+export interface RestoreSource {
+  /** An EtcdSnapshot in the same namespace; its status.artifact gives the location and sha256. */
+  snapshotRef?: { name: string };
+  s3?: RestoreS3Source;
+  pvc?: RestorePvcSource;
+  /** 64 hex digits, either case. */
+  sha256?: string;
+}
+
+export interface EtcdClusterRestore {
+  source: RestoreSource;
+}
+
+/** How the first member starts; immutable once the EtcdCluster exists. */
+export interface EtcdClusterBootstrap {
+  restore?: EtcdClusterRestore;
+}
+
 /**
  * What the user asks for. Fields with a schema default are required here because the apiserver always
  * fills them in before anyone reads the object.
@@ -144,6 +181,8 @@ export interface EtcdClusterSpec {
   options?: Record<string, string>;
   /** Per operation; at least 30. */
   progressDeadlineSeconds: number;
+  /** Immutable: how the seed member starts (e.g. from a snapshot). */
+  bootstrap?: EtcdClusterBootstrap;
 }
 
 /** One etcd member as status shows it, keyed by its etcd member id. */

@@ -202,6 +202,41 @@ describe('conditions', () => {
       ['False', Reasons.Bootstrapping, 'the cluster has not answered yet'],
     ],
     [
+      'a seed whose restore refused its snapshot, after the Bootstrap failed, is Degraded with the agent message',
+      input(
+        {
+          kube: [
+            kube(0, false, {
+              pod: {
+                phase: 'Pending',
+                ready: false,
+                terminating: false,
+                restoreFailure: { reason: 'ChecksumMismatch', message: 'sha256 differs', permanent: true },
+              },
+            }),
+          ],
+          recorded: { members: [], paused: false },
+        },
+        {
+          halted: true,
+          lastOperation: {
+            type: 'Bootstrap',
+            result: 'Failed',
+            finishedAt: T0,
+            workflowId: 'op-1',
+            message: 'restore of main-0 failed: ChecksumMismatch: sha256 differs',
+          },
+        },
+      ),
+      ['False', Reasons.Bootstrapping, 'the cluster has not answered yet'],
+      [
+        'False',
+        Reasons.OperationFailed,
+        'Bootstrap op-1: restore of main-0 failed: ChecksumMismatch: sha256 differs; change the spec or set the retry annotation',
+      ],
+      ['True', Reasons.RestoreFailed, 'restore of main-0 failed: ChecksumMismatch: sha256 differs'],
+    ],
+    [
       'a cluster whose every member lost its data says so',
       input({ kube: [], recorded }),
       ['False', Reasons.AllMembersLost, "every member's data is gone (cluster 77)"],

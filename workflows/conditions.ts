@@ -120,8 +120,11 @@ function available(input: StatusInput): Verdict {
 }
 
 function degraded(input: StatusInput, availability: Verdict): Verdict {
-  const { observed, desired } = input;
+  const { observed, desired, decision } = input;
   const etcd = observed.etcd;
+  if (decision.step.kind === 'Wait' && decision.step.reason === Reasons.RestoreFailed) {
+    return { status: 'True', reason: Reasons.RestoreFailed, message: decision.step.message };
+  }
   if (
     availability.reason === Reasons.Paused ||
     availability.reason === Reasons.Bootstrapping ||

@@ -3,6 +3,7 @@
 // Invariant: a cancelled or timed-out operation undoes only its own half-done step (a learner it added and
 // has not promoted) and never anything that could cost quorum or data.
 import {
+  ApplicationFailure,
   CancellationScope,
   getExternalWorkflowHandle,
   isCancellation,
@@ -13,6 +14,9 @@ import {
 } from '@temporalio/workflow';
 import type { ClusterActivities } from '../activities/cluster-activities';
 import type { ClusterRef } from '../activities/member-manifests';
+import type { RestoreActivities } from '../activities/restore-activities';
+import type { RestoreInit } from '../activities/restore-manifests';
+import { FailureTypes, Reasons } from '../crds/conditions';
 import type { EtcdClusterSpec, OperationType } from '../crds/etcd-cluster';
 import type { ActionStep, Decision, Observed, Step } from './plan';
 import { continuesOperation, describeStep, plan } from './plan';
@@ -41,6 +45,15 @@ const acts = proxyActivities<ClusterActivities>({
   retry: { initialInterval: '500ms', backoffCoefficient: 2, maximumInterval: '10s' },
 });
 
+// The restore preparation only reads; registered beside the snapshot activities.
+const restoreActs = proxyActivities<RestoreActivities>({
+  startToCloseTimeout: '30s',
+  retry: { initialInterval: '500ms', backoffCoefficient: 2, maximumInterval: '10s' },
+});
+
+// How often a restore whose EtcdSnapshot has not succeeded yet looks again.
+const RESTORE_SOURCE_INTERVAL = '5s';
+
 // Pause between observations while a step waits on something outside the operator (a learner catching
 // up, a Pod starting): short, because each wait is bounded by the progress deadline anyway.
 const WAIT_INTERVAL = '1s';
@@ -65,12 +78,41 @@ export async function clusterOperationWorkflow(input: OperationInput): Promise<O
         .catch(() => undefined);
   };
 
+  /** A permanent restore failure ends the operation Failed (with an Event): no restart can fix it. */
+  async function refuseRestore(message: string): Promise<never> {
+    await acts.recordEvent({ ref, type: 'Warning', reason: Reasons.RestoreFailed, message });
+    throw ApplicationFailure.nonRetryable(message, FailureTypes.RestoreFailed);
+  }
+
+  /**
+   * The seed's restore init container when spec.bootstrap.restore is set; 'waiting' while the named
+   * EtcdSnapshot has not succeeded (nothing is created meanwhile); a failed snapshot ends the operation.
+   */
+  async function seedRestore(member: string): Promise<RestoreInit | undefined | 'waiting'> {
+    if (!spec.bootstrap?.restore) return undefined;
+    const prepared = await restoreActs.prepareRestore({ ref, spec, member });
+    if (prepared.state === 'ready') {
+      details(`restoring ${member} from ${prepared.uri}`);
+      return prepared.init;
+    }
+    if (prepared.state === 'refused') return refuseRestore(prepared.message);
+    details(`waiting for the restore source: ${prepared.message}`);
+    await sleep(RESTORE_SOURCE_INTERVAL, { summary: prepared.message });
+    return 'waiting';
+  }
+
+  async function createSeed(member: string): Promise<void> {
+    const restore = await seedRestore(member);
+    if (restore === 'waiting') return;
+    await acts.ensureClusterObjects({ ref, voters: spec.replicas });
+    await acts.createMemberClaim({ ref, spec, member });
+    await acts.createMemberPod({ ref, spec, member, mode: 'seed', ...(restore ? { restore } : {}) });
+  }
+
   async function execute(step: ActionStep): Promise<void> {
     switch (step.kind) {
       case 'Bootstrap':
-        await acts.ensureClusterObjects({ ref, voters: spec.replicas });
-        await acts.createMemberClaim({ ref, spec, member: step.member });
-        await acts.createMemberPod({ ref, spec, member: step.member, mode: 'seed' });
+        await createSeed(step.member);
         return;
       case 'AddMember': {
         await acts.ensureClusterObjects({ ref, voters: spec.replicas });
@@ -110,9 +152,23 @@ export async function clusterOperationWorkflow(input: OperationInput): Promise<O
       case 'MoveLeader':
         await acts.moveLeader({ ref, from: step.from.name, toId: step.to.id });
         return;
-      case 'RecreatePod':
-        await acts.createMemberPod({ ref, spec, member: step.member, mode: step.id ? 'restart' : 'seed' });
+      case 'RecreatePod': {
+        if (step.id) {
+          await acts.createMemberPod({ ref, spec, member: step.member, mode: 'restart' });
+          return;
+        }
+        // A seed that never answered: started again as it was first, restore included (the agent keeps a data dir that already holds a member).
+        const restore = await seedRestore(step.member);
+        if (restore === 'waiting') return;
+        await acts.createMemberPod({
+          ref,
+          spec,
+          member: step.member,
+          mode: 'seed',
+          ...(restore ? { restore } : {}),
+        });
         return;
+      }
       case 'Resume':
         await acts.ensureClusterObjects({ ref, voters: Math.max(spec.replicas, 1) });
         await acts.createMemberPod({ ref, spec, member: step.member, mode: 'restart' });
@@ -138,6 +194,7 @@ export async function clusterOperationWorkflow(input: OperationInput): Promise<O
       };
       const decision: Decision = plan(desiredOf(ref, spec, observation.versionKnown), observed);
       const step: Step = decision.step;
+      if (step.kind === 'Wait' && step.reason === Reasons.RestoreFailed) await refuseRestore(step.message);
       if (step.kind === 'Wait') {
         details(describeStep(step));
         await sleep(WAIT_INTERVAL, { summary: step.reason });

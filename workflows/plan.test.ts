@@ -60,6 +60,18 @@ function kubeMember(
   return k.pod || k.claim ? k : undefined;
 }
 
+/** A seed Pod held in its restore init container, whose latest run failed as given. */
+function restoring(
+  n: number,
+  restoreFailure: NonNullable<NonNullable<KubeMemberView['pod']>['restoreFailure']>,
+): KubeMemberView {
+  return {
+    name: name(n),
+    pod: { phase: 'Pending', ready: false, terminating: false, restoreFailure },
+    claim: { terminating: false, dataLost: false },
+  };
+}
+
 interface ClusterOptions {
   leader?: number;
   extraKube?: KubeMemberView[];
@@ -139,6 +151,26 @@ describe('plan, when no member answers', () => {
       desired(3),
       unanswered([kubeMember(0, 'notReady')], neverCreated),
       { kind: 'Wait', reason: 'MemberNotReady' },
+    ],
+    [
+      'a seed whose restore refused its snapshot (ChecksumMismatch) is reported as RestoreFailed and nothing else is started',
+      desired(3),
+      unanswered(
+        [restoring(0, { reason: 'ChecksumMismatch', message: 'sha256 differs', permanent: true })],
+        neverCreated,
+      ),
+      { kind: 'Wait', reason: 'RestoreFailed' },
+      'reportRestoreFailure',
+    ],
+    [
+      'a seed whose restore failed in a way a restart may fix (DestinationUnavailable) waits as MemberNotReady',
+      desired(3),
+      unanswered(
+        [restoring(0, { reason: 'DestinationUnavailable', message: 'disk full', permanent: false })],
+        neverCreated,
+      ),
+      { kind: 'Wait', reason: 'MemberNotReady' },
+      'reportRestoreFailure',
     ],
     [
       'a cluster with a recorded id and no data left is not silently rebuilt empty',

@@ -35,7 +35,13 @@ export type { PodPhase };
 /** What Kubernetes holds for one member name: the Pod and claim labelled with it, either possibly absent. */
 export interface KubeMemberView {
   name: string;
-  pod?: { phase: PodPhase; ready: boolean; terminating: boolean };
+  /** restoreFailure: the seed's restore init container failed on its latest run; permanent when no restart can fix it. */
+  pod?: {
+    phase: PodPhase;
+    ready: boolean;
+    terminating: boolean;
+    restoreFailure?: { reason: string; message: string; permanent: boolean };
+  };
   /**
    * `dataLost` is the observer's verdict that the claim cannot hold the member's data: the claim carries
    * the etcd.conductor.dev/data-lost annotation, or it is not the claim the member started on.
@@ -75,7 +81,8 @@ export type WaitReason =
   | typeof Reasons.QuorumAtRisk
   | typeof Reasons.WaitingForDeletion
   | typeof Reasons.UnknownVersion
-  | typeof Reasons.AllMembersLost;
+  | typeof Reasons.AllMembersLost
+  | typeof Reasons.RestoreFailed;
 
 export type Step =
   /** Create the seed member's claim and Pod with `--initial-cluster-state new`; on a kept data dir etcd ignores that flag, so this is retry-safe. */
@@ -476,6 +483,21 @@ const withoutEtcdChain: Check<WithoutEtcd>[] = [
       // other cluster lost all its Pods at once and heals.
       if (c.observed.recorded.clusterId === undefined) return { kind: 'Bootstrap', member };
       return c.observed.recorded.paused ? { kind: 'Resume', member } : { kind: 'RecreatePod', member };
+    },
+  },
+  {
+    // A seed whose restore failed holds everything else back (no member can join a cluster that never
+    // started). A refusal no restart can fix (wrong bytes, missing object, bad credentials) is reported as
+    // such; anything else is left to the kubelet, which restarts the init container.
+    name: 'reportRestoreFailure',
+    run: (c) => {
+      const seed = c.observed.kube.find((k) => podLive(k) && k.pod?.restoreFailure);
+      const failure = seed?.pod?.restoreFailure;
+      if (!seed || !failure) return undefined;
+      const text = `restore of ${seed.name} failed: ${failure.reason}: ${failure.message}`;
+      return failure.permanent
+        ? wait(Reasons.RestoreFailed, text)
+        : wait(Reasons.MemberNotReady, `${text}; its init container is retried`);
     },
   },
   {

@@ -1,0 +1,252 @@
+// The Bootstrap of a restored cluster on the real Temporal dev server: waiting for the snapshot, the seed's init container, and a refused restore, on the fake world.
+import type { WorkflowHandle } from '@temporalio/client';
+import { TestWorkflowEnvironment } from '@temporalio/testing';
+import type { WorkflowBundleWithSourceMap } from '@temporalio/worker';
+import { bundleWorkflowCode, DefaultLogger, Runtime, Worker } from '@temporalio/worker';
+import type { ClusterActivities } from '../activities/cluster-activities';
+import type { KubeMemberObservation } from '../activities/observation';
+import type { RestoreActivities, RestorePreparation } from '../activities/restore-activities';
+import type { RestoreInit } from '../activities/restore-manifests';
+import { cacheRoot, toolPaths } from '../localcluster/tool-cache';
+import type { EtcdClusterSpec, EtcdClusterStatus } from '../crds/etcd-cluster';
+import { etcdClusterWorkflow } from './cluster-workflow';
+import { clusterWorkflowId, operationWorkflowId, SearchAttributes } from './messages';
+import { createFakeCluster } from './test-support/fake-cluster';
+
+jest.setTimeout(120_000);
+
+let env: TestWorkflowEnvironment;
+let workflowBundle: WorkflowBundleWithSourceMap;
+let queue = 0;
+
+beforeAll(async () => {
+  Runtime.install({ logger: new DefaultLogger('WARN') });
+  env = await TestWorkflowEnvironment.createLocal({
+    server: {
+      executable: {
+        type: 'existing-path',
+        path: process.env.TEMPORAL_CLI_PATH ?? toolPaths(cacheRoot()).temporal,
+      },
+      searchAttributes: Object.values(SearchAttributes),
+    },
+  });
+  workflowBundle = await bundleWorkflowCode({
+    workflowsPath: require.resolve('./index'),
+    logger: new DefaultLogger('WARN'),
+  });
+}, 180_000);
+
+afterAll(async () => {
+  await env?.teardown();
+});
+
+const spec: EtcdClusterSpec = {
+  replicas: 3,
+  version: '3.6.16',
+  storage: { size: '1Gi', medium: '' },
+  progressDeadlineSeconds: 600,
+  bootstrap: { restore: { source: { snapshotRef: { name: 'snap' } } } },
+};
+
+const INIT = {
+  container: { name: 'restore', args: ['restore', '--sha256', 'ab'.repeat(32)] },
+  volumes: [],
+} as unknown as RestoreInit;
+
+async function eventually<T>(
+  what: string,
+  probe: () => T | undefined | false,
+  timeoutMs = 60_000,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = probe();
+    if (value !== undefined && value !== false) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+const condition = (status: EtcdClusterStatus | undefined, type: string) =>
+  status?.conditions?.find((c) => c.type === type);
+
+/**
+ * The fake world plus restore: `preparations` is what prepareRestore answers in turn (the last repeats);
+ * with `failure`, a seed started with a restore init container never starts etcd and reports that failure.
+ */
+function restoringWorld(
+  preparations: RestorePreparation[],
+  failure?: NonNullable<KubeMemberObservation['pod']>['restoreFailure'],
+) {
+  const fake = createFakeCluster();
+  const prepared: RestorePreparation[] = [];
+  let failedSeed: string | undefined;
+  /** prepareRestore answers and claim/Pod creations, in the order they happened. */
+  const order: string[] = [];
+  const activities: ClusterActivities & RestoreActivities = {
+    ...fake.activities,
+    async prepareRestore() {
+      const next = preparations[Math.min(prepared.length, preparations.length - 1)];
+      if (!next) throw new Error('no preparation scripted');
+      prepared.push(next);
+      order.push(`prepare:${next.state}`);
+      return next;
+    },
+    async createMemberClaim(input) {
+      order.push(`claim:${input.member}`);
+      return fake.activities.createMemberClaim(input);
+    },
+    async createMemberPod(input) {
+      order.push(`pod:${input.member}`);
+      if (failure && input.mode === 'seed' && input.restore) {
+        failedSeed = input.member;
+        return 'created';
+      }
+      return fake.activities.createMemberPod(input);
+    },
+    async observeCluster(input) {
+      const seen = await fake.activities.observeCluster(input);
+      if (!failedSeed || !failure) return seen;
+      const kube = seen.kube.map((k) =>
+        k.name === failedSeed
+          ? {
+              ...k,
+              pod: {
+                phase: 'Pending' as const,
+                ready: false,
+                terminating: false,
+                uid: 'seed-uid',
+                restartCount: 0,
+                restoreFailure: failure,
+              },
+            }
+          : k,
+      );
+      return { ...seen, kube };
+    },
+  };
+  return {
+    fake,
+    activities,
+    prepared,
+    order,
+    seedPods: () => [...fake.podNames(), ...(failedSeed ? [failedSeed] : [])],
+  };
+}
+
+async function run(
+  name: string,
+  world: ReturnType<typeof restoringWorld>,
+  body: (opId: string, handle: WorkflowHandle<typeof etcdClusterWorkflow>) => Promise<void>,
+) {
+  const taskQueue = `restore-workflow-test-${++queue}`;
+  const uid = `uid-${name}`;
+  const worker = await Worker.create({
+    connection: env.nativeConnection,
+    taskQueue,
+    workflowBundle,
+    activities: world.activities,
+  });
+  await worker.runUntil(async () => {
+    const handle = await env.client.workflow.start(etcdClusterWorkflow, {
+      workflowId: clusterWorkflowId('default', name),
+      taskQueue,
+      args: [{ ref: { namespace: 'default', name, uid }, change: { uid, generation: 1, spec } }],
+    });
+    try {
+      await body(operationWorkflowId('default', name, 1, 'Bootstrap'), handle);
+    } finally {
+      if ((await handle.describe()).status.name === 'RUNNING') await handle.terminate('test over');
+    }
+  });
+}
+
+const finished = (world: ReturnType<typeof restoringWorld>, opId: string) =>
+  eventually(`${opId} to finish`, () => {
+    const s = world.fake.status;
+    return s?.lastOperation?.workflowId === opId && !s.currentOperation ? s : undefined;
+  });
+
+describe('bootstrap from a snapshot', () => {
+  it('waits (creating nothing) until the EtcdSnapshot has succeeded, then starts only the seed with the restore init container and joins the others as usual', async () => {
+    const world = restoringWorld([
+      {
+        state: 'waiting',
+        message: 'EtcdSnapshot default/snap is Running; the restore starts once it has Succeeded',
+      },
+      {
+        state: 'waiting',
+        message: 'EtcdSnapshot default/snap is Running; the restore starts once it has Succeeded',
+      },
+      { state: 'ready', init: INIT, uri: 's3://b/snap.db' },
+    ]);
+    await run('waits', world, async (opId) => {
+      const status = await finished(world, opId);
+      expect(status.lastOperation).toMatchObject({ type: 'Bootstrap', result: 'Succeeded' });
+      expect(world.fake.voterNames()).toEqual(['waits-0', 'waits-1', 'waits-2']);
+      expect(world.prepared.map((p) => p.state)).toEqual(['waiting', 'waiting', 'ready']);
+      const pods = world.fake
+        .callsOf('createMemberPod')
+        .map((c) => c.input as { member: string; mode: string; restore?: unknown });
+      expect(pods.map((p) => [p.member, p.mode, p.restore !== undefined])).toEqual([
+        ['waits-0', 'seed', true],
+        ['waits-1', 'join', false],
+        ['waits-2', 'join', false],
+      ]);
+      expect(pods[0]?.restore).toEqual(INIT);
+      // While it waited, status said why, and nothing was created before the source was ready.
+      const waitingWrite = world.fake.statusWrites.find((s) =>
+        s.currentOperation?.step?.startsWith(
+          'waiting for the restore source: EtcdSnapshot default/snap is Running',
+        ),
+      );
+      expect(waitingWrite).toBeDefined();
+      expect(world.order.slice(0, 5)).toEqual([
+        'prepare:waiting',
+        'prepare:waiting',
+        'prepare:ready',
+        'claim:waits-0',
+        'pod:waits-0',
+      ]);
+      expect(condition(status, 'Available')).toMatchObject({ status: 'True' });
+    });
+  });
+
+  it('a restore the agent refuses (ChecksumMismatch) fails the Bootstrap: Degraded RestoreFailed with the message, an Event, and no other member', async () => {
+    const world = restoringWorld([{ state: 'ready', init: INIT, uri: 's3://b/snap.db' }], {
+      reason: 'ChecksumMismatch',
+      message: 'sha256 of the downloaded snapshot is 00…, expected ab…',
+      permanent: true,
+    });
+    await run('refused', world, async (opId) => {
+      const status = await finished(world, opId);
+      expect(status.lastOperation).toMatchObject({ type: 'Bootstrap', result: 'Failed' });
+      expect(status.lastOperation?.message).toContain('ChecksumMismatch');
+      const degraded = await eventually('Degraded RestoreFailed', () => {
+        const d = condition(world.fake.status, 'Degraded');
+        return d?.reason === 'RestoreFailed' ? d : undefined;
+      });
+      expect(degraded).toMatchObject({ status: 'True' });
+      expect(degraded.message).toContain('restore of refused-0 failed: ChecksumMismatch');
+      expect(condition(world.fake.status, 'Progressing')?.reason).toBe('OperationFailed');
+      expect(world.fake.events.filter((e) => e.reason === 'RestoreFailed')).toHaveLength(1);
+      expect(world.fake.callsOf('addLearner')).toEqual([]);
+      expect(world.seedPods()).toEqual(['refused-0']);
+      expect(world.fake.claimNames()).toEqual(['refused-0']);
+    });
+  });
+
+  it('an EtcdSnapshot that Failed ends the Bootstrap Failed before any claim or Pod exists', async () => {
+    const world = restoringWorld([
+      { state: 'refused', message: 'EtcdSnapshot default/snap Failed (InvalidCredentials: 403)' },
+    ]);
+    await run('badsnap', world, async (opId) => {
+      const status = await finished(world, opId);
+      expect(status.lastOperation).toMatchObject({ type: 'Bootstrap', result: 'Failed' });
+      expect(status.lastOperation?.message).toContain('EtcdSnapshot default/snap Failed');
+      expect(world.fake.events.map((e) => e.reason)).toContain('RestoreFailed');
+      expect(world.fake.podNames()).toEqual([]);
+      expect(world.fake.claimNames()).toEqual([]);
+    });
+  });
+});
