@@ -112,3 +112,29 @@ describe('orderMounts', () => {
     expect(orderMounts(mounts).map((x) => x.target)).toEqual(targets);
   });
 });
+
+describe('renderMountScript keeps the image visible', () => {
+  const emptyDirAtTmp: BindMount = { source: '/n/empty', target: '/tmp', readOnly: false, file: false };
+  it('binds an image folder a volume hides back from a descriptor opened before the volumes, read-only', () => {
+    const lines = renderMountScript([emptyDirAtTmp], '/w', undefined, [
+      '/tmp/ci/repo',
+      '/root/.cache/etcd',
+    ]).split('\n');
+    const open = lines.indexOf("exec 7< '/tmp/ci/repo'");
+    const volume = lines.indexOf("mount --bind '/n/empty' '/tmp'");
+    const bind = lines.indexOf("mount --no-canonicalize --bind /proc/self/fd/7 '/tmp/ci/repo'");
+    expect(open).toBeGreaterThanOrEqual(0);
+    expect(open).toBeLessThan(volume);
+    expect(volume).toBeLessThan(bind);
+    expect(lines[bind + 1]).toBe("mount -o remount,bind,ro '/tmp/ci/repo'");
+    expect(lines[bind + 2]).toBe('exec 7<&-');
+    // A folder no volume covers is left as it is.
+    expect(lines.join('\n')).not.toContain('/root/.cache/etcd');
+  });
+
+  it('does nothing when no volume covers the image', () => {
+    expect(renderMountScript([emptyDirAtTmp], '/w', undefined, ['/work/repo'])).not.toContain(
+      '/proc/self/fd',
+    );
+  });
+});

@@ -25,6 +25,9 @@ export function shellQuote(s: string): string {
   return `'${s.replace(/'/g, `'\\''`)}'`;
 }
 
+/** Descriptors the script holds image folders open on (single digits: the only ones a POSIX sh redirects). */
+const IMAGE_ROOT_FDS = [7, 8, 9];
+
 /** Whether `path` is `dir` or lies below it. */
 function within(path: string, dir: string): boolean {
   const d = dir.endsWith('/') ? dir : `${dir}/`;
@@ -74,8 +77,16 @@ export function renderMountScript(
   mounts: BindMount[],
   workingDir: string,
   termination?: TerminationFile,
+  imageRoots: string[] = [],
 ): string {
   const lines = ['set -e', 'container_path="$PATH"', 'PATH=/usr/sbin:/usr/bin:/sbin:/bin'];
+  // Image folders a volume would hide are opened first and bound back from their descriptors after the
+  // volumes (a path would no longer reach them): an emptyDir at /tmp must not hide a checkout under /tmp.
+  const hiddenRoots = imageRoots
+    .filter((root) => mounts.some((m) => within(root, m.target)))
+    .slice(0, IMAGE_ROOT_FDS.length)
+    .map((root, i) => ({ root, fd: IMAGE_ROOT_FDS[i] as number }));
+  for (const { root, fd } of hiddenRoots) lines.push(`exec ${fd}< ${shellQuote(root)}`);
   // The node's own folders (volume sources, termination files) live on this machine's tree, which the
   // container shares: a volume mounted over one of their ancestors (an emptyDir at /tmp while the stack lives
   // under /tmp) would hide them. So the termination file is set up first unless its path lies in a volume,
@@ -89,6 +100,15 @@ export function renderMountScript(
     else lines.push(`mkdir -p ${target}`);
     lines.push(`mount --bind ${shellQuote(m.source)} ${target}`);
     if (m.readOnly) lines.push(`mount -o remount,bind,ro ${target}`);
+  }
+  for (const { root, fd } of hiddenRoots) {
+    const target = shellQuote(root);
+    lines.push(
+      `mkdir -p ${target}`,
+      `mount --no-canonicalize --bind /proc/self/fd/${fd} ${target}`,
+      `mount -o remount,bind,ro ${target}`,
+      `exec ${fd}<&-`,
+    );
   }
   if (termination !== undefined && !terminationFirst) lines.push(...terminationFileLines(termination));
   lines.push(
