@@ -539,6 +539,9 @@ export class PodWorker {
       return { exitCode: 128, finishedAt: now };
     }
     const workingDir = slot.spec.workingDir ?? join(this.podDir, 'work', slot.spec.name);
+    // The node's default working folder is made here, not by the container: under a checkout that the
+    // container sees read-only (an image folder bound back over a volume) it could not make it itself.
+    if (slot.spec.workingDir === undefined) mkdirSync(workingDir, { recursive: true });
     const logPath = this.logPath(slot);
     slot.logOffset = logOffset(logPath);
     const proc = spawnContainer({
