@@ -194,4 +194,22 @@ describe('the Upgrade operation', () => {
       expect(fake.callsOf('createMemberPod')).toHaveLength(3);
     });
   });
+
+  it('a deadline mid-upgrade stops between members and says which member runs which version', async () => {
+    const options: FakeClusterOptions = { unreachableAfterRestart: 'dl-1' };
+    const short = (version: string) => spec(version, { progressDeadlineSeconds: 5 });
+    await upgrade('dl', short('3.5.35'), short('3.6.16'), options, async (fake) => {
+      const status = await finished(fake, operationWorkflowId('default', 'dl', 2, 'Upgrade'));
+      expect(status.lastOperation).toMatchObject({ type: 'Upgrade', result: 'DeadlineExceeded' });
+      expect(status.lastOperation?.message).toContain('members run: dl-0 3.5.35, dl-1 3.6.16, dl-2 3.5.35');
+      expect(condition(status, 'Progressing')).toMatchObject({
+        status: 'False',
+        reason: 'ProgressDeadlineExceeded',
+      });
+      // Only dl-1 was restarted; its Pod exists again, so the cluster keeps all three members.
+      expect(deleted(fake)).toEqual(['dl-1']);
+      expect(fake.podNames()).toEqual(['dl-0', 'dl-1', 'dl-2']);
+      expect(fake.voterNames()).toEqual(['dl-0', 'dl-1', 'dl-2']);
+    });
+  });
 });

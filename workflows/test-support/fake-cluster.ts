@@ -43,6 +43,8 @@ export interface FakeClusterOptions {
   refusedAddsAfterPromotion?: number;
   /** How a pre-upgrade EtcdSnapshot ends (default Succeeded), after one read that finds it Running. */
   preUpgradeSnapshot?: 'Succeeded' | 'Failed';
+  /** This member stops answering once a Pod of it is recreated (mode restart): a restart that never comes back. */
+  unreachableAfterRestart?: string;
 }
 
 export interface ActivityCall {
@@ -219,6 +221,7 @@ export function createFakeCluster(options: FakeClusterOptions = {}) {
       }
       if (pods.has(member)) return 'exists';
       pods.set(member, { uid: `pod-uid-${nextPodUid++}`, mode, version: input.spec.version });
+      if (mode === 'restart' && member === options.unreachableAfterRestart) unreachable.add(member);
       const m = members.get(member);
       if (m) {
         m.started = true;
