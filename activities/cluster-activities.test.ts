@@ -399,6 +399,57 @@ describe('observeCluster', () => {
   });
 });
 
+describe('awaitAnswerChange', () => {
+  it('returns changed as soon as a member that did not answer answers', async () => {
+    const { kube } = fakeKube([
+      podObject('main-0', 'voter'),
+      podObject('main-1', 'learner', { ready: false }),
+    ]);
+    const down = [peer('main-1')];
+    const { etcd } = fakeEtcd([etcdMember('1', 'main-0'), etcdMember('2', 'main-1', { isLearner: true })], {
+      down,
+      leaderId: '1',
+    });
+    const status = etcd.status.bind(etcd);
+    let asked = 0;
+    etcd.status = async (endpoint, timeoutMs) => {
+      // main-1 answers from its second status call on: the first poll sees it down, the second up.
+      if (endpoint === client('main-1') && ++asked === 2) down.pop();
+      return status(endpoint, timeoutMs);
+    };
+    const acts = activitiesWith(kube, etcd);
+    await expect(
+      acts.awaitAnswerChange({ ref, version: '3.6.16', answering: ['main-0'], maxMs: 10_000 }),
+    ).resolves.toBe('changed');
+    expect(asked).toBe(2);
+  });
+
+  it('returns unchanged after maxMs when nothing comes up', async () => {
+    const { kube } = fakeKube([podObject('main-0', 'voter'), podObject('main-1', 'voter', { ready: false })]);
+    const { etcd } = fakeEtcd([etcdMember('1', 'main-0'), etcdMember('2', 'main-1')], {
+      down: [peer('main-1')],
+      leaderId: '1',
+    });
+    await expect(
+      activitiesWith(kube, etcd).awaitAnswerChange({
+        ref,
+        version: '3.6.16',
+        answering: ['main-0'],
+        maxMs: 300,
+      }),
+    ).resolves.toBe('unchanged');
+  });
+
+  it('returns changed at once when the answering members already differ from what the caller saw', async () => {
+    const { kube } = fakeKube([podObject('main-0', 'voter')]);
+    const { etcd, calls } = fakeEtcd([etcdMember('1', 'main-0')], { leaderId: '1' });
+    await expect(
+      activitiesWith(kube, etcd).awaitAnswerChange({ ref, version: '3.6.16', answering: [], maxMs: 10_000 }),
+    ).resolves.toBe('changed');
+    expect(calls.filter((c) => c.fn === 'listMembersWithHeader')).toHaveLength(1);
+  });
+});
+
 describe('writeStatus', () => {
   const status: EtcdClusterStatus = { observedGeneration: 3, replicas: 3, readyReplicas: 3 };
 
@@ -470,6 +521,33 @@ describe('addLearner and the endpoints activities ask', () => {
     etcd.addLearner = async () => 'not-ready';
     const result = await activitiesWith(kube, etcd).addLearner({ ref, member: 'main-1' });
     expect(result).toEqual({ notReady: expect.stringMatching(/connected for 5 s/) });
+  });
+
+  it('with waitMs, asks again while etcd refuses and adds the member once etcd accepts it', async () => {
+    const { kube } = fakeKube([podObject('main-0', 'voter')]);
+    const { etcd, calls } = fakeEtcd([etcdMember('1', 'main-0')]);
+    const accept = etcd.addLearner.bind(etcd);
+    let refusals = 2;
+    etcd.addLearner = async (endpoints, peerURL) =>
+      refusals-- > 0 ? 'not-ready' : accept(endpoints, peerURL);
+    const result = await activitiesWith(kube, etcd).addLearner({ ref, member: 'main-1', waitMs: 5000 });
+    expect(result).toEqual({ id: '99' });
+    expect(refusals).toBe(-1);
+    expect(calls.filter((c) => c.fn === 'addLearner')).toHaveLength(1);
+  });
+
+  it('with waitMs, gives up with notReady once the wait is over', async () => {
+    const { kube } = fakeKube([podObject('main-0', 'voter')]);
+    const { etcd } = fakeEtcd([etcdMember('1', 'main-0')]);
+    let asked = 0;
+    etcd.addLearner = async () => {
+      asked += 1;
+      return 'not-ready';
+    };
+    const result = await activitiesWith(kube, etcd).addLearner({ ref, member: 'main-1', waitMs: 500 });
+    expect(result).toEqual({ notReady: expect.stringMatching(/connected for 5 s/) });
+    expect(asked).toBeGreaterThan(1);
+    expect(asked).toBeLessThan(6);
   });
 
   it('asks every live Pod while none is labelled a voter yet', async () => {

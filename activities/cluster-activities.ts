@@ -79,6 +79,11 @@ const clusterObjectRef = (ref: ClusterRef) => ({
  */
 const OBSERVE_STATUS_TIMEOUT_MS = 1000;
 
+/** How often a step that waits on etcd inside an activity asks again. */
+const ANSWER_POLL_MS = 200;
+
+const delay = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
 export function createActivities(deps: ActivityDeps) {
   const { kube, etcd } = deps;
 
@@ -112,106 +117,109 @@ export function createActivities(deps: ActivityDeps) {
     throw last;
   }
 
+  async function observe(input: { ref: ClusterRef; version: string }): Promise<ClusterObservation> {
+    const { ref } = input;
+    const versionKnown = deps.imageFor(input.version) !== undefined;
+    const [pods, claims] = await Promise.all([
+      memberPods(ref),
+      kube.list<KubernetesObject & { metadata?: { deletionTimestamp?: unknown } }>(
+        'v1',
+        'PersistentVolumeClaim',
+        ref.namespace,
+        `${Labels.cluster}=${ref.name}`,
+      ),
+    ]);
+    const kube_: Map<string, KubeMemberObservation> = new Map();
+    const lostRaftLog = new Set<string>();
+    const entry = (name: string) => {
+      let e = kube_.get(name);
+      if (!e) kube_.set(name, (e = { name }));
+      return e;
+    };
+    for (const p of pods) {
+      const name = p.metadata?.labels?.[Labels.member];
+      if (!name) continue;
+      const statuses = p.status?.containerStatuses ?? [];
+      const etcdStatus = statuses.find((c) => c.name === 'etcd') ?? statuses[0];
+      const waiting = etcdStatus?.state?.waiting;
+      // The kubelet keeps the tail of a failed etcd's log as its termination message (FallbackToLogsOnError).
+      const exitedLosingData =
+        reportsLostRaftLog(etcdStatus?.state?.terminated?.message) ||
+        reportsLostRaftLog(etcdStatus?.lastState?.terminated?.message);
+      if (exitedLosingData) lostRaftLog.add(name);
+      const restoreFailure = restoreFailureOf(
+        p.status?.initContainerStatuses?.find((c) => c.name === RESTORE_CONTAINER),
+      );
+      const podVersion = etcdVersionOfImage(p.spec?.containers?.find((c) => c.name === 'etcd')?.image);
+      entry(name).pod = {
+        ...(restoreFailure ? { restoreFailure } : {}),
+        ...(podVersion ? { version: podVersion } : {}),
+        phase: (p.status?.phase ?? 'Pending') as NonNullable<KubeMemberObservation['pod']>['phase'],
+        ready: p.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false,
+        terminating: Boolean(p.metadata?.deletionTimestamp),
+        ...(waiting?.reason ? { waitingReason: waiting.reason } : {}),
+        restartCount: etcdStatus?.restartCount ?? 0,
+        uid: p.metadata?.uid ?? '',
+      };
+    }
+    for (const c of claims) {
+      const name = c.metadata?.labels?.[Labels.member];
+      if (!name) continue;
+      entry(name).claim = {
+        terminating: Boolean(c.metadata?.deletionTimestamp),
+        dataLost:
+          c.metadata?.annotations?.[Annotations.dataLost] === 'true' ||
+          // etcd itself said so: its log was gone or cut short when it restarted on this claim.
+          lostRaftLog.has(name),
+      };
+    }
+
+    const endpoints = [...kube_.values()]
+      .filter((k) => k.pod && !k.pod.terminating)
+      .map((k) => memberClientURL(ref, k.name));
+    let etcdView: ClusterObservation['etcd'];
+    try {
+      const listed = await firstAnswer(endpoints, async (e) => etcd.listMembersWithHeader([e]));
+      const members: (EtcdMemberObservation & { leaderId?: string })[] = await Promise.all(
+        listed.members.map(async (m) => {
+          const name = memberFromPeerURL(ref, m.peerURLs[0] ?? '') ?? m.name;
+          const base = { id: m.id, name, isLearner: m.isLearner, started: m.name !== '' };
+          try {
+            const s = await etcd.status(memberClientURL(ref, name), OBSERVE_STATUS_TIMEOUT_MS);
+            return {
+              ...base,
+              reachable: true,
+              raftIndex: s.raftIndex,
+              version: s.version,
+              leaderId: s.leaderId,
+            };
+          } catch {
+            return { ...base, reachable: false };
+          }
+        }),
+      );
+      const leaderId = members.find((m) => m.leaderId && m.leaderId !== '0')?.leaderId;
+      etcdView = {
+        clusterId: listed.clusterId,
+        ...(leaderId ? { leaderId } : {}),
+        members: members.map(({ leaderId: _l, ...m }) => m),
+      };
+    } catch {
+      etcdView = undefined;
+    }
+    return {
+      ...(etcdView ? { etcd: etcdView } : {}),
+      kube: [...kube_.values()].sort((a, b) => a.name.localeCompare(b.name)),
+      versionKnown,
+    };
+  }
+
   return {
     ...createUpgradeActivities({ kube: deps.kube }),
 
     /** Reads Pods, claims and etcd's member list and per-member status; never changes anything. */
-    async observeCluster(input: { ref: ClusterRef; version: string }): Promise<ClusterObservation> {
-      const { ref } = input;
-      const versionKnown = deps.imageFor(input.version) !== undefined;
-      const [pods, claims] = await Promise.all([
-        memberPods(ref),
-        kube.list<KubernetesObject & { metadata?: { deletionTimestamp?: unknown } }>(
-          'v1',
-          'PersistentVolumeClaim',
-          ref.namespace,
-          `${Labels.cluster}=${ref.name}`,
-        ),
-      ]);
-      const kube_: Map<string, KubeMemberObservation> = new Map();
-      const lostRaftLog = new Set<string>();
-      const entry = (name: string) => {
-        let e = kube_.get(name);
-        if (!e) kube_.set(name, (e = { name }));
-        return e;
-      };
-      for (const p of pods) {
-        const name = p.metadata?.labels?.[Labels.member];
-        if (!name) continue;
-        const statuses = p.status?.containerStatuses ?? [];
-        const etcdStatus = statuses.find((c) => c.name === 'etcd') ?? statuses[0];
-        const waiting = etcdStatus?.state?.waiting;
-        // The kubelet keeps the tail of a failed etcd's log as its termination message (FallbackToLogsOnError).
-        const exitedLosingData =
-          reportsLostRaftLog(etcdStatus?.state?.terminated?.message) ||
-          reportsLostRaftLog(etcdStatus?.lastState?.terminated?.message);
-        if (exitedLosingData) lostRaftLog.add(name);
-        const restoreFailure = restoreFailureOf(
-          p.status?.initContainerStatuses?.find((c) => c.name === RESTORE_CONTAINER),
-        );
-        const podVersion = etcdVersionOfImage(p.spec?.containers?.find((c) => c.name === 'etcd')?.image);
-        entry(name).pod = {
-          ...(restoreFailure ? { restoreFailure } : {}),
-          ...(podVersion ? { version: podVersion } : {}),
-          phase: (p.status?.phase ?? 'Pending') as NonNullable<KubeMemberObservation['pod']>['phase'],
-          ready: p.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false,
-          terminating: Boolean(p.metadata?.deletionTimestamp),
-          ...(waiting?.reason ? { waitingReason: waiting.reason } : {}),
-          restartCount: etcdStatus?.restartCount ?? 0,
-          uid: p.metadata?.uid ?? '',
-        };
-      }
-      for (const c of claims) {
-        const name = c.metadata?.labels?.[Labels.member];
-        if (!name) continue;
-        entry(name).claim = {
-          terminating: Boolean(c.metadata?.deletionTimestamp),
-          dataLost:
-            c.metadata?.annotations?.[Annotations.dataLost] === 'true' ||
-            // etcd itself said so: its log was gone or cut short when it restarted on this claim.
-            lostRaftLog.has(name),
-        };
-      }
-
-      const endpoints = [...kube_.values()]
-        .filter((k) => k.pod && !k.pod.terminating)
-        .map((k) => memberClientURL(ref, k.name));
-      let etcdView: ClusterObservation['etcd'];
-      try {
-        const listed = await firstAnswer(endpoints, async (e) => etcd.listMembersWithHeader([e]));
-        const members: (EtcdMemberObservation & { leaderId?: string })[] = await Promise.all(
-          listed.members.map(async (m) => {
-            const name = memberFromPeerURL(ref, m.peerURLs[0] ?? '') ?? m.name;
-            const base = { id: m.id, name, isLearner: m.isLearner, started: m.name !== '' };
-            try {
-              const s = await etcd.status(memberClientURL(ref, name), OBSERVE_STATUS_TIMEOUT_MS);
-              return {
-                ...base,
-                reachable: true,
-                raftIndex: s.raftIndex,
-                version: s.version,
-                leaderId: s.leaderId,
-              };
-            } catch {
-              return { ...base, reachable: false };
-            }
-          }),
-        );
-        const leaderId = members.find((m) => m.leaderId && m.leaderId !== '0')?.leaderId;
-        etcdView = {
-          clusterId: listed.clusterId,
-          ...(leaderId ? { leaderId } : {}),
-          members: members.map(({ leaderId: _l, ...m }) => m),
-        };
-      } catch {
-        etcdView = undefined;
-      }
-      return {
-        ...(etcdView ? { etcd: etcdView } : {}),
-        kube: [...kube_.values()].sort((a, b) => a.name.localeCompare(b.name)),
-        versionKnown,
-      };
-    },
+    observeCluster: (input: { ref: ClusterRef; version: string }): Promise<ClusterObservation> =>
+      observe(input),
 
     /** The headless peer Service, the voters-only client Service and the PodDisruptionBudget. */
     async ensureClusterObjects(input: { ref: ClusterRef; voters: number }): Promise<void> {
@@ -240,16 +248,52 @@ export function createActivities(deps: ActivityDeps) {
      * MemberAddAsLearner with the member's derived peer URL; a retry finds the member it added before.
      * `notReady` says etcd refuses new members for now (a voter joined moments ago): wait and plan again.
      */
+    /**
+     * MemberAddAsLearner. etcd refuses it until every voter has been connected for its 5 s health interval;
+     * with `waitMs` the refusal is asked again every ANSWER_POLL_MS for that long, so the member is added
+     * within a poll of etcd accepting it (a workflow timer would overshoot by its own resolution).
+     */
     async addLearner(input: {
       ref: ClusterRef;
       member: string;
+      waitMs?: number;
     }): Promise<{ id: string } | { notReady: string }> {
-      const endpoints = await endpointsOf(input.ref);
-      const added = await etcd.addLearner(endpoints, memberPeerURL(input.ref, input.member));
-      if (added === 'not-ready') {
-        return { notReady: 'etcd accepts a new member once every voter has been connected for 5 s' };
+      const until = Date.now() + (input.waitMs ?? 0);
+      for (;;) {
+        const endpoints = await endpointsOf(input.ref);
+        const added = await etcd.addLearner(endpoints, memberPeerURL(input.ref, input.member));
+        if (added !== 'not-ready') return { id: added.member.id };
+        if (Date.now() + ANSWER_POLL_MS > until) {
+          return { notReady: 'etcd accepts a new member once every voter has been connected for 5 s' };
+        }
+        await delay(ANSWER_POLL_MS);
       }
-      return { id: added.member.id };
+    },
+
+    /**
+     * Returns once the members that answer (etcd lists them as started and their status answers) differ
+     * from `answering`, or after `maxMs`: an operation waiting for a member to come up hears of it within a
+     * poll. Only reads, like observeCluster, which it repeats.
+     */
+    async awaitAnswerChange(input: {
+      ref: ClusterRef;
+      version: string;
+      answering: string[];
+      maxMs: number;
+    }): Promise<'changed' | 'unchanged'> {
+      const until = Date.now() + input.maxMs;
+      const before = [...input.answering].sort().join(',');
+      for (;;) {
+        const observation = await observe(input);
+        const now = (observation.etcd?.members ?? [])
+          .filter((m) => m.started && m.reachable)
+          .map((m) => m.name)
+          .sort()
+          .join(',');
+        if (now !== before) return 'changed';
+        if (Date.now() + ANSWER_POLL_MS > until) return 'unchanged';
+        await delay(ANSWER_POLL_MS);
+      }
     },
 
     /**

@@ -67,6 +67,7 @@ export function createImageTable(inputs: ImageTableInputs): ImageTable {
         commands: commandsFrom(binDir, ['etcd', 'etcdctl', 'etcdutl']),
         entrypoint: [join(binDir, 'etcd')],
         path: [binDir],
+        roots: [binDir],
       };
     }
     if (repository === PROJECT_IMAGE_REPOSITORY) {
@@ -85,6 +86,7 @@ export function createImageTable(inputs: ImageTableInputs): ImageTable {
         },
         entrypoint: agent,
         path: [etcdDir],
+        roots: [inputs.repoRoot, etcdDir],
       };
     }
     return undefined;

@@ -7,6 +7,7 @@ import {
   CancellationScope,
   getExternalWorkflowHandle,
   isCancellation,
+  patched,
   proxyActivities,
   setCurrentDetails,
   sleep,
@@ -19,7 +20,7 @@ import type { RestoreInit } from '../activities/restore-manifests';
 import { FailureTypes, Reasons } from '../crds/conditions';
 import type { EtcdClusterSpec, OperationType } from '../crds/etcd-cluster';
 import type { ActionStep, Decision, Observed, Step } from './plan';
-import { continuesOperation, describeStep, plan } from './plan';
+import { answeringMembers, awaitsAnAnswer, continuesOperation, describeStep, plan } from './plan';
 import { operationStepSignal } from './messages';
 import { desiredOf, recordedAfter } from './observation';
 import { takePreUpgradeSnapshot } from './upgrade-snapshot';
@@ -58,9 +59,14 @@ const RESTORE_SOURCE_INTERVAL = '5s';
 // Pause between observations while a step waits on something outside the operator (a learner catching
 // up, a Pod starting): short, because each wait is bounded by the progress deadline anyway.
 const WAIT_INTERVAL = '1s';
-// etcd's refusal of a new member lasts until its 5 s health interval has passed: ask again soon.
+// etcd's refusal of a new member lasts until its 5 s health interval has passed: addLearner asks again
+// inside the activity for up to NOT_READY_WAIT_MS; the workflow asks a few more times after that.
 const NOT_READY_INTERVAL = '500ms';
 const NOT_READY_ASKS = 20;
+const NOT_READY_WAIT_MS = 8000;
+// A wait for a member's first answer watches for it (activity polls) for up to this long per turn.
+const ANSWER_WAIT_MS = 5000;
+const AWAIT_ANSWERS_PATCH = 'await-member-answers';
 // How many observations (WAIT_INTERVAL apart) a halted upgrade spends bringing back a member it stopped.
 const HALT_RESTART_LOOKS = 60;
 
@@ -148,13 +154,13 @@ export async function clusterOperationWorkflow(input: OperationInput): Promise<O
       case 'AddMember': {
         await acts.ensureClusterObjects({ ref, voters: spec.replicas });
         await acts.createMemberClaim({ ref, spec, member: step.member });
-        let added = await acts.addLearner({ ref, member: step.member });
+        let added = await acts.addLearner({ ref, member: step.member, waitMs: NOT_READY_WAIT_MS });
         // Waiting here, not in the plan loop: the claim created above has no member yet, and a fresh plan would
         // take it for an orphan. A refusal that outlasts etcd's health interval goes back to planning.
         for (let asked = 1; 'notReady' in added && asked < NOT_READY_ASKS; asked++) {
           details(`adding member ${step.member}: ${added.notReady}`);
           await sleep(NOT_READY_INTERVAL, { summary: added.notReady });
-          added = await acts.addLearner({ ref, member: step.member });
+          added = await acts.addLearner({ ref, member: step.member, waitMs: NOT_READY_WAIT_MS });
         }
         if ('notReady' in added) return;
         const { id } = added;
@@ -228,7 +234,17 @@ export async function clusterOperationWorkflow(input: OperationInput): Promise<O
       if (step.kind === 'Wait' && step.reason === Reasons.RestoreFailed) await refuseRestore(step.message);
       if (step.kind === 'Wait') {
         details(describeStep(step));
-        await sleep(WAIT_INTERVAL, { summary: step.reason });
+        // Histories recorded before this change slept here; they keep replaying that way.
+        if (awaitsAnAnswer(step, observed) && patched(AWAIT_ANSWERS_PATCH)) {
+          await acts.awaitAnswerChange({
+            ref,
+            version: spec.version,
+            answering: answeringMembers(observed),
+            maxMs: ANSWER_WAIT_MS,
+          });
+        } else {
+          await sleep(WAIT_INTERVAL, { summary: step.reason });
+        }
         continue;
       }
       if (step.kind === 'None') return withUpgradeNote(step.message);

@@ -1,5 +1,7 @@
 // Every branch of the planner as a table: learners, leader choice, quorum guards, heal, pause and resume, zombies, orphans.
 import {
+  answeringMembers,
+  awaitsAnAnswer,
   canRemove,
   continuesOperation,
   currentSize,
@@ -11,7 +13,9 @@ import {
   quorum,
   summarize,
 } from './plan';
-import type { ActionStep, Desired, EtcdMemberView, KubeMemberView, Observed, Step } from './plan';
+import type { ActionStep, Desired, EtcdMemberView, KubeMemberView, Observed, Step, WaitReason } from './plan';
+
+import { Reasons } from '../crds/conditions';
 
 // ----- fixtures: a member is described by its ordinal and what differs from a healthy voter -----
 
@@ -631,6 +635,71 @@ describe('learner catch-up', () => {
     ['1000', undefined, false],
   ])('a learner at %s with the leader at %s is caught up: %s', (learner, leader, expected) => {
     expect(learnerCaughtUp(learner, leader)).toBe(expected);
+  });
+});
+
+describe('waits that watch for a member to answer', () => {
+  const waitFor = (reason: WaitReason): Step => ({ kind: 'Wait', reason, message: '' });
+  test.each<[string, Step, Observed, boolean, string[]]>([
+    [
+      'a learner whose Pod runs but has not joined yet',
+      waitFor(Reasons.LearnerCatchingUp),
+      observed([{ n: 0 }, { n: 1 }, { n: 2, learner: true, started: false, reachable: false }]),
+      true,
+      ['main-0', 'main-1'],
+    ],
+    [
+      'a voter whose Pod runs but does not answer',
+      waitFor(Reasons.MemberNotReady),
+      observed([{ n: 0 }, { n: 1, reachable: false }, { n: 2 }]),
+      true,
+      ['main-0', 'main-2'],
+    ],
+    [
+      'a seed starting: no etcd view yet, a Pod runs',
+      waitFor(Reasons.MemberNotReady),
+      unanswered([kubeMember(0)]),
+      true,
+      [],
+    ],
+    [
+      'a learner that answers and only lags behind sleeps instead',
+      waitFor(Reasons.LearnerCatchingUp),
+      observed([{ n: 0 }, { n: 1 }, { n: 2, learner: true, raft: '10' }]),
+      false,
+      ['main-0', 'main-1', 'main-2'],
+    ],
+    [
+      'a member that does not answer and has no Pod waits on the plan, not on an answer',
+      waitFor(Reasons.MemberNotReady),
+      observed([{ n: 0 }, { n: 1, reachable: false, pod: 'none' }, { n: 2 }]),
+      false,
+      ['main-0', 'main-2'],
+    ],
+    [
+      'a wait for a deletion is not a wait for an answer',
+      waitFor(Reasons.WaitingForDeletion),
+      observed([{ n: 0 }, { n: 1, reachable: false }, { n: 2 }]),
+      false,
+      ['main-0', 'main-2'],
+    ],
+    [
+      'quorum lost is left to the plan loop',
+      waitFor(Reasons.QuorumLost),
+      unanswered([kubeMember(0), kubeMember(1)]),
+      false,
+      [],
+    ],
+    [
+      'an action is never a wait',
+      { kind: 'AddMember', member: 'main-3' },
+      observed(three),
+      false,
+      ['main-0', 'main-1', 'main-2'],
+    ],
+  ])('%s', (_name, step, o, awaits, answering) => {
+    expect(awaitsAnAnswer(step, o)).toBe(awaits);
+    expect(answeringMembers(o)).toEqual(answering);
   });
 });
 

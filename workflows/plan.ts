@@ -682,6 +682,31 @@ const removeWhy: Record<RemoveReason, string> = {
 };
 
 /** One line for the Temporal UI's current details and status.currentOperation.step. */
+/**
+ * Members etcd lists as started whose status answers: what an operation waiting for a member to come up
+ * watches change. Empty without an etcd view.
+ */
+export function answeringMembers(observed: Observed): string[] {
+  return (observed.etcd?.members ?? [])
+    .filter((m) => m.started && m.reachable)
+    .map((m) => m.name)
+    .sort();
+}
+
+/**
+ * Whether a wait is for a member that does not answer yet (a seed or learner starting, a restarted member
+ * coming back), so the operation can watch for its first answer instead of sleeping a fixed interval:
+ * such waits end within a second or two, and a timer (whose resolution on a Temporal server is coarse)
+ * would overshoot each of them. A learner that answers and only lags behind is not such a wait.
+ */
+export function awaitsAnAnswer(step: Step, observed: Observed): boolean {
+  if (step.kind !== 'Wait') return false;
+  if (step.reason !== Reasons.MemberNotReady && step.reason !== Reasons.LearnerCatchingUp) return false;
+  const pods = new Map(observed.kube.map((k) => [k.name, k]));
+  if (!observed.etcd) return observed.kube.some((k) => podLive(k));
+  return observed.etcd.members.some((m) => !(m.started && m.reachable) && podLive(pods.get(m.name)));
+}
+
 export function describeStep(step: Step): string {
   switch (step.kind) {
     case 'Bootstrap':

@@ -30,6 +30,8 @@ export interface ContainerLaunch {
   logPath: string;
   /** Gives the container its termination message file (see renderMountScript). */
   termination?: TerminationFile;
+  /** The image's folders, kept visible over volumes mounted above them (see renderMountScript). */
+  imageRoots?: string[];
 }
 
 export function signalGroup(pid: number, sig: NodeJS.Signals): void {
@@ -43,7 +45,7 @@ export function signalGroup(pid: number, sig: NodeJS.Signals): void {
 export function spawnContainer(launch: ContainerLaunch): ContainerProcess {
   mkdirSync(dirname(launch.logPath), { recursive: true });
   const log = openSync(launch.logPath, 'a');
-  const script = renderMountScript(launch.mounts, launch.workingDir, launch.termination);
+  const script = renderMountScript(launch.mounts, launch.workingDir, launch.termination, launch.imageRoots);
   const child = spawn(
     '/usr/bin/unshare',
     ['-m', '--propagation', 'private', '--', '/bin/sh', '-c', script, 'sh', ...launch.argv],

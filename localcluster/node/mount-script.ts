@@ -25,6 +25,50 @@ export function shellQuote(s: string): string {
   return `'${s.replace(/'/g, `'\\''`)}'`;
 }
 
+/** Descriptors the script holds image folders open on (single digits: the only ones a POSIX sh redirects). */
+const IMAGE_ROOT_FDS = [7, 8, 9];
+
+/** Whether `path` is `dir` or lies below it. */
+function within(path: string, dir: string): boolean {
+  const d = dir.endsWith('/') ? dir : `${dir}/`;
+  return path === dir || path.startsWith(d);
+}
+
+/**
+ * Volumes in the order to bind them: a parent's target before its children's targets (so the children are
+ * bound on top), and a mount whose source lies under another's target before that other one (so binding it
+ * does not find its source hidden). Stable otherwise; when the two rules contradict each other the given
+ * order is kept and the script fails at the hidden source with mount's own message.
+ */
+export function orderMounts(mounts: BindMount[]): BindMount[] {
+  const n = mounts.length;
+  const after: number[][] = mounts.map(() => []);
+  const before = new Array<number>(n).fill(0);
+  for (let i = 0; i < n; i++) {
+    for (let j = 0; j < n; j++) {
+      const a = mounts[i];
+      const b = mounts[j];
+      if (i === j || !a || !b) continue;
+      const parentFirst = a.target !== b.target && within(b.target, a.target);
+      const hiddenSourceFirst = within(a.source, b.target);
+      if (parentFirst || hiddenSourceFirst) {
+        after[i]?.push(j);
+        before[j] = (before[j] ?? 0) + 1;
+      }
+    }
+  }
+  const order: BindMount[] = [];
+  const done = new Set<number>();
+  while (order.length < n) {
+    const next = mounts.findIndex((_m, i) => !done.has(i) && before[i] === 0);
+    if (next < 0) return mounts;
+    done.add(next);
+    order.push(mounts[next] as BindMount);
+    for (const j of after[next] ?? []) before[j] = (before[j] ?? 0) - 1;
+  }
+  return order;
+}
+
 /**
  * The script runs under `unshare -m --propagation private`, so its mounts are private to the container and
  * vanish with it; the tools it uses come from the system PATH, and it ends by exec-ing the container command passed as "$@", keeping the spawned pid.
@@ -33,16 +77,40 @@ export function renderMountScript(
   mounts: BindMount[],
   workingDir: string,
   termination?: TerminationFile,
+  imageRoots: string[] = [],
 ): string {
   const lines = ['set -e', 'container_path="$PATH"', 'PATH=/usr/sbin:/usr/bin:/sbin:/bin'];
-  for (const m of mounts) {
+  // Image folders a volume would hide are opened first and bound back from their descriptors after the
+  // volumes (a path would no longer reach them): an emptyDir at /tmp must not hide a checkout under /tmp.
+  const hiddenRoots = imageRoots
+    .filter((root) => mounts.some((m) => within(root, m.target)))
+    .slice(0, IMAGE_ROOT_FDS.length)
+    .map((root, i) => ({ root, fd: IMAGE_ROOT_FDS[i] as number }));
+  for (const { root, fd } of hiddenRoots) lines.push(`exec ${fd}< ${shellQuote(root)}`);
+  // The node's own folders (volume sources, termination files) live on this machine's tree, which the
+  // container shares: a volume mounted over one of their ancestors (an emptyDir at /tmp while the stack lives
+  // under /tmp) would hide them. So the termination file is set up first unless its path lies in a volume,
+  // and volumes are bound in an order where no mount hides a source still to be bound.
+  const terminationFirst =
+    termination !== undefined && !mounts.some((m) => within(termination.path, m.target));
+  if (termination !== undefined && terminationFirst) lines.push(...terminationFileLines(termination));
+  for (const m of orderMounts(mounts)) {
     const target = shellQuote(m.target);
     if (m.file) lines.push(`mkdir -p "$(dirname ${target})"`, `[ -e ${target} ] || : > ${target}`);
     else lines.push(`mkdir -p ${target}`);
     lines.push(`mount --bind ${shellQuote(m.source)} ${target}`);
     if (m.readOnly) lines.push(`mount -o remount,bind,ro ${target}`);
   }
-  if (termination !== undefined) lines.push(...terminationFileLines(termination));
+  for (const { root, fd } of hiddenRoots) {
+    const target = shellQuote(root);
+    lines.push(
+      `mkdir -p ${target}`,
+      `mount --no-canonicalize --bind /proc/self/fd/${fd} ${target}`,
+      `mount -o remount,bind,ro ${target}`,
+      `exec ${fd}<&-`,
+    );
+  }
+  if (termination !== undefined && !terminationFirst) lines.push(...terminationFileLines(termination));
   lines.push(
     `mkdir -p ${shellQuote(workingDir)}`,
     `cd ${shellQuote(workingDir)}`,

@@ -551,6 +551,7 @@ export class PodWorker {
         terminationDir(this.podDir, slot.spec.name),
         slot.spec.terminationMessagePath || DEFAULT_TERMINATION_MESSAGE_PATH,
       ),
+      ...(image.roots ? { imageRoots: image.roots } : {}),
     });
     if (slot.everStarted) slot.status.restartCount++;
     slot.everStarted = true;

@@ -9,6 +9,12 @@ export interface ImageResolution {
   entrypoint: string[];
   /** Directories put first on PATH inside the container. */
   path: string[];
+  /**
+   * The folders on this machine that make up the image (its programs and what they load at run time). A
+   * container shares this machine's tree, so a volume mounted over one of their ancestors would hide the
+   * image; the node binds them back (see renderMountScript).
+   */
+  roots?: string[];
 }
 
 /** Maps image references to local executables; `undefined` means "no such image" (the Pod waits, ErrImagePull). */

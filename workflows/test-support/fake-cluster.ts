@@ -164,6 +164,13 @@ export function createFakeCluster(options: FakeClusterOptions = {}) {
       return observation;
     },
 
+    // The fake world moves on at each observation, so a wait for an answer is always over at once.
+    async awaitAnswerChange(input) {
+      record('awaitAnswerChange', input);
+      checkRef(input.ref);
+      return 'changed';
+    },
+
     async ensureClusterObjects(input) {
       record('ensureClusterObjects', input);
       clusterObjects.peerService = true;
