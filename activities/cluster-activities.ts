@@ -23,6 +23,8 @@ import type { ClusterObservation, EtcdMemberObservation, KubeMemberObservation }
 import { reportsLostRaftLog } from './member-failures';
 import type { RestoreInit } from './restore-manifests';
 import { RESTORE_CONTAINER, restoreFailureOf } from './restore-manifests';
+import { etcdVersionOfImage } from './upgrade-images';
+import { createUpgradeActivities } from './upgrade-activities';
 
 export interface ActivityDeps {
   kube: KubeObjects;
@@ -36,6 +38,7 @@ export interface ActivityDeps {
 
 interface PodLike extends KubernetesObject {
   metadata?: KubernetesObject['metadata'] & { deletionTimestamp?: Date | string };
+  spec?: { containers?: { name?: string; image?: string }[] };
   status?: {
     phase?: string;
     conditions?: { type: string; status: string }[];
@@ -147,8 +150,10 @@ export function createActivities(deps: ActivityDeps) {
       const restoreFailure = restoreFailureOf(
         p.status?.initContainerStatuses?.find((c) => c.name === RESTORE_CONTAINER),
       );
+      const podVersion = etcdVersionOfImage(p.spec?.containers?.find((c) => c.name === 'etcd')?.image);
       entry(name).pod = {
         ...(restoreFailure ? { restoreFailure } : {}),
+        ...(podVersion ? { version: podVersion } : {}),
         phase: (p.status?.phase ?? 'Pending') as NonNullable<KubeMemberObservation['pod']>['phase'],
         ready: p.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false,
         terminating: Boolean(p.metadata?.deletionTimestamp),
@@ -210,6 +215,8 @@ export function createActivities(deps: ActivityDeps) {
   }
 
   return {
+    ...createUpgradeActivities({ kube: deps.kube }),
+
     /** Reads Pods, claims and etcd's member list and per-member status; never changes anything. */
     observeCluster: (input: { ref: ClusterRef; version: string }): Promise<ClusterObservation> =>
       observe(input),

@@ -15,6 +15,8 @@ export interface KubeMemberObservation {
     waitingReason?: string;
     /** The seed's `restore` init container failed on its latest run (agent reason and message). */
     restoreFailure?: { reason: string; message: string; permanent: boolean };
+    /** The etcd version of the etcd container's image, when its tag names one (what it runs after a restart). */
+    version?: string;
   };
   /**
    * dataLost: the claim carries the etcd.conductor.dev/data-lost annotation, or the member's etcd last

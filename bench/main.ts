@@ -4,8 +4,15 @@ import { localStackSection } from './local-stack';
 import { operatorSection } from './operator';
 import { formatTable, type BenchSection, type Figure } from './section';
 import { snapshotSection } from './snapshot';
+import { upgradeSection } from './upgrade';
 
-const SECTIONS: BenchSection[] = [localStackSection, operatorSection, fleetSection, snapshotSection];
+const SECTIONS: BenchSection[] = [
+  localStackSection,
+  operatorSection,
+  fleetSection,
+  snapshotSection,
+  upgradeSection,
+];
 
 /** client-node errors carry the API's Status message in `body`. */
 function describeError(e: unknown): string {

@@ -24,6 +24,7 @@ export const Reasons = {
   Healing: 'Healing',
   Pausing: 'Pausing',
   Resuming: 'Resuming',
+  Upgrading: 'Upgrading',
   // Progressing=False: why nothing runs
   Converged: 'Converged',
   ProgressDeadlineExceeded: 'ProgressDeadlineExceeded',
@@ -34,6 +35,8 @@ export const Reasons = {
   MemberNotReady: 'MemberNotReady',
   QuorumAtRisk: 'QuorumAtRisk',
   WaitingForDeletion: 'WaitingForDeletion',
+  // Progressing=False: spec.version cannot be reached from the versions members run (workflows/upgrade-path.ts)
+  UpgradePathRefused: 'UpgradePathRefused',
   // Degraded (and the wait behind it): the seed's restore refused its snapshot
   RestoreFailed: 'RestoreFailed',
   // Degraded
@@ -65,6 +68,8 @@ export const FailureTypes = {
   CredentialsNotFound: 'CredentialsNotFound',
   /** A restore that cannot succeed as specified: its EtcdSnapshot failed, or the agent refused the source. */
   RestoreFailed: 'RestoreFailed',
+  /** The snapshot an upgrade takes first (spec.backup) failed: the upgrade does not start. */
+  UpgradeSnapshotFailed: 'UpgradeSnapshotFailed',
 } as const;
 export type FailureType = (typeof FailureTypes)[keyof typeof FailureTypes];
 

@@ -16,7 +16,11 @@ import {
   STORAGE_MEDIA,
 } from './etcd-cluster';
 import type {
+  BackupDestination,
+  BackupPvcLocation,
+  BackupS3Location,
   Condition,
+  EtcdClusterBackup,
   CurrentOperation,
   EtcdClusterBootstrap,
   EtcdClusterRestore,
@@ -69,7 +73,31 @@ const specFields = {
   options: { shape: 'map', required: false },
   progressDeadlineSeconds: { shape: 'integer', required: true },
   bootstrap: { shape: 'object', required: false },
+  backup: { shape: 'object', required: false },
 } as const satisfies Mirror<EtcdClusterSpec>;
+
+const backupFields = {
+  destination: { shape: 'object', required: true },
+} as const satisfies Mirror<EtcdClusterBackup>;
+
+const backupDestinationFields = {
+  s3: { shape: 'object', required: false },
+  pvc: { shape: 'object', required: false },
+} as const satisfies Mirror<BackupDestination>;
+
+const backupS3Fields = {
+  endpoint: { shape: 'string', required: true },
+  bucket: { shape: 'string', required: true },
+  key: { shape: 'string', required: true },
+  region: { shape: 'string', required: true },
+  forcePathStyle: { shape: 'boolean', required: true },
+  credentialsSecretRef: { shape: 'object', required: true },
+} as const satisfies Mirror<BackupS3Location>;
+
+const backupPvcFields = {
+  claimName: { shape: 'string', required: true },
+  subPath: { shape: 'string', required: true },
+} as const satisfies Mirror<BackupPvcLocation>;
 
 const bootstrapFields = {
   restore: { shape: 'object', required: false },
@@ -206,6 +234,10 @@ describe('the EtcdCluster CRD and its TypeScript types', () => {
       at(root, 'spec', 'bootstrap', 'restore', 'source', 's3'),
       restoreS3Fields,
     ],
+    ['spec.backup', at(root, 'spec', 'backup'), backupFields],
+    ['spec.backup.destination', at(root, 'spec', 'backup', 'destination'), backupDestinationFields],
+    ['spec.backup.destination.s3', at(root, 'spec', 'backup', 'destination', 's3'), backupS3Fields],
+    ['spec.backup.destination.pvc', at(root, 'spec', 'backup', 'destination', 'pvc'), backupPvcFields],
     [
       'spec.bootstrap.restore.source.pvc',
       at(root, 'spec', 'bootstrap', 'restore', 'source', 'pvc'),
@@ -213,6 +245,18 @@ describe('the EtcdCluster CRD and its TypeScript types', () => {
     ],
   ])('%s has the same fields, shapes and optionality in YAML and TS', (_name, schema, fields) => {
     expect(mirrorOf(schema)).toEqual(fields);
+  });
+
+  test('spec.backup.destination has the schema of an EtcdSnapshot destination (descriptions aside)', () => {
+    const snapshotCrd = parse(readFileSync(join(__dirname, 'etcdsnapshot.yaml'), 'utf8'));
+    const snapshotRoot: Schema = snapshotCrd.spec.versions[0].schema.openAPIV3Schema;
+    const strip = (s: Schema): unknown =>
+      JSON.parse(
+        JSON.stringify(s, (k, v: unknown) => (k === 'description' || k === 'message' ? undefined : v)),
+      );
+    expect(strip(at(root, 'spec', 'backup', 'destination'))).toEqual(
+      strip(at(snapshotRoot, 'spec', 'destination')),
+    );
   });
 
   test('names, group and version in the YAML are the TS constants', () => {

@@ -76,7 +76,15 @@ export const MEMBER_ROLES = ['voter', 'learner'] as const;
 export type MemberRole = (typeof MEMBER_ROLES)[number];
 
 /** The operations the cluster workflow runs as child workflows, one at a time. */
-export const OPERATION_TYPES = ['Bootstrap', 'ScaleUp', 'ScaleDown', 'Heal', 'Pause', 'Resume'] as const;
+export const OPERATION_TYPES = [
+  'Bootstrap',
+  'ScaleUp',
+  'ScaleDown',
+  'Heal',
+  'Pause',
+  'Resume',
+  'Upgrade',
+] as const;
 export type OperationType = (typeof OPERATION_TYPES)[number];
 
 export const OPERATION_RESULTS = ['Succeeded', 'Failed', 'Cancelled', 'DeadlineExceeded'] as const;
@@ -158,6 +166,36 @@ export interface EtcdClusterBootstrap {
   restore?: EtcdClusterRestore;
 }
 
+/** An S3 bucket location for snapshots; the same shape as an EtcdSnapshot's destination.s3 (key is a prefix). */
+export interface BackupS3Location {
+  endpoint: string;
+  bucket: string;
+  /** Key prefix, defaulted to "". */
+  key: string;
+  region: string;
+  /** Defaulted to false. */
+  forcePathStyle: boolean;
+  /** A Secret holding AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY. */
+  credentialsSecretRef: { name: string };
+}
+
+/** A folder on a claim; subPath defaulted to "". */
+export interface BackupPvcLocation {
+  claimName: string;
+  subPath: string;
+}
+
+/** Exactly one of s3 or pvc (CEL enforces it); structurally an EtcdSnapshot destination. */
+export interface BackupDestination {
+  s3?: BackupS3Location;
+  pvc?: BackupPvcLocation;
+}
+
+/** Snapshots the operator takes on its own (before an upgrade) go here. */
+export interface EtcdClusterBackup {
+  destination: BackupDestination;
+}
+
 /**
  * What the user asks for. Fields with a schema default are required here because the apiserver always
  * fills them in before anyone reads the object.
@@ -165,7 +203,7 @@ export interface EtcdClusterBootstrap {
 export interface EtcdClusterSpec {
   /** 0..9; 0 pauses the cluster and keeps its last member's data. */
   replicas: number;
-  /** major.minor.patch, e.g. 3.6.16. */
+  /** major.minor.patch, e.g. 3.6.16; a change runs an Upgrade (workflows/upgrade-path.ts has the rules). */
   version: string;
   storage: EtcdStorageSpec;
   resources?: ResourceRequirements;
@@ -183,6 +221,8 @@ export interface EtcdClusterSpec {
   progressDeadlineSeconds: number;
   /** Immutable: how the seed member starts (e.g. from a snapshot). */
   bootstrap?: EtcdClusterBootstrap;
+  /** Where a pre-upgrade snapshot is stored; without it an upgrade takes none. */
+  backup?: EtcdClusterBackup;
 }
 
 /** One etcd member as status shows it, keyed by its etcd member id. */

@@ -27,6 +27,7 @@ import type {
   OperationResult,
   OperationType,
 } from '../crds/etcd-cluster';
+import { Reasons } from '../crds/conditions';
 import { clusterSelector } from '../crds/labels';
 import { clusterClientEndpoint } from '../crds/names';
 import { computeStatus, statusChanged } from './conditions';
@@ -96,6 +97,8 @@ export async function etcdClusterWorkflow(
   let current: CurrentOperation | undefined;
   let stepChanged = false;
   let lastDecision = '';
+  /** The refused upgrade path last told as an Event, so each refusal is one Event, not one per observation. */
+  let refusalReported = '';
   /** The running operation's scope: deleting the EtcdCluster cancels it (its own compensation still runs). */
   let operationScope: CancellationScope | undefined;
 
@@ -299,6 +302,19 @@ export async function etcdClusterWorkflow(
     const decision = plan(desiredOf(ref, target.spec, observation.versionKnown), observed);
     lastDecision = `${decision.check}: ${describeStep(decision.step)}`;
     const step = decision.step;
+    if (
+      step.kind === 'Wait' &&
+      step.reason === Reasons.UpgradePathRefused &&
+      refusalReported !== step.message
+    ) {
+      refusalReported = step.message;
+      await acts.recordEvent({
+        ref,
+        type: 'Warning',
+        reason: Reasons.UpgradePathRefused,
+        message: step.message,
+      });
+    }
 
     if (step.kind !== 'Wait' && step.kind !== 'None' && !isHalted()) {
       const type = operationFor(step, target.spec.replicas);

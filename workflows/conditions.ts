@@ -46,6 +46,7 @@ const progressingReason: Record<OperationType, Reason> = {
   Heal: Reasons.Healing,
   Pause: Reasons.Pausing,
   Resume: Reasons.Resuming,
+  Upgrade: Reasons.Upgrading,
 };
 
 const haltedReason: Record<Exclude<OperationResult, 'Succeeded'>, Reason> = {

@@ -9,7 +9,13 @@ export function desiredOf(
   spec: EtcdClusterSpec,
   versionKnown: boolean,
 ): Desired {
-  return { cluster: ref.name, replicas: spec.replicas, medium: spec.storage.medium, versionKnown };
+  return {
+    cluster: ref.name,
+    replicas: spec.replicas,
+    medium: spec.storage.medium,
+    versionKnown,
+    version: spec.version,
+  };
 }
 
 /**

@@ -23,6 +23,7 @@ import type { ActionStep, Decision, Observed, Step } from './plan';
 import { answeringMembers, awaitsAnAnswer, continuesOperation, describeStep, plan } from './plan';
 import { operationStepSignal } from './messages';
 import { desiredOf, recordedAfter } from './observation';
+import { takePreUpgradeSnapshot } from './upgrade-snapshot';
 
 export interface OperationInput {
   ref: ClusterRef;
@@ -66,6 +67,8 @@ const NOT_READY_WAIT_MS = 8000;
 // A wait for a member's first answer watches for it (activity polls) for up to this long per turn.
 const ANSWER_WAIT_MS = 5000;
 const AWAIT_ANSWERS_PATCH = 'await-member-answers';
+// How many observations (WAIT_INTERVAL apart) a halted upgrade spends bringing back a member it stopped.
+const HALT_RESTART_LOOKS = 60;
 
 export async function clusterOperationWorkflow(input: OperationInput): Promise<OperationOutcome> {
   const { ref, spec, type } = input;
@@ -115,8 +118,36 @@ export async function clusterOperationWorkflow(input: OperationInput): Promise<O
     await acts.createMemberPod({ ref, spec, member, mode: 'seed', ...(restore ? { restore } : {}) });
   }
 
+  /** The pre-upgrade snapshot's artifact, once taken (spec.backup); named in the operation's result. */
+  let snapshotUri: string | undefined;
+  let snapshotTaken = false;
+
   async function execute(step: ActionStep): Promise<void> {
+    // Before an upgrade touches anything: the snapshot spec.backup asks for (a failure ends the operation here).
+    if (
+      type === 'Upgrade' &&
+      spec.backup &&
+      !snapshotTaken &&
+      (step.kind === 'UpgradeMember' || step.kind === 'MoveLeader')
+    ) {
+      snapshotUri = await takePreUpgradeSnapshot({
+        ref,
+        spec,
+        operationWorkflowId: workflowInfo().workflowId,
+        details,
+      });
+      snapshotTaken = true;
+    }
     switch (step.kind) {
+      case 'UpgradeMember': {
+        const deleted = await acts.deleteMemberPodForUpgrade({ ref, member: step.member, version: step.to });
+        details(
+          deleted === 'already-upgraded'
+            ? `member ${step.member} already runs ${step.to}`
+            : `member ${step.member} stopped; restarting on ${step.to} with its claim and member id`,
+        );
+        return;
+      }
       case 'Bootstrap':
         await createSeed(step.member);
         return;
@@ -216,16 +247,55 @@ export async function clusterOperationWorkflow(input: OperationInput): Promise<O
         }
         continue;
       }
-      if (step.kind === 'None') return step.message;
-      if (!continuesOperation(type, step, spec.replicas)) return `done; next: ${describeStep(step)}`;
+      if (step.kind === 'None') return withUpgradeNote(step.message);
+      if (!continuesOperation(type, step, spec.replicas))
+        return withUpgradeNote(`done; next: ${describeStep(step)}`);
       steps += 1;
       details(describeStep(step));
       await execute(step);
     }
   }
 
+  function withUpgradeNote(message: string): string {
+    if (type !== 'Upgrade') return message;
+    return snapshotUri ? `${message}; pre-upgrade snapshot ${snapshotUri}` : message;
+  }
+
+  /**
+   * An upgrade halted between deleting a member's Pod and recreating it would leave that member down while
+   * the cluster starts nothing more (halted). So the Pod comes back, on the image spec.version names: etcd
+   * runs mixed versions of one upgrade step, so the cluster keeps working. Then say who runs what.
+   */
+  async function finishUpgradeRestart(): Promise<string> {
+    for (let look = 0; look < HALT_RESTART_LOOKS; look++) {
+      const o = await acts.observeCluster({ ref, version: spec.version });
+      const listed = new Set(o.etcd?.members.map((m) => m.name) ?? recorded.members);
+      const down = o.kube.find(
+        (k) => listed.has(k.name) && !k.pod && k.claim && !k.claim.terminating && !k.claim.dataLost,
+      );
+      const stopping = o.kube.find((k) => listed.has(k.name) && k.pod?.terminating);
+      if (down && !stopping) {
+        details(`halted: starting ${down.name} again so the cluster keeps every member`);
+        await acts.createMemberPod({ ref, spec, member: down.name, mode: 'restart' });
+        continue;
+      }
+      if (!stopping) {
+        const versions = (o.etcd?.members ?? [])
+          .map(
+            (m) =>
+              `${m.name} ${m.version ?? o.kube.find((k) => k.name === m.name)?.pod?.version ?? 'unknown'}`,
+          )
+          .sort();
+        return `members run: ${versions.join(', ') || 'unknown (no member answered)'}${snapshotUri ? `; pre-upgrade snapshot ${snapshotUri}` : ''}`;
+      }
+      await sleep(WAIT_INTERVAL);
+    }
+    return 'a member Pod was still stopping; the next operation recreates it';
+  }
+
   /** Undo what this operation left half-done; runs even when the operation was cancelled. */
   async function compensate(): Promise<string> {
+    if (type === 'Upgrade') return finishUpgradeRestart();
     if (!pendingLearner) return 'nothing was left half-done';
     const { member, id } = pendingLearner;
     details(`halted: removing learner ${member} it added`);

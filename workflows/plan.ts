@@ -8,6 +8,9 @@ import type { EtcdMemberObservation, EtcdObservation, PodPhase } from '../activi
 import { Reasons } from '../crds/conditions';
 import type { OperationType, StorageMedium } from '../crds/etcd-cluster';
 import { memberName, memberOrdinal } from '../crds/labels';
+import type { UpgradeLeaderStep, UpgradeMemberStep } from './upgrade-plan';
+import { planUpgrade } from './upgrade-plan';
+import { upgradePath } from './upgrade-path';
 
 // ---------------------------------------------------------------------------------------------------
 // Inputs
@@ -22,6 +25,8 @@ export interface Desired {
   medium: StorageMedium;
   /** Whether an image exists for spec.version; without one no Pod is started. */
   versionKnown: boolean;
+  /** spec.version; members whose Pod runs another version are upgraded (absent: no upgrade planning). */
+  version?: string;
 }
 
 /** One member as etcd's member list and its own status describe it (the observer's type, see activities/observation.ts). */
@@ -41,6 +46,8 @@ export interface KubeMemberView {
     ready: boolean;
     terminating: boolean;
     restoreFailure?: { reason: string; message: string; permanent: boolean };
+    /** The etcd version of the Pod's image (from its tag), when it has one. */
+    version?: string;
   };
   /**
    * `dataLost` is the observer's verdict that the claim cannot hold the member's data: the claim carries
@@ -82,7 +89,8 @@ export type WaitReason =
   | typeof Reasons.WaitingForDeletion
   | typeof Reasons.UnknownVersion
   | typeof Reasons.AllMembersLost
-  | typeof Reasons.RestoreFailed;
+  | typeof Reasons.RestoreFailed
+  | typeof Reasons.UpgradePathRefused;
 
 export type Step =
   /** Create the seed member's claim and Pod with `--initial-cluster-state new`; on a kept data dir etcd ignores that flag, so this is retry-safe. */
@@ -102,6 +110,10 @@ export type Step =
   | { kind: 'Pause'; member: string }
   /** Start the kept member's Pod again; it comes back with the same cluster id and data. */
   | { kind: 'Resume'; member: string }
+  /** Restart a member on spec.version: delete its Pod; RecreatePod brings it back on its claim and member id. */
+  | UpgradeMemberStep
+  /** Hand leadership to an upgraded voter before the leader itself is upgraded (last). */
+  | UpgradeLeaderStep
   | { kind: 'Wait'; reason: WaitReason; message: string }
   | { kind: 'None'; reason: typeof Reasons.Converged | typeof Reasons.Paused; message: string };
 
@@ -394,6 +406,33 @@ const withEtcdChain: Check<WithEtcd>[] = [
     },
   },
   {
+    // Before scale up, so members added later start on the new version; after learners and pause, which
+    // must finish first. Its own waits say which member is restarting (workflows/upgrade-plan.ts).
+    name: 'upgradeMembers',
+    run: (c) => {
+      if (c.desired.version === undefined) return undefined;
+      const kube = new Map(c.observed.kube.map((k) => [k.name, k]));
+      return planUpgrade({
+        target: c.desired.version,
+        ...(c.etcd.leaderId !== undefined ? { leaderId: c.etcd.leaderId } : {}),
+        members: c.members.map((m) => {
+          const pod = kube.get(m.name)?.pod;
+          return {
+            id: m.id,
+            name: m.name,
+            ordinal: m.ordinal,
+            isLearner: m.isLearner,
+            healthy: m.healthy,
+            ready: pod?.ready === true,
+            ...(m.version !== undefined ? { version: m.version } : {}),
+            ...(pod?.version !== undefined ? { podVersion: pod.version } : {}),
+            ...(m.raftIndex !== undefined ? { raftIndex: m.raftIndex } : {}),
+          };
+        }),
+      });
+    },
+  },
+  {
     // "Add a single member, verify it starts correctly, and only then add the next" (etcd runtime reconfiguration guide).
     name: 'waitForUnreadyMembers',
     run: (c) => {
@@ -530,7 +569,12 @@ export function plan(desired: Desired, observed: Observed): Decision {
   const decision = observed.etcd
     ? runChain(withEtcdChain, withEtcdContext(desired, observed, observed.etcd))
     : runChain(withoutEtcdChain, { desired, observed });
-  if (!desired.versionKnown && startsPod(decision.step)) {
+  const refusal = upgradeRefusal(desired, observed);
+  if (refusal !== undefined && (startsPod(decision.step) || decision.step.kind === 'UpgradeMember')) {
+    // A Pod started now would run a version the path rules refuse: nothing is touched until the spec changes.
+    return { check: 'upgradePathAllowed', step: wait(Reasons.UpgradePathRefused, refusal) };
+  }
+  if (!desired.versionKnown && (startsPod(decision.step) || decision.step.kind === 'UpgradeMember')) {
     return {
       check: 'versionHasImage',
       step: wait(
@@ -540,6 +584,17 @@ export function plan(desired: Desired, observed: Observed): Decision {
     };
   }
   return decision;
+}
+
+/** The path rules' refusal of spec.version given what members run and their Pods' images, if they refuse it. */
+export function upgradeRefusal(desired: Desired, observed: Observed): string | undefined {
+  if (desired.version === undefined) return undefined;
+  const running = [
+    ...(observed.etcd?.members ?? []).map((m) => m.version),
+    ...observed.kube.filter((k) => podLive(k)).map((k) => k.pod?.version),
+  ];
+  const path = upgradePath(running, desired.version);
+  return path.kind === 'refused' ? path.message : undefined;
 }
 
 function withEtcdContext(desired: Desired, observed: Observed, etcd: EtcdView): WithEtcd {
@@ -584,8 +639,11 @@ export function operationFor(step: ActionStep, desiredReplicas: number): Operati
     case 'AddMember':
     case 'PromoteLearner':
       return 'ScaleUp';
+    case 'UpgradeMember':
+      return 'Upgrade';
     case 'RemoveMember':
     case 'MoveLeader':
+      if (step.reason === 'Upgrade') return 'Upgrade';
       if (step.reason !== 'ScaleDown') return 'Heal';
       return desiredReplicas === 0 ? 'Pause' : 'ScaleDown';
     case 'RecreatePod':
@@ -603,6 +661,8 @@ const alsoContinues: Record<OperationType, readonly StepKind[]> = {
   ScaleUp: [],
   ScaleDown: [],
   Pause: [],
+  // The member whose Pod an upgrade deleted comes back through RecreatePod, inside the same operation.
+  Upgrade: ['RecreatePod'],
 };
 
 /**
@@ -658,7 +718,12 @@ export function describeStep(step: Step): string {
     case 'RemoveMember':
       return `remove member ${step.member} (${removeWhy[step.reason]})`;
     case 'MoveLeader':
+      if (step.reason === 'Upgrade') {
+        return `move leadership from ${step.from.name} to ${step.to.name}, which runs ${step.upgrade.to}, before upgrading ${step.from.name}`;
+      }
       return `move leadership from ${step.from.name} to ${step.to.name} before removing ${step.from.name}`;
+    case 'UpgradeMember':
+      return `restart member ${step.member} on ${step.to} (it runs ${step.from}): delete its Pod, keep its claim`;
     case 'RecreatePod':
       return `recreate the Pod of ${step.member} on its kept data`;
     case 'DeleteOrphan':
@@ -695,5 +760,14 @@ export function summarize(
       return `resume ${ref} 0 -> ${to}`;
     case 'Heal':
       return first ? `heal ${ref}: ${describeStep(first)}` : `heal ${ref}`;
+    case 'Upgrade': {
+      const v =
+        first?.kind === 'UpgradeMember'
+          ? first
+          : first?.kind === 'MoveLeader' && first.reason === 'Upgrade'
+            ? first.upgrade
+            : undefined;
+      return v ? `upgrade ${ref} ${v.from} -> ${v.to}` : `upgrade ${ref}`;
+    }
   }
 }

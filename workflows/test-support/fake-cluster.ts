@@ -26,6 +26,8 @@ export interface FakeMember {
 export interface FakePod {
   uid: string;
   mode: 'seed' | 'join' | 'restart';
+  /** spec.version when the Pod was created: the version its member runs. */
+  version: string;
 }
 
 export interface FakeClaim {
@@ -39,6 +41,10 @@ export interface FakeClusterOptions {
   knownVersions?: string[];
   /** MemberAdd calls etcd refuses as "unhealthy cluster" after each promotion (its health interval; default 0). */
   refusedAddsAfterPromotion?: number;
+  /** How a pre-upgrade EtcdSnapshot ends (default Succeeded), after one read that finds it Running. */
+  preUpgradeSnapshot?: 'Succeeded' | 'Failed';
+  /** This member stops answering once a Pod of it is recreated (mode restart): a restart that never comes back. */
+  unreachableAfterRestart?: string;
 }
 
 export interface ActivityCall {
@@ -54,6 +60,8 @@ export function createFakeCluster(options: FakeClusterOptions = {}) {
   const members = new Map<string, FakeMember>();
   const pods = new Map<string, FakePod>();
   const claims = new Map<string, FakeClaim>();
+  /** Pre-upgrade EtcdSnapshots by name, with how often each was read. */
+  const snapshotReads = new Map<string, number>();
   const unreachable = new Set<string>();
   const neverCatchUp = new Set<string>();
   let learnersNeverCatchUp = false;
@@ -123,6 +131,7 @@ export function createFakeCluster(options: FakeClusterOptions = {}) {
             terminating: false,
             uid: pod.uid,
             restartCount: 0,
+            version: pod.version,
           };
         }
         const claim = claims.get(name);
@@ -142,7 +151,9 @@ export function createFakeCluster(options: FakeClusterOptions = {}) {
           isLearner: m.isLearner,
           started: m.started,
           reachable,
-          ...(reachable ? { raftIndex: String(raftIndex), version: input.version } : {}),
+          ...(reachable
+            ? { raftIndex: String(raftIndex), version: pods.get(m.name)?.version ?? input.version }
+            : {}),
         };
       });
       const observation: ClusterObservation = {
@@ -216,7 +227,8 @@ export function createFakeCluster(options: FakeClusterOptions = {}) {
         }
       }
       if (pods.has(member)) return 'exists';
-      pods.set(member, { uid: `pod-uid-${nextPodUid++}`, mode });
+      pods.set(member, { uid: `pod-uid-${nextPodUid++}`, mode, version: input.spec.version });
+      if (mode === 'restart' && member === options.unreachableAfterRestart) unreachable.add(member);
       const m = members.get(member);
       if (m) {
         m.started = true;
@@ -263,6 +275,33 @@ export function createFakeCluster(options: FakeClusterOptions = {}) {
     async deleteMemberPod(input) {
       record('deleteMemberPod', input);
       return pods.delete(input.member) ? 'deleted' : 'absent';
+    },
+
+    async deleteMemberPodForUpgrade(input) {
+      record('deleteMemberPodForUpgrade', input);
+      const pod = pods.get(input.member);
+      if (!pod) return 'absent';
+      if (pod.version === input.version) return 'already-upgraded';
+      pods.delete(input.member);
+      return 'deleted';
+    },
+
+    async createPreUpgradeSnapshot(input) {
+      record('createPreUpgradeSnapshot', input);
+      if (snapshotReads.has(input.name)) return 'exists';
+      snapshotReads.set(input.name, 0);
+      return 'created';
+    },
+
+    async readPreUpgradeSnapshot(input) {
+      record('readPreUpgradeSnapshot', input);
+      const reads = snapshotReads.get(input.name);
+      if (reads === undefined) return { phase: 'Failed', reason: 'SnapshotDeleted', message: 'gone' };
+      snapshotReads.set(input.name, reads + 1);
+      if (reads === 0) return { phase: 'Running', message: 'streaming from main-0' };
+      return options.preUpgradeSnapshot === 'Failed'
+        ? { phase: 'Failed', reason: 'BucketNotFound', message: 'bucket etcd does not exist' }
+        : { phase: 'Succeeded', uri: `s3://etcd/${input.name}.db` };
     },
 
     async deleteMemberClaim(input) {

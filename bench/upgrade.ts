@@ -1,0 +1,155 @@
+// Bench section "upgrade": a rolling 3.5 -> 3.6 upgrade of 3 members under a steady client write load; prints total time, failed client writes and the longest gap between acknowledged writes.
+//
+// The write load (startWriteLoad) is also what test/upgrade/upgrade.test.ts drives during its upgrade.
+import { PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
+import { Etcd3 } from 'etcd3';
+import { API_VERSION, ETCD_CLUSTER } from '../crds/etcd-cluster';
+import type { EtcdCluster } from '../crds/etcd-cluster';
+import { clusterClientEndpoint } from '../crds/names';
+import { benchStack, clusterCrd as crd, until } from './bench-stack';
+import type { BenchSection, Figure } from './section';
+
+export const UPGRADE_FROM = '3.5.35';
+export const UPGRADE_TO = '3.6.16';
+
+export interface WriteLoadReport {
+  /** Every key a put was acknowledged for, with its value. */
+  acknowledged: Map<string, string>;
+  /** Attempts that failed (each retried with a new key, so a failed attempt's key may or may not exist). */
+  failedAttempts: number;
+  /** Writes that never succeeded within their retries. */
+  failedWrites: number;
+  /** The longest time between two acknowledged writes, in ms. */
+  longestGapMs: number;
+}
+
+export interface WriteLoad {
+  stop(): Promise<WriteLoadReport>;
+}
+
+/**
+ * One client writing unique keys `<prefix>/<seq>-<attempt>` every `intervalMs` through the cluster's client
+ * Service, each write retried (with a new key) up to `retries` times. A key is never reused, so an attempt
+ * that failed but committed anyway shows up as an extra key, never as a wrong value.
+ */
+export function startWriteLoad(input: {
+  namespace: string;
+  name: string;
+  prefix: string;
+  intervalMs?: number;
+  retries?: number;
+}): WriteLoad {
+  const { prefix } = input;
+  const interval = input.intervalMs ?? 50;
+  const retries = input.retries ?? 20;
+  const client = new Etcd3({
+    hosts: [clusterClientEndpoint({ namespace: input.namespace, name: input.name })],
+    dialTimeout: 2000,
+    defaultCallOptions: (ctx) => (ctx.isStream ? {} : { deadline: Date.now() + 2000 }),
+  });
+  const report: WriteLoadReport = {
+    acknowledged: new Map(),
+    failedAttempts: 0,
+    failedWrites: 0,
+    longestGapMs: 0,
+  };
+  let stopped = false;
+  let lastSuccess = Date.now();
+  const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
+  const loop = (async () => {
+    for (let seq = 0; !stopped; seq++) {
+      let ok = false;
+      for (let attempt = 0; attempt <= retries && !ok && !stopped; attempt++) {
+        const key = `${prefix}/${String(seq).padStart(6, '0')}-${attempt}`;
+        const value = `${seq}:${attempt}`;
+        try {
+          await client.put(key).value(value);
+          const now = Date.now();
+          report.longestGapMs = Math.max(report.longestGapMs, now - lastSuccess);
+          lastSuccess = now;
+          report.acknowledged.set(key, value);
+          ok = true;
+        } catch {
+          report.failedAttempts += 1;
+          await pause(100);
+        }
+      }
+      if (!ok && !stopped) report.failedWrites += 1;
+      await pause(interval);
+    }
+  })();
+  return {
+    async stop() {
+      stopped = true;
+      await loop;
+      client.close();
+      return report;
+    },
+  };
+}
+
+export const upgradeSection: BenchSection = {
+  name: 'upgrade',
+  async run(log) {
+    const { core, custom } = benchStack(log);
+    const namespace = `bench-up-${Date.now().toString(36)}`;
+    const name = 'u';
+    await core.createNamespace({ body: { metadata: { name: namespace } } });
+    const get = async () =>
+      (await custom.getNamespacedCustomObject({ ...crd, namespace, name })) as EtcdCluster;
+    const convergedOn = (version: string) =>
+      until(`3 ready voters on ${version}`, async () => {
+        const c = await get();
+        const s = c.status;
+        const ok =
+          s?.observedGeneration === c.metadata.generation &&
+          s?.readyReplicas === 3 &&
+          (s?.members?.length ?? 0) === 3 &&
+          s.members?.every((m) => m.version === version) &&
+          !s?.currentOperation;
+        return ok ? c : undefined;
+      });
+    try {
+      await custom.createNamespacedCustomObject({
+        ...crd,
+        namespace,
+        body: {
+          apiVersion: API_VERSION,
+          kind: ETCD_CLUSTER.kind,
+          metadata: { name, namespace },
+          spec: { replicas: 3, version: UPGRADE_FROM },
+        },
+      });
+      await convergedOn(UPGRADE_FROM);
+      const load = startWriteLoad({ namespace, name, prefix: '/bench-upgrade' });
+      // A few seconds of writes before the upgrade, so the gap figure includes steady-state behaviour.
+      await new Promise((r) => setTimeout(r, 3000));
+      const t0 = performance.now();
+      await custom.patchNamespacedCustomObject(
+        { ...crd, namespace, name, body: { spec: { version: UPGRADE_TO } } },
+        setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+      );
+      const done = await convergedOn(UPGRADE_TO);
+      const seconds = (performance.now() - t0) / 1000;
+      const report = await load.stop();
+      log(`upgrade: ${done.status?.lastOperation?.type} ${done.status?.lastOperation?.result}`);
+      return [
+        { name: `rolling upgrade ${UPGRADE_FROM} -> ${UPGRADE_TO}, 3 members`, value: seconds, unit: 's' },
+        {
+          name: 'failed client writes (after retries)',
+          value: report.failedWrites,
+          unit: '',
+          note: `target 0; ${report.failedAttempts} attempts retried; ${report.acknowledged.size} acknowledged`,
+        },
+        {
+          name: 'longest gap between acknowledged writes',
+          value: report.longestGapMs / 1000,
+          unit: 's',
+          note: 'target < 2 s',
+        },
+      ] satisfies Figure[];
+    } finally {
+      await core.deleteNamespace({ name: namespace }).catch(() => undefined);
+    }
+  },
+};

@@ -1,0 +1,169 @@
+// Rolling etcd upgrades on the real stack: 3.5.35 -> 3.6.16 of 3 members under a client writing throughout, and the path rules refusing what etcd does not support.
+import { apiMessage } from '../localcluster/kube';
+import { startWriteLoad, UPGRADE_FROM, UPGRADE_TO } from '../../bench/upgrade';
+import type { EtcdCluster } from '../../crds/etcd-cluster';
+import type { Harness } from '../support/cluster-harness';
+import {
+  connect,
+  createCluster,
+  eventually,
+  freshNamespace,
+  getCluster,
+  memberHashes,
+  patchSpec,
+  readKeys,
+  waitConverged,
+} from '../support/cluster-harness';
+
+jest.setTimeout(900_000);
+
+let h: Harness;
+beforeAll(() => {
+  h = connect();
+});
+
+const progressing = (c: EtcdCluster) => c.status?.conditions?.find((x) => x.type === 'Progressing');
+const refusal = (promise: Promise<unknown>) =>
+  promise.then(
+    () => undefined,
+    (err: unknown) => ({ code: (err as { code?: number }).code, message: apiMessage(err) }),
+  );
+
+describe('rolling upgrade', () => {
+  let ns: string;
+  const name = 'up';
+
+  test(`${UPGRADE_FROM} -> ${UPGRADE_TO} under writes: every member on the new version, every acknowledged write kept, equal hashkv, the leader restarted last`, async () => {
+    ns = await freshNamespace(h, 'upgrade');
+    await createCluster(h, ns, name, { replicas: 3, version: UPGRADE_FROM });
+    const before = await waitConverged(h, ns, name, 3, 300_000);
+    expect(before.status?.members?.map((m) => m.version)).toEqual([UPGRADE_FROM, UPGRADE_FROM, UPGRADE_FROM]);
+    const ids = before.status?.members?.map((m) => [m.name, m.id]);
+
+    const load = startWriteLoad({ namespace: ns, name, prefix: '/upgrade' });
+    await eventually('the client writing', async () => undefined, 3000).catch(() => undefined);
+
+    await patchSpec(h, ns, name, { version: UPGRADE_TO });
+    // Watch the upgrade: the order in which member Pods are replaced (status lists versions only between
+    // operations, so the Pods tell the order).
+    const podUids = async () =>
+      new Map(
+        (await h.core.listNamespacedPod({ namespace: ns })).items.map((p) => [
+          p.metadata?.name ?? '',
+          p.metadata?.uid,
+        ]),
+      );
+    const original = await podUids();
+    const upgradedOrder: string[] = [];
+    let sawUpgradeOperation = false;
+    const done = await eventually(
+      'every member reports the new version and the upgrade finished',
+      async () => {
+        const c = await getCluster(h, ns, name);
+        if (c.status?.currentOperation?.type === 'Upgrade') sawUpgradeOperation = true;
+        for (const [pod, uid] of await podUids()) {
+          if (original.has(pod) && original.get(pod) !== uid && !upgradedOrder.includes(pod))
+            upgradedOrder.push(pod);
+        }
+        const s = c.status;
+        if (!s) return undefined;
+        const ok =
+          s.observedGeneration === c.metadata.generation &&
+          s.members?.length === 3 &&
+          s.members.every((m) => m.version === UPGRADE_TO && m.ready) &&
+          !s.currentOperation &&
+          s.lastOperation?.type === 'Upgrade';
+        return ok ? c : undefined;
+      },
+      600_000,
+      300,
+    );
+    const report = await load.stop();
+    console.log(
+      `upgrade under writes: ${report.acknowledged.size} acknowledged, ${report.failedAttempts} attempts retried, ` +
+        `${report.failedWrites} writes failed, longest gap ${report.longestGapMs} ms; order ${upgradedOrder.join(', ')}`,
+    );
+
+    expect(sawUpgradeOperation).toBe(true);
+    expect(done.status?.lastOperation).toMatchObject({ type: 'Upgrade', result: 'Succeeded' });
+    // The same members (ids) came back: the upgrade restarted them on their claims, it did not replace them.
+    expect(done.status?.members?.map((m) => [m.name, m.id])).toEqual(ids);
+
+    // Followers first by ordinal, the leader of before the upgrade last.
+    const oldLeader = before.status?.members?.find((m) => m.leader)?.name ?? '';
+    const followers = ['up-0', 'up-1', 'up-2'].filter((m) => m !== oldLeader);
+    expect(upgradedOrder).toEqual([...followers, oldLeader]);
+    const pods = (await h.core.listNamespacedPod({ namespace: ns })).items
+      .filter((p) => p.metadata?.name?.startsWith(`${name}-`))
+      .sort((a, b) =>
+        String(a.metadata?.creationTimestamp?.toISOString()).localeCompare(
+          String(b.metadata?.creationTimestamp?.toISOString()),
+        ),
+      );
+    expect(pods.map((p) => p.metadata?.name).pop()).toBe(oldLeader);
+    expect(pods.every((p) => p.spec?.containers[0]?.image === `quay.io/coreos/etcd:v${UPGRADE_TO}`)).toBe(
+      true,
+    );
+
+    // No acknowledged write was lost, and every member holds the same data.
+    expect(report.acknowledged.size).toBeGreaterThan(0);
+    const read = await eventually('keys readable', () => readKeys(ns, name, '/upgrade'));
+    const missing = [...report.acknowledged].filter(([k, v]) => read.get(k) !== v);
+    expect(missing).toEqual([]);
+    const hashes = await eventually('equal hashKV on all members', async () => {
+      const hs = await memberHashes(h, ns, name, ['up-0', 'up-1', 'up-2']);
+      return new Set(hs.values()).size === 1 ? hs : undefined;
+    });
+    expect(hashes.size).toBe(3);
+  });
+
+  test('the path rules refuse a major change and a skipped minor (CEL) and a downgrade of a finished upgrade (status and Event)', async () => {
+    expect(ns).toBeDefined();
+    const major = await refusal(patchSpec(h, ns, name, { version: '4.0.0' }));
+    expect(major).toMatchObject({ code: 422 });
+    expect(major?.message).toContain(`version ${UPGRADE_TO} -> 4.0.0 changes the major version`);
+    const skipped = await refusal(patchSpec(h, ns, name, { version: '3.8.0' }));
+    expect(skipped).toMatchObject({ code: 422 });
+    expect(skipped?.message).toContain(
+      `version ${UPGRADE_TO} -> 3.8.0 skips a minor version, which etcd does not support: set version to the newest patch of the next minor after ${UPGRADE_TO} first, then to 3.8.0`,
+    );
+
+    // 3.6 -> 3.5 is one minor, so CEL lets it through; the operator refuses it because every member runs 3.6.
+    await patchSpec(h, ns, name, { version: UPGRADE_FROM });
+    const refused = await eventually(
+      'status refuses the downgrade',
+      async () => {
+        const c = await getCluster(h, ns, name);
+        return c.status?.observedGeneration === c.metadata.generation &&
+          progressing(c)?.reason === 'UpgradePathRefused'
+          ? c
+          : undefined;
+      },
+      120_000,
+    );
+    expect(progressing(refused)?.message).toContain(`downgrade ${UPGRADE_TO} -> ${UPGRADE_FROM} is refused`);
+    const events = await eventually('the UpgradePathRefused Event', async () => {
+      const list = await h.core.listNamespacedEvent({ namespace: ns });
+      const found = list.items.filter((e) => e.reason === 'UpgradePathRefused');
+      return found.length > 0 ? found : undefined;
+    });
+    expect(events[0]?.message).toContain('etcdctl downgrade');
+    // Nothing was touched: every member still runs 3.6 on its Pod.
+    expect(refused.status?.members?.every((m) => m.version === UPGRADE_TO)).toBe(true);
+    const pods = (await h.core.listNamespacedPod({ namespace: ns })).items;
+    expect(pods.every((p) => p.spec?.containers[0]?.image === `quay.io/coreos/etcd:v${UPGRADE_TO}`)).toBe(
+      true,
+    );
+    await patchSpec(h, ns, name, { version: UPGRADE_TO });
+    await waitConverged(h, ns, name, 3, 120_000);
+  });
+
+  test('3.6 is refused from a 3.5 patch below 3.5.32, naming the patch to take first (CEL)', async () => {
+    const ns2 = await freshNamespace(h, 'upgrade-floor');
+    // Paused (replicas 0), so nothing runs the old patch: only the spec transition is judged.
+    await createCluster(h, ns2, 'old', { replicas: 0, version: '3.5.20' });
+    const refused = await refusal(patchSpec(h, ns2, 'old', { version: UPGRADE_TO }));
+    expect(refused).toMatchObject({ code: 422 });
+    expect(refused?.message).toContain('requires every 3.5 member to run 3.5.32 or later before 3.6');
+  });
+});
