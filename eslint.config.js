@@ -51,7 +51,8 @@ module.exports = tseslint.config(
   {
     // Workflow code runs in Temporal's deterministic sandbox: no Node built-ins, no clients, activities by type only.
     files: ['workflows/**/*.ts'],
-    ignores: ['workflows/**/*.test.ts'],
+    // Test code runs workers and servers outside the sandbox; the dev server helper is test code.
+    ignores: ['workflows/**/*.test.ts', 'workflows/test-support/dev-server.ts'],
     rules: {
       'no-restricted-imports': [
         'error',

@@ -2,10 +2,9 @@
 import { CancelledFailure } from '@temporalio/common';
 import type { WorkflowHandle } from '@temporalio/client';
 import { WorkflowFailedError } from '@temporalio/client';
-import { TestWorkflowEnvironment } from '@temporalio/testing';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import type { WorkflowBundleWithSourceMap } from '@temporalio/worker';
-import { bundleWorkflowCode, DefaultLogger, Runtime, Worker } from '@temporalio/worker';
-import { cacheRoot, toolPaths } from '../localcluster/tool-cache';
+import { Worker } from '@temporalio/worker';
 import type { EtcdClusterSpec, EtcdClusterStatus } from '../crds/etcd-cluster';
 import { etcdClusterWorkflow } from './cluster-workflow';
 import type { ClusterChange, ClusterWorkflowInput } from './messages';
@@ -19,31 +18,19 @@ import {
 } from './messages';
 import type { FakeCluster } from './test-support/fake-cluster';
 import { createFakeCluster } from './test-support/fake-cluster';
+import { DEV_SERVER_START_TIMEOUT_MS, eventually, startDevServer } from './test-support/dev-server';
 
 jest.setTimeout(120_000);
 
 const NAMESPACE = 'default';
-
-/** The dev server binary the local stack builds; no download. */
-const temporalCliPath = () => process.env.TEMPORAL_CLI_PATH ?? toolPaths(cacheRoot()).temporal;
 
 let env: TestWorkflowEnvironment;
 let workflowBundle: WorkflowBundleWithSourceMap;
 let queue = 0;
 
 beforeAll(async () => {
-  Runtime.install({ logger: new DefaultLogger('WARN') });
-  env = await TestWorkflowEnvironment.createLocal({
-    server: {
-      executable: { type: 'existing-path', path: temporalCliPath() },
-      searchAttributes: Object.values(SearchAttributes),
-    },
-  });
-  workflowBundle = await bundleWorkflowCode({
-    workflowsPath: require.resolve('./index'),
-    logger: new DefaultLogger('WARN'),
-  });
-}, 180_000);
+  ({ env, workflowBundle } = await startDevServer());
+}, DEV_SERVER_START_TIMEOUT_MS);
 
 afterAll(async () => {
   await env?.teardown();
@@ -57,20 +44,6 @@ function specOf(replicas: number, more: Partial<EtcdClusterSpec> = {}): EtcdClus
     progressDeadlineSeconds: 600,
     ...more,
   };
-}
-
-async function eventually<T>(
-  what: string,
-  probe: () => T | undefined | false,
-  timeoutMs = 60_000,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = probe();
-    if (value !== undefined && value !== false) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

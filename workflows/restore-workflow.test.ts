@@ -1,17 +1,17 @@
 // The Bootstrap of a restored cluster on the real Temporal dev server: waiting for the snapshot, the seed's init container, and a refused restore, on the fake world.
 import type { WorkflowHandle } from '@temporalio/client';
-import { TestWorkflowEnvironment } from '@temporalio/testing';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import type { WorkflowBundleWithSourceMap } from '@temporalio/worker';
-import { bundleWorkflowCode, DefaultLogger, Runtime, Worker } from '@temporalio/worker';
+import { Worker } from '@temporalio/worker';
 import type { ClusterActivities } from '../activities/cluster-activities';
 import type { KubeMemberObservation } from '../activities/observation';
 import type { RestoreActivities, RestorePreparation } from '../activities/restore-activities';
 import type { RestoreInit } from '../activities/restore-manifests';
-import { cacheRoot, toolPaths } from '../localcluster/tool-cache';
 import type { EtcdClusterSpec, EtcdClusterStatus } from '../crds/etcd-cluster';
 import { etcdClusterWorkflow } from './cluster-workflow';
-import { clusterWorkflowId, operationWorkflowId, SearchAttributes } from './messages';
+import { clusterWorkflowId, operationWorkflowId } from './messages';
 import { createFakeCluster } from './test-support/fake-cluster';
+import { DEV_SERVER_START_TIMEOUT_MS, eventually, startDevServer } from './test-support/dev-server';
 
 jest.setTimeout(120_000);
 
@@ -20,21 +20,8 @@ let workflowBundle: WorkflowBundleWithSourceMap;
 let queue = 0;
 
 beforeAll(async () => {
-  Runtime.install({ logger: new DefaultLogger('WARN') });
-  env = await TestWorkflowEnvironment.createLocal({
-    server: {
-      executable: {
-        type: 'existing-path',
-        path: process.env.TEMPORAL_CLI_PATH ?? toolPaths(cacheRoot()).temporal,
-      },
-      searchAttributes: Object.values(SearchAttributes),
-    },
-  });
-  workflowBundle = await bundleWorkflowCode({
-    workflowsPath: require.resolve('./index'),
-    logger: new DefaultLogger('WARN'),
-  });
-}, 180_000);
+  ({ env, workflowBundle } = await startDevServer());
+}, DEV_SERVER_START_TIMEOUT_MS);
 
 afterAll(async () => {
   await env?.teardown();
@@ -52,20 +39,6 @@ const INIT = {
   container: { name: 'restore', args: ['restore', '--sha256', 'ab'.repeat(32)] },
   volumes: [],
 } as unknown as RestoreInit;
-
-async function eventually<T>(
-  what: string,
-  probe: () => T | undefined | false,
-  timeoutMs = 60_000,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = probe();
-    if (value !== undefined && value !== false) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
 
 const condition = (status: EtcdClusterStatus | undefined, type: string) =>
   status?.conditions?.find((c) => c.type === type);

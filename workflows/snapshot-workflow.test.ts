@@ -1,66 +1,40 @@
 // The snapshot, schedule and schedule-run workflows on the real Temporal dev server, acting on fakes typed from the real activities.
 import { ApplicationFailure } from '@temporalio/common';
 import { WorkflowFailedError } from '@temporalio/client';
-import { TestWorkflowEnvironment } from '@temporalio/testing';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import type { WorkflowBundleWithSourceMap } from '@temporalio/worker';
-import { bundleWorkflowCode, DefaultLogger, Runtime, Worker } from '@temporalio/worker';
+import { Worker } from '@temporalio/worker';
 import type { SnapshotActivities, SnapshotJobObservation } from '../activities/snapshot-activities';
 import type { ScheduleActivities, ScheduleSnapshotView } from '../activities/snapshot-schedule-activities';
 import type { AgentResult } from '../agent/result';
 import { FailureTypes } from '../crds/conditions';
 import type { EtcdSnapshotSpec, EtcdSnapshotStatus } from '../crds/etcd-snapshot';
 import type { EtcdSnapshotScheduleSpec, EtcdSnapshotScheduleStatus } from '../crds/etcd-snapshot-schedule';
-import { cacheRoot, toolPaths } from '../localcluster/tool-cache';
 import type { ScheduleChange } from './messages';
 import {
   scheduleChangedSignal,
   scheduleWorkflowId,
-  SearchAttributes,
   snapshotJobChangedSignal,
   snapshotWorkflowId,
 } from './messages';
 import { etcdSnapshotScheduleWorkflow } from './snapshot-schedule-workflow';
 import { scheduledSnapshotName, snapshotScheduleRunWorkflow } from './snapshot-schedule-run-workflow';
 import { etcdSnapshotWorkflow, MAX_SNAPSHOT_ATTEMPTS } from './snapshot-workflow';
+import { DEV_SERVER_START_TIMEOUT_MS, eventually, startDevServer } from './test-support/dev-server';
 
 jest.setTimeout(120_000);
 
-const temporalCliPath = () => process.env.TEMPORAL_CLI_PATH ?? toolPaths(cacheRoot()).temporal;
 let env: TestWorkflowEnvironment;
 let workflowBundle: WorkflowBundleWithSourceMap;
 let queue = 0;
 
 beforeAll(async () => {
-  Runtime.install({ logger: new DefaultLogger('WARN') });
-  env = await TestWorkflowEnvironment.createLocal({
-    server: {
-      executable: { type: 'existing-path', path: temporalCliPath() },
-      searchAttributes: Object.values(SearchAttributes),
-    },
-  });
-  workflowBundle = await bundleWorkflowCode({
-    workflowsPath: require.resolve('./index'),
-    logger: new DefaultLogger('WARN'),
-  });
-}, 180_000);
+  ({ env, workflowBundle } = await startDevServer());
+}, DEV_SERVER_START_TIMEOUT_MS);
 
 afterAll(async () => {
   await env?.teardown();
 });
-
-async function eventually<T>(
-  what: string,
-  probe: () => T | undefined | false,
-  timeoutMs = 60_000,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = probe();
-    if (v !== undefined && v !== false) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
 
 const ARTIFACT = {
   uri: 's3://backups/main/snap.db',
