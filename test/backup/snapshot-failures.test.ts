@@ -95,4 +95,19 @@ describe('EtcdSnapshot failures', () => {
       expect(await jobsOf(snapshot)).toHaveLength(0);
     }
   });
+
+  test('a destination claim that does not exist: Failed with DestinationNotFound before any Job', async () => {
+    await createSnapshot(h, ns, 'noclaim', {
+      clusterRef: { name: 'one' },
+      destination: { pvc: { claimName: 'no-such-claim', subPath: 'etcd' } },
+    });
+    const done = await waitFinished(h, ns, 'noclaim');
+    const ready = done.status?.conditions?.find((c) => c.type === 'Ready');
+    expect({ phase: done.status?.phase, reason: ready?.reason }).toEqual({
+      phase: 'Failed',
+      reason: 'DestinationNotFound',
+    });
+    expect(ready?.message).toContain('no-such-claim');
+    expect(await jobsOf('noclaim')).toHaveLength(0);
+  });
 });
