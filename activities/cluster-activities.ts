@@ -1,7 +1,6 @@
 // The cluster's side effects, one idempotent external effect per activity; each looks before it acts.
 import { ApplicationFailure } from '@temporalio/common';
 import type { KubernetesObject } from '@kubernetes/client-node';
-import { ApiException } from '@kubernetes/client-node';
 import { FailureTypes } from '../crds/conditions';
 import type { EtcdClusterSpec, EtcdClusterStatus } from '../crds/etcd-cluster';
 import { API_VERSION, ETCD_CLUSTER } from '../crds/etcd-cluster';
@@ -19,6 +18,7 @@ import {
   peerService,
 } from './member-manifests';
 import type { EventRecorder } from './event-recorder';
+import { recordOrDrop } from './event-recorder';
 import type { ClusterObservation, EtcdMemberObservation, KubeMemberObservation } from './observation';
 import { reportsLostRaftLog } from './member-failures';
 import type { RestoreInit } from './restore-manifests';
@@ -407,14 +407,7 @@ export function createActivities(deps: ActivityDeps) {
       reason: string;
       message: string;
     }) {
-      try {
-        await deps.events.record(input);
-        return 'recorded';
-      } catch (err) {
-        // An Event the apiserver refuses (4xx) is dropped: the audit trail must never block an operation.
-        if (err instanceof ApiException && err.code >= 400 && err.code < 500) return 'dropped';
-        throw err;
-      }
+      return recordOrDrop(() => deps.events.record(input));
     },
   };
 }

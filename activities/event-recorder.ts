@@ -1,6 +1,6 @@
 // Records Kubernetes Events on an EtcdCluster so `kubectl describe` shows what the operator did and why.
 import type { KubeConfig } from '@kubernetes/client-node';
-import { CoreV1Api } from '@kubernetes/client-node';
+import { ApiException, CoreV1Api } from '@kubernetes/client-node';
 import { API_VERSION, ETCD_CLUSTER } from '../crds/etcd-cluster';
 import type { ClusterRef } from './member-manifests';
 
@@ -13,6 +13,20 @@ export interface EventInput {
 
 export interface EventRecorder {
   record(event: EventInput): Promise<void>;
+}
+
+/**
+ * Records one Event, dropping it when the apiserver refuses it (4xx): the audit trail must never block an
+ * operation, a snapshot or a schedule. Anything else (the apiserver unreachable) is thrown, so Temporal retries.
+ */
+export async function recordOrDrop(record: () => Promise<void>): Promise<'recorded' | 'dropped'> {
+  try {
+    await record();
+    return 'recorded';
+  } catch (err) {
+    if (err instanceof ApiException && err.code >= 400 && err.code < 500) return 'dropped';
+    throw err;
+  }
 }
 
 export function createEventRecorder(kc: KubeConfig, component = 'etcd-conductor'): EventRecorder {

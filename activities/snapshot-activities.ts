@@ -3,7 +3,6 @@
 // Invariant: no activity input, result or error carries a credential; the Secret is only checked for its
 // keys here, and reaches the agent through the Job's secretKeyRefs.
 import type { KubernetesObject } from '@kubernetes/client-node';
-import { ApiException } from '@kubernetes/client-node';
 import { ApplicationFailure } from '@temporalio/common';
 import { FailureTypes } from '../crds/conditions';
 import type { EtcdClusterStatus } from '../crds/etcd-cluster';
@@ -21,6 +20,7 @@ import { AGENT_CONTAINER, snapshotJob, snapshotJobName } from './snapshot-manife
 import { pickSnapshotSource } from './snapshot-source';
 import type { RestoreActivities } from './restore-activities';
 import { createRestoreActivities } from './restore-activities';
+import { recordOrDrop } from './event-recorder';
 
 export interface SnapshotActivityDeps {
   kube: KubeObjects;
@@ -262,18 +262,14 @@ export function createSnapshotActivities(deps: SnapshotActivityDeps) {
       reason: string;
       message: string;
     }): Promise<'recorded' | 'dropped'> {
-      try {
-        await deps.events.record({
+      return recordOrDrop(() =>
+        deps.events.record({
           involved: { kind: ETCD_SNAPSHOT.kind, ...input.snapshot },
           type: input.type,
           reason: input.reason,
           message: input.message,
-        });
-        return 'recorded';
-      } catch (err) {
-        if (err instanceof ApiException && err.code >= 400 && err.code < 500) return 'dropped';
-        throw err;
-      }
+        }),
+      );
     },
   };
 }

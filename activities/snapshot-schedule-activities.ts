@@ -4,7 +4,6 @@
 // leaves the object findable (the CR still names it) and the retry deletes it; credentials are read from
 // the Secret inside the activity and never returned.
 import type { KubernetesObject } from '@kubernetes/client-node';
-import { ApiException } from '@kubernetes/client-node';
 import type { Client, ScheduleOptionsStartWorkflowAction } from '@temporalio/client';
 import { ScheduleAlreadyRunning, ScheduleNotFoundError, ScheduleOverlapPolicy } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
@@ -24,6 +23,7 @@ import { parseS3URI } from './s3-store';
 import type { SnapshotEventRecorder } from './snapshot-events';
 import type { SnapshotRef } from './snapshot-manifests';
 import { RESTRICTED_CONTAINER_SECURITY, RESTRICTED_POD_SECURITY, SNAPSHOT_MOUNT } from './snapshot-manifests';
+import { recordOrDrop } from './event-recorder';
 
 export interface ScheduleActivityDeps {
   kube: KubeObjects;
@@ -350,18 +350,14 @@ export function createScheduleActivities(deps: ScheduleActivityDeps) {
       reason: string;
       message: string;
     }): Promise<'recorded' | 'dropped'> {
-      try {
-        await deps.events.record({
+      return recordOrDrop(() =>
+        deps.events.record({
           involved: { kind: ETCD_SNAPSHOT_SCHEDULE.kind, ...input.schedule },
           type: input.type,
           reason: input.reason,
           message: input.message,
-        });
-        return 'recorded';
-      } catch (err) {
-        if (err instanceof ApiException && err.code >= 400 && err.code < 500) return 'dropped';
-        throw err;
-      }
+        }),
+      );
     },
   };
 }
