@@ -7,8 +7,6 @@
 import { execFileSync } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { KubernetesObjectApi } from '@kubernetes/client-node';
-import type { KubernetesObject } from '@kubernetes/client-node';
 import { chromium } from 'playwright-core';
 import type { Browser } from 'playwright-core';
 import { repoRoot } from '../../localcluster/stack-info';
@@ -22,6 +20,7 @@ import {
   patchSpec,
   waitConverged,
 } from '../support/cluster-harness';
+import { holdPodCreation } from '../support/pod-hold';
 
 const OUTPUT_DIR = join(repoRoot(), 'test-output', 'browser');
 
@@ -34,57 +33,6 @@ function chromiumPath(): string {
       'Chromium is not installed: run `sh localcluster/bootstrap.sh` as root (it runs apt-get install chromium)',
     );
   }
-}
-
-/** Refuses Pod creation in the namespace until released; waits until the apiserver enforces it. */
-async function holdPodCreation(h: Harness, ns: string): Promise<{ release(): Promise<void> }> {
-  const objects = KubernetesObjectApi.makeApiClient(h.kc);
-  const name = `hold-create-${ns}`;
-  const policy = {
-    apiVersion: 'admissionregistration.k8s.io/v1',
-    kind: 'ValidatingAdmissionPolicy',
-    metadata: { name },
-    spec: {
-      failurePolicy: 'Fail',
-      matchConstraints: {
-        resourceRules: [
-          { apiGroups: [''], apiVersions: ['v1'], operations: ['CREATE'], resources: ['pods'] },
-        ],
-      },
-      validations: [{ expression: 'false', message: 'held by the browser test' }],
-    },
-  };
-  const binding = {
-    apiVersion: 'admissionregistration.k8s.io/v1',
-    kind: 'ValidatingAdmissionPolicyBinding',
-    metadata: { name },
-    spec: {
-      policyName: name,
-      validationActions: ['Deny'],
-      matchResources: { namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': ns } } },
-    },
-  };
-  await objects.create(policy as KubernetesObject);
-  await objects.create(binding as KubernetesObject);
-  await eventually('the Pod creation hold is enforced', async () => {
-    const refused = await h.core
-      .createNamespacedPod({
-        namespace: ns,
-        dryRun: 'All',
-        body: { metadata: { name: 'probe' }, spec: { containers: [{ name: 'c', image: 'probe' }] } },
-      })
-      .then(
-        () => false,
-        (err: unknown) => /held by the browser test/.test(String((err as { body?: unknown }).body ?? err)),
-      );
-    return refused ? true : undefined;
-  });
-  return {
-    async release() {
-      await objects.delete(binding as KubernetesObject).catch(() => undefined);
-      await objects.delete(policy as KubernetesObject).catch(() => undefined);
-    },
-  };
 }
 
 let h: Harness;
@@ -103,7 +51,7 @@ describe('the Temporal Web UI during a scale', () => {
     await createCluster(h, ns, name, { replicas: 1 });
     await waitConverged(h, ns, name, 1);
 
-    const hold = await holdPodCreation(h, ns);
+    const hold = await holdPodCreation(h, ns, 'the browser test');
     try {
       await patchSpec(h, ns, name, { replicas: 3 });
       const op = await eventually('the scale-up operation to be waiting on its Pod', async () => {

@@ -1,10 +1,10 @@
 // Halting an operation from outside: `temporal workflow cancel` and the progress deadline, on the real stack.
 import { setHeaderOptions, PatchStrategy } from '@kubernetes/client-node';
-import { FaultClient } from '../../localcluster/fault-client';
 import type { Harness } from '../support/cluster-harness';
 import {
   connect,
   createCluster,
+  etcdMemberList,
   eventually,
   freshNamespace,
   getCluster,
@@ -12,23 +12,19 @@ import {
   temporalCli,
   waitConverged,
 } from '../support/cluster-harness';
+import { holdPodCreation } from '../support/pod-hold';
 
 let h: Harness;
-let faults: FaultClient;
 beforeAll(() => {
   h = connect();
-  if (!h.stack.faultControlUrl) throw new Error('the local stack has no fault-control endpoint');
-  faults = new FaultClient(h.stack.faultControlUrl);
 });
 
-/** Freezes the joining member's process as soon as its Pod runs, so the learner can never catch up. */
-async function freezeWhenRunning(ns: string, pod: string): Promise<void> {
-  await eventually(`${pod} running`, async () => {
-    const p = await h.core.readNamespacedPod({ namespace: ns, name: pod });
-    return p.status?.phase === 'Running' ? p : undefined;
-  });
-  await faults.freezeContainer(ns, pod, 'etcd');
-}
+/**
+ * Refuses the joining member's Pod, so the scale-up stays in its AddMember step with a learner added and
+ * no Pod to run it (the activity creating the Pod is retried). Freezing the Pod once it ran was racy: an
+ * operation that watches for the learner's first answer could promote it before the freeze landed.
+ */
+const holdJoiningPod = (ns: string) => holdPodCreation(h, ns, 'the halts test');
 
 const temporal = (args: string[]) => temporalCli(h, args);
 
@@ -37,14 +33,22 @@ describe('halting a stuck operation', () => {
     const ns = await freshNamespace(h, 'cancel');
     await createCluster(h, ns, 'cx', { replicas: 1 });
     await waitConverged(h, ns, 'cx', 1);
+    const hold = await holdJoiningPod(ns);
     await patchSpec(h, ns, 'cx', { replicas: 2 });
-    await freezeWhenRunning(ns, 'cx-1');
 
     const op = await eventually('the scale-up operation is running', async () => {
       const c = await getCluster(h, ns, 'cx');
       return c.status?.currentOperation?.type === 'ScaleUp' ? c.status.currentOperation : undefined;
     });
     expect(op.workflowId).toMatch(new RegExp(`^etcdcluster/${ns}/cx/op/\\d+-scaleup$`));
+    // The window is open: etcd lists cx-1 as a learner and its claim exists, while its Pod is refused.
+    await eventually('the learner is added and its claim exists', async () => {
+      const listed = await etcdMemberList(ns, 'cx');
+      const claims = await h.core.listNamespacedPersistentVolumeClaim({ namespace: ns });
+      return listed.some((m) => m.isLearner) && claims.items.some((c) => c.metadata?.name === 'data-cx-1')
+        ? true
+        : undefined;
+    });
     temporal(['workflow', 'cancel', '--workflow-id', op.workflowId]);
 
     const halted = await eventually('status says the operation was cancelled', async () => {
@@ -57,11 +61,12 @@ describe('halting a stuck operation', () => {
       result: 'Cancelled',
       workflowId: op.workflowId,
     });
-    // The learner it added is gone again: etcd lists one member, and its Pod and claim were deleted.
+    // The learner it added is gone again: etcd lists one member, and its claim was deleted.
     expect(halted.status?.members?.map((m) => m.name)).toEqual(['cx-0']);
-    await eventually('the learner Pod is gone', async () => {
-      const pods = await h.core.listNamespacedPod({ namespace: ns });
-      return pods.items.some((p) => p.metadata?.name === 'cx-1') ? undefined : true;
+    expect((await etcdMemberList(ns, 'cx')).map((m) => m.name)).toEqual(['cx-0']);
+    await eventually('the learner claim is gone', async () => {
+      const claims = await h.core.listNamespacedPersistentVolumeClaim({ namespace: ns });
+      return claims.items.some((c) => c.metadata?.name === 'data-cx-1') ? undefined : true;
     });
     const described = temporal(['workflow', 'describe', '--workflow-id', op.workflowId]);
     expect(described).toMatch(/Canceled|Cancelled/i);
@@ -69,7 +74,8 @@ describe('halting a stuck operation', () => {
     // The same operation is not restarted on its own...
     await new Promise((r) => setTimeout(r, 5000));
     expect((await getCluster(h, ns, 'cx')).status?.currentOperation).toBeUndefined();
-    // ...until the retry annotation is set.
+    // ...until the retry annotation is set (and the Pod can be created again).
+    await hold.release();
     await h.custom.patchNamespacedCustomObject(
       {
         group: 'etcd.conductor.dev',
@@ -88,8 +94,8 @@ describe('halting a stuck operation', () => {
     const ns = await freshNamespace(h, 'deadline');
     await createCluster(h, ns, 'dx', { replicas: 1, progressDeadlineSeconds: 30 });
     await waitConverged(h, ns, 'dx', 1);
+    const hold = await holdJoiningPod(ns);
     await patchSpec(h, ns, 'dx', { replicas: 2 });
-    await freezeWhenRunning(ns, 'dx-1');
     const halted = await eventually(
       'status says the deadline passed',
       async () => {
@@ -102,5 +108,6 @@ describe('halting a stuck operation', () => {
     expect(halted.status?.conditions?.find((x) => x.type === 'Progressing')?.status).toBe('False');
     expect(halted.status?.lastOperation).toMatchObject({ type: 'ScaleUp', result: 'DeadlineExceeded' });
     expect(halted.status?.members?.map((m) => m.name)).toEqual(['dx-0']);
+    await hold.release();
   });
 });

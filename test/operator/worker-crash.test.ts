@@ -7,8 +7,6 @@
 // ValidatingAdmissionPolicy that refuses the next step's API call (Pod creation, Pod deletion) until the
 // operator has been killed and restarted; the operation's retries of that step are what the kill interrupts.
 import { join } from 'node:path';
-import { KubernetesObjectApi } from '@kubernetes/client-node';
-import type { KubernetesObject } from '@kubernetes/client-node';
 import { Labels } from '../../crds/labels';
 import { readStackInfo } from '../../localcluster/stack-info';
 import { pidAlive } from '../../localcluster/tools';
@@ -25,12 +23,11 @@ import {
   waitConverged,
   writeKeys,
 } from '../support/cluster-harness';
+import { holdPodCreation, holdPods } from '../support/pod-hold';
 
 let h: Harness;
-let objects: KubernetesObjectApi;
 beforeAll(() => {
   h = connect();
-  objects = KubernetesObjectApi.makeApiClient(h.kc);
 });
 
 function operatorPid(): number {
@@ -47,53 +44,6 @@ async function killOperator(): Promise<void> {
     const pid = operatorPid();
     return pid !== killed && pidAlive(pid) && !pidAlive(killed) ? pid : undefined;
   });
-}
-
-/**
- * Refuses `operation` on the namespace's Pods through a ValidatingAdmissionPolicy and its binding, and waits
- * until the apiserver enforces it (a server-side dry run is refused).
- */
-async function holdPods(ns: string, operation: 'CREATE' | 'DELETE', probe: () => Promise<unknown>) {
-  const name = `hold-${operation.toLowerCase()}-${ns}`;
-  const policy = {
-    apiVersion: 'admissionregistration.k8s.io/v1',
-    kind: 'ValidatingAdmissionPolicy',
-    metadata: { name },
-    spec: {
-      failurePolicy: 'Fail',
-      matchConstraints: {
-        resourceRules: [
-          { apiGroups: [''], apiVersions: ['v1'], operations: [operation], resources: ['pods'] },
-        ],
-      },
-      validations: [{ expression: 'false', message: `held by the worker-crash test (${operation})` }],
-    },
-  };
-  const binding = {
-    apiVersion: 'admissionregistration.k8s.io/v1',
-    kind: 'ValidatingAdmissionPolicyBinding',
-    metadata: { name },
-    spec: {
-      policyName: name,
-      validationActions: ['Deny'],
-      matchResources: { namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': ns } } },
-    },
-  };
-  await objects.create(policy as KubernetesObject);
-  await objects.create(binding as KubernetesObject);
-  await eventually(`the ${operation} hold is enforced`, async () => {
-    const refused = await probe().then(
-      () => false,
-      (err: unknown) => /held by the worker-crash test/.test(String((err as { body?: unknown }).body ?? err)),
-    );
-    return refused ? true : undefined;
-  });
-  return {
-    async release() {
-      await objects.delete(binding as KubernetesObject).catch(() => undefined);
-      await objects.delete(policy as KubernetesObject).catch(() => undefined);
-    },
-  };
 }
 
 const memberOf = (name: string) => (url: string) => url.includes(`//${name}.`);
@@ -127,13 +77,7 @@ describe('the operator killed in the middle of a membership change', () => {
   });
 
   test("between MemberAddAsLearner and the Pod's creation: the scale-up resumes and adds the member once", async () => {
-    const hold = await holdPods(ns, 'CREATE', () =>
-      h.core.createNamespacedPod({
-        namespace: ns,
-        dryRun: 'All',
-        body: { metadata: { name: 'probe' }, spec: { containers: [{ name: 'c', image: 'probe' }] } },
-      }),
-    );
+    const hold = await holdPodCreation(h, ns, 'the worker-crash test');
     try {
       await patchSpec(h, ns, 'w', { replicas: 4 });
       // The window: etcd lists the new member as an unstarted learner, its Pod does not exist, and the
@@ -165,7 +109,7 @@ describe('the operator killed in the middle of a membership change', () => {
   test('right after MemberRemove: the scale-down resumes, deletes the removed Pod and claim, and leaves no zombie', async () => {
     const before = await etcdMemberList(ns, 'w');
     const someMember = before[0]?.name ?? 'w-0';
-    const hold = await holdPods(ns, 'DELETE', () =>
+    const hold = await holdPods(h, ns, 'DELETE', 'the worker-crash test', () =>
       h.core.deleteNamespacedPod({ namespace: ns, name: someMember, dryRun: 'All' }),
     );
     let removed: string | undefined;
