@@ -2,6 +2,7 @@
 import { Etcd3 } from 'etcd3';
 import type { IOptions } from 'etcd3';
 import { noop } from 'cockatiel';
+import type { ConnectionResolver } from './etcd-connection';
 
 /** A member as etcd reports it. Member ids are uint64: always decimal strings, never numbers. */
 export interface EtcdMember {
@@ -54,6 +55,8 @@ export interface EtcdAdminOptions {
   /** Per-call deadline; without one a call to a dead member hangs until the dial timeout. */
   callTimeoutMs?: number;
   credentials?: IOptions['credentials'];
+  /** Per call: the TLS credentials and auth of the cluster the endpoints belong to (activities/etcd-connection.ts). */
+  connectionFor?: ConnectionResolver;
 }
 
 // etcd returns these while a learner is still catching up; promotion must be retried, never forced.
@@ -76,6 +79,7 @@ export function createEtcdAdmin(options: EtcdAdminOptions = {}): EtcdAdmin {
     callTimeout = timeout,
   ): Promise<T> {
     if (hosts.length === 0) throw new Error('no etcd endpoints to talk to');
+    const connection = options.connectionFor ? await options.connectionFor(hosts) : {};
     const client = new Etcd3({
       hosts,
       dialTimeout: callTimeout,
@@ -84,6 +88,7 @@ export function createEtcdAdmin(options: EtcdAdminOptions = {}): EtcdAdmin {
       faultHandling: { global: noop, host: () => noop },
       defaultCallOptions: (ctx) => (ctx.isStream ? {} : { deadline: Date.now() + callTimeout }),
       ...(options.credentials ? { credentials: options.credentials } : {}),
+      ...connection,
     });
     try {
       return await fn(client);

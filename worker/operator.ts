@@ -11,6 +11,7 @@ import { Client, Connection } from '@temporalio/client';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import { createActivities } from '../activities/cluster-activities';
 import { createEtcdAdmin } from '../activities/etcd-admin';
+import { createConnectionResolver } from '../activities/etcd-connection';
 import { etcdImageFor } from '../activities/etcd-images';
 import { createEventRecorder } from '../activities/event-recorder';
 import { createKubeObjects } from '../activities/kube-objects';
@@ -123,7 +124,8 @@ export async function startOperator(
         NativeConnection.connect({ address: config.temporalAddress, ...temporalOptions }),
       );
       const kube = createKubeObjects(kc);
-      const etcd = createEtcdAdmin();
+      // Each cluster's TLS and auth join here as contributors: its secrets are read in this process only.
+      const etcd = createEtcdAdmin({ connectionFor: createConnectionResolver([]) });
       const snapshotEvents = createSnapshotEventRecorder(kc);
       const activities = {
         ...createActivities({
