@@ -44,6 +44,7 @@ import {
 import { desiredOf, recordedAfter } from './observation';
 import type { OperationInput } from './operation-workflow';
 import { clusterOperationWorkflow } from './operation-workflow';
+import { membersRunning } from './upgrade-halt';
 import type { Observed } from './plan';
 import { currentSize, describeStep, operationFor, plan, summarize } from './plan';
 
@@ -272,6 +273,12 @@ export async function etcdClusterWorkflow(
         message = deleted
           ? 'cancelled because the EtcdCluster is being deleted'
           : 'cancelled from outside the operator';
+        // A version change stopped half-way leaves mixed versions: say who runs what (the child restarted
+        // any member it had stopped before it ended).
+        if (!deleted && (type === 'Upgrade' || type === 'Downgrade')) {
+          const after = await acts.observeCluster({ ref, version: opInput.spec.version });
+          message = `${message}; ${membersRunning(after)}`;
+        }
       } else if (err instanceof CancelledFailure || (err instanceof ChildWorkflowFailure && deleted)) {
         result = 'Cancelled';
         message = 'cancelled because the EtcdCluster is being deleted';
