@@ -4,6 +4,7 @@ import { apiMessage } from '../localcluster/kube';
 import type { EtcdCluster } from '../../crds/etcd-cluster';
 import { createCredentialsSecret, listSnapshots, minioDestination } from '../backup/backup-harness';
 import type { EtcdSnapshot } from '../../crds/etcd-snapshot';
+import { Labels } from '../../crds/labels';
 import type { Harness } from '../support/cluster-harness';
 import {
   connect,
@@ -49,9 +50,10 @@ describe('rolling downgrade', () => {
 
     const podUids = async () =>
       new Map(
-        (await h.core.listNamespacedPod({ namespace: ns })).items
-          .filter((p) => p.metadata?.name?.startsWith(`${name}-`))
-          .map((p) => [p.metadata?.name ?? '', p.metadata?.uid]),
+        (await h.core.listNamespacedPod({ namespace: ns, labelSelector: Labels.member })).items.map((p) => [
+          p.metadata?.name ?? '',
+          p.metadata?.uid,
+        ]),
       );
     const original = await podUids();
     const restartedOrder: string[] = [];
@@ -96,9 +98,8 @@ describe('rolling downgrade', () => {
     // Followers first by ordinal, the old leader last.
     const followers = [`${name}-0`, `${name}-1`, `${name}-2`].filter((m) => m !== oldLeader);
     expect(restartedOrder).toEqual([...followers, oldLeader]);
-    const pods = (await h.core.listNamespacedPod({ namespace: ns })).items.filter((p) =>
-      p.metadata?.name?.startsWith(`${name}-`),
-    );
+    const pods = (await h.core.listNamespacedPod({ namespace: ns, labelSelector: Labels.member })).items;
+    expect(pods).toHaveLength(3);
     expect(pods.every((p) => p.spec?.containers[0]?.image === `quay.io/coreos/etcd:v${UPGRADE_FROM}`)).toBe(
       true,
     );
