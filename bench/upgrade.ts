@@ -1,4 +1,4 @@
-// Bench section "upgrade": a rolling 3.5 -> 3.6 upgrade of 3 members under a steady client write load; prints total time, failed client writes and the longest gap between acknowledged writes.
+// Bench section "upgrade": a rolling 3.5 -> 3.6 upgrade of 3 members, then the downgrade back to 3.5, each under a steady client write load; prints total time, failed client writes and the longest gap between acknowledged writes.
 //
 // The write load (startWriteLoad) is also what test/upgrade/upgrade.test.ts drives during its upgrade.
 import { PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
@@ -121,32 +121,40 @@ export const upgradeSection: BenchSection = {
         },
       });
       await convergedOn(UPGRADE_FROM);
-      const load = startWriteLoad({ namespace, name, prefix: '/bench-upgrade' });
-      // A few seconds of writes before the upgrade, so the gap figure includes steady-state behaviour.
-      await new Promise((r) => setTimeout(r, 3000));
-      const t0 = performance.now();
-      await custom.patchNamespacedCustomObject(
-        { ...crd, namespace, name, body: { spec: { version: UPGRADE_TO } } },
-        setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
-      );
-      const done = await convergedOn(UPGRADE_TO);
-      const seconds = (performance.now() - t0) / 1000;
-      const report = await load.stop();
-      log(`upgrade: ${done.status?.lastOperation?.type} ${done.status?.lastOperation?.result}`);
+      /** Moves every member to `to` under a write load; the figures of one rolling change. */
+      const roll = async (label: string, to: string, prefix: string): Promise<Figure[]> => {
+        const load = startWriteLoad({ namespace, name, prefix });
+        // A few seconds of writes before the change, so the gap figure includes steady-state behaviour.
+        await new Promise((r) => setTimeout(r, 3000));
+        const t0 = performance.now();
+        await custom.patchNamespacedCustomObject(
+          { ...crd, namespace, name, body: { spec: { version: to } } },
+          setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+        );
+        const done = await convergedOn(to);
+        const seconds = (performance.now() - t0) / 1000;
+        const report = await load.stop();
+        log(`${label}: ${done.status?.lastOperation?.type} ${done.status?.lastOperation?.result}`);
+        return [
+          { name: `rolling ${label}, 3 members`, value: seconds, unit: 's' },
+          {
+            name: `${label}: failed client writes (after retries)`,
+            value: report.failedWrites,
+            unit: '',
+            note: `target 0; ${report.failedAttempts} attempts retried; ${report.acknowledged.size} acknowledged`,
+          },
+          {
+            name: `${label}: longest gap between acknowledged writes`,
+            value: report.longestGapMs / 1000,
+            unit: 's',
+            note: 'target < 2 s',
+          },
+        ];
+      };
       return [
-        { name: `rolling upgrade ${UPGRADE_FROM} -> ${UPGRADE_TO}, 3 members`, value: seconds, unit: 's' },
-        {
-          name: 'failed client writes (after retries)',
-          value: report.failedWrites,
-          unit: '',
-          note: `target 0; ${report.failedAttempts} attempts retried; ${report.acknowledged.size} acknowledged`,
-        },
-        {
-          name: 'longest gap between acknowledged writes',
-          value: report.longestGapMs / 1000,
-          unit: 's',
-          note: 'target < 2 s',
-        },
+        ...(await roll(`upgrade ${UPGRADE_FROM} -> ${UPGRADE_TO}`, UPGRADE_TO, '/bench-upgrade')),
+        // Back down through etcd's downgrade API (validate, enable, wait for the cluster version, roll).
+        ...(await roll(`downgrade ${UPGRADE_TO} -> ${UPGRADE_FROM}`, UPGRADE_FROM, '/bench-downgrade')),
       ] satisfies Figure[];
     } finally {
       await core.deleteNamespace({ name: namespace }).catch(() => undefined);

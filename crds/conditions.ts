@@ -42,6 +42,10 @@ export const Reasons = {
   // Degraded
   MembersHealthy: 'MembersHealthy',
   MemberDataLost: 'MemberDataLost',
+  // Progressing=True: a Downgrade operation runs (workflows/downgrade-plan.ts)
+  Downgrading: 'Downgrading',
+  // Progressing=False: a downgrade waits for etcd to move its cluster or storage version to the target minor
+  WaitingForClusterVersion: 'WaitingForClusterVersion',
 } as const;
 export type Reason = (typeof Reasons)[keyof typeof Reasons];
 
@@ -70,6 +74,8 @@ export const FailureTypes = {
   RestoreFailed: 'RestoreFailed',
   /** The snapshot an upgrade takes first (spec.backup) failed: the upgrade does not start. */
   UpgradeSnapshotFailed: 'UpgradeSnapshotFailed',
+  /** etcd refused to validate or enable the downgrade (its message says why): nothing was restarted. */
+  DowngradeRefused: 'DowngradeRefused',
 } as const;
 export type FailureType = (typeof FailureTypes)[keyof typeof FailureTypes];
 

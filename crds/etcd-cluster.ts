@@ -84,6 +84,7 @@ export const OPERATION_TYPES = [
   'Pause',
   'Resume',
   'Upgrade',
+  'Downgrade',
 ] as const;
 export type OperationType = (typeof OPERATION_TYPES)[number];
 

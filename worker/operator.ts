@@ -10,6 +10,7 @@ import type { TLSConfig } from '@temporalio/client';
 import { Client, Connection } from '@temporalio/client';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import { createActivities } from '../activities/cluster-activities';
+import { createDowngradeActivities, createDowngradeEtcd } from '../activities/downgrade-activities';
 import { createEtcdAdmin } from '../activities/etcd-admin';
 import { createConnectionResolver } from '../activities/etcd-connection';
 import { etcdImageFor } from '../activities/etcd-images';
@@ -136,6 +137,7 @@ export async function startOperator(
           onStatusWritten: (before, after) => metrics.onStatusWritten(before, after),
         }),
         ...createSnapshotActivities({ kube, etcd, events: snapshotEvents, agentImage: config.agentImage }),
+        ...createDowngradeActivities({ etcd: createDowngradeEtcd() }),
         // The schedule activities keep Temporal Schedules, which needs a client beside the worker's connection.
         ...createScheduleActivities({
           kube,

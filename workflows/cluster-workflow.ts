@@ -13,6 +13,7 @@ import {
   allHandlersFinished,
   condition,
   continueAsNew,
+  patched,
   proxyActivities,
   setCurrentDetails,
   setHandler,
@@ -43,6 +44,7 @@ import {
 import { desiredOf, recordedAfter } from './observation';
 import type { OperationInput } from './operation-workflow';
 import { clusterOperationWorkflow } from './operation-workflow';
+import { membersRunning } from './upgrade-halt';
 import type { Observed } from './plan';
 import { currentSize, describeStep, operationFor, plan, summarize } from './plan';
 
@@ -72,6 +74,8 @@ const acts = proxyActivities<ClusterActivities>({
  * what an idle cluster costs in Temporal actions: two per interval (one timer, one activity).
  */
 export const DRIFT_CHECK_INTERVAL = '10m';
+/** The patch behind refreshing status.members while an Upgrade or Downgrade runs (histories before it did not). */
+const MEMBER_VERSIONS_DURING_UPGRADE_PATCH = 'member-versions-during-upgrade';
 /** While the plan waits on something outside the operator (a Pod starting, quorum coming back). */
 const WAIT_RECHECK_INTERVAL = '5s';
 
@@ -172,6 +176,18 @@ export async function etcdClusterWorkflow(
     status = next;
   }
 
+  /** Recomputes status (members, versions, conditions) from a fresh observation while an operation runs. */
+  async function refreshMembers(): Promise<void> {
+    const observation = await acts.observeCluster({ ref, version: desired.spec.version });
+    const observed: Observed = { kube: observation.kube, recorded };
+    if (observation.etcd) observed.etcd = observation.etcd;
+    await publish(
+      observed,
+      plan(desiredOf(ref, desired.spec, observation.versionKnown), observed),
+      observation.versionKnown,
+    );
+  }
+
   async function runOperation(
     type: OperationType,
     opInput: OperationInput,
@@ -217,11 +233,26 @@ export async function etcdClusterWorkflow(
         // Mirror the child's current step into status while it runs. Not cancellable: when the scope is
         // cancelled this loop must keep waiting for the child to finish its compensation, or the workflow
         // would go on (and end, on deletion) while the child still runs.
+        let refreshedStep: string | undefined;
         await CancellationScope.nonCancellable(async () => {
           for (;;) {
             await condition(() => finished || stepChanged);
             if (finished) break;
             stepChanged = false;
+            // During a version change, members restart on the new version one by one: observe again so
+            // status.members[].version follows them (other operations keep members until they end).
+            if (
+              (type === 'Upgrade' || type === 'Downgrade') &&
+              current &&
+              patched(MEMBER_VERSIONS_DURING_UPGRADE_PATCH)
+            ) {
+              // A repeated wait line (the child re-sends it every turn) observes nothing new worth a write.
+              if (current.step !== refreshedStep) {
+                refreshedStep = current.step;
+                await refreshMembers();
+              }
+              continue;
+            }
             if (status && current) {
               const next: EtcdClusterStatus = { ...status, currentOperation: current };
               if ((await acts.writeStatus({ ref, status: next })) === 'written') status = next;
@@ -242,6 +273,12 @@ export async function etcdClusterWorkflow(
         message = deleted
           ? 'cancelled because the EtcdCluster is being deleted'
           : 'cancelled from outside the operator';
+        // A version change stopped half-way leaves mixed versions: say who runs what (the child restarted
+        // any member it had stopped before it ended).
+        if (!deleted && (type === 'Upgrade' || type === 'Downgrade')) {
+          const after = await acts.observeCluster({ ref, version: opInput.spec.version });
+          message = `${message}; ${membersRunning(after)}`;
+        }
       } else if (err instanceof CancelledFailure || (err instanceof ChildWorkflowFailure && deleted)) {
         result = 'Cancelled';
         message = 'cancelled because the EtcdCluster is being deleted';

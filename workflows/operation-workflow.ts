@@ -3,6 +3,7 @@
 // Invariant: a cancelled or timed-out operation undoes only its own half-done step (a learner it added and
 // has not promoted) and never anything that could cost quorum or data.
 import {
+  ActivityFailure,
   ApplicationFailure,
   CancellationScope,
   getExternalWorkflowHandle,
@@ -15,6 +16,7 @@ import {
 } from '@temporalio/workflow';
 import type { ClusterActivities } from '../activities/cluster-activities';
 import type { ClusterRef } from '../activities/member-manifests';
+import type { DowngradeActivities } from '../activities/downgrade-activities';
 import type { RestoreActivities } from '../activities/restore-activities';
 import type { RestoreInit } from '../activities/restore-manifests';
 import { FailureTypes, Reasons } from '../crds/conditions';
@@ -24,6 +26,7 @@ import { answeringMembers, awaitsAnAnswer, continuesOperation, describeStep, pla
 import { operationStepSignal } from './messages';
 import { desiredOf, recordedAfter } from './observation';
 import { takePreUpgradeSnapshot } from './upgrade-snapshot';
+import { DowngradeEvents, observeDowngradeIfDue } from './downgrade-steps';
 
 export interface OperationInput {
   ref: ClusterRef;
@@ -49,6 +52,12 @@ const acts = proxyActivities<ClusterActivities>({
 
 // The restore preparation only reads; registered beside the snapshot activities.
 const restoreActs = proxyActivities<RestoreActivities>({
+  startToCloseTimeout: '30s',
+  retry: { initialInterval: '500ms', backoffCoefficient: 2, maximumInterval: '10s' },
+});
+
+// etcd's downgrade API (activities/downgrade-activities.ts), used by Downgrade operations only.
+const downgradeActs = proxyActivities<DowngradeActivities>({
   startToCloseTimeout: '30s',
   retry: { initialInterval: '500ms', backoffCoefficient: 2, maximumInterval: '10s' },
 });
@@ -125,10 +134,10 @@ export async function clusterOperationWorkflow(input: OperationInput): Promise<O
   async function execute(step: ActionStep): Promise<void> {
     // Before an upgrade touches anything: the snapshot spec.backup asks for (a failure ends the operation here).
     if (
-      type === 'Upgrade' &&
+      (type === 'Upgrade' || type === 'Downgrade') &&
       spec.backup &&
       !snapshotTaken &&
-      (step.kind === 'UpgradeMember' || step.kind === 'MoveLeader')
+      (step.kind === 'UpgradeMember' || step.kind === 'MoveLeader' || step.kind === 'EnableDowngrade')
     ) {
       snapshotUri = await takePreUpgradeSnapshot({
         ref,
@@ -145,6 +154,42 @@ export async function clusterOperationWorkflow(input: OperationInput): Promise<O
           deleted === 'already-upgraded'
             ? `member ${step.member} already runs ${step.to}`
             : `member ${step.member} stopped; restarting on ${step.to} with its claim and member id`,
+        );
+        return;
+      }
+      case 'EnableDowngrade': {
+        const members = recorded.members;
+        let result: Awaited<ReturnType<DowngradeActivities['enableDowngrade']>>;
+        try {
+          result = await downgradeActs.enableDowngrade({ ref, members, targetVersion: step.targetVersion });
+        } catch (err) {
+          const cause = err instanceof ActivityFailure ? err.cause : undefined;
+          if (cause instanceof ApplicationFailure && cause.type === FailureTypes.DowngradeRefused) {
+            await acts.recordEvent({
+              ref,
+              type: 'Warning',
+              reason: DowngradeEvents.refused,
+              message: cause.message,
+            });
+            throw ApplicationFailure.nonRetryable(
+              `${cause.message}; no member was restarted`,
+              FailureTypes.DowngradeRefused,
+            );
+          }
+          throw err;
+        }
+        if (result === 'enabled') {
+          await acts.recordEvent({
+            ref,
+            type: 'Normal',
+            reason: DowngradeEvents.enabled,
+            message: `etcd downgrade to ${step.targetVersion} enabled (members run ${step.from}; spec.version ${step.to})`,
+          });
+        }
+        details(
+          result === 'already-at-target'
+            ? `etcd's cluster version is already ${step.targetVersion}`
+            : `etcd downgrade to ${step.targetVersion} enabled; waiting for etcd to move the cluster version`,
         );
         return;
       }
@@ -224,10 +269,13 @@ export async function clusterOperationWorkflow(input: OperationInput): Promise<O
     for (;;) {
       const observation = await acts.observeCluster({ ref, version: spec.version });
       recorded = recordedAfter(recorded, observation);
+      const downgrade =
+        type === 'Downgrade' ? await observeDowngradeIfDue(downgradeActs, ref, spec, observation) : undefined;
       const observed: Observed = {
         kube: observation.kube,
         recorded,
         ...(observation.etcd ? { etcd: observation.etcd } : {}),
+        ...(downgrade ? { downgrade } : {}),
       };
       const decision: Decision = plan(desiredOf(ref, spec, observation.versionKnown), observed);
       const step: Step = decision.step;
@@ -257,7 +305,7 @@ export async function clusterOperationWorkflow(input: OperationInput): Promise<O
   }
 
   function withUpgradeNote(message: string): string {
-    if (type !== 'Upgrade') return message;
+    if (type !== 'Upgrade' && type !== 'Downgrade') return message;
     return snapshotUri ? `${message}; pre-upgrade snapshot ${snapshotUri}` : message;
   }
 
@@ -295,7 +343,7 @@ export async function clusterOperationWorkflow(input: OperationInput): Promise<O
 
   /** Undo what this operation left half-done; runs even when the operation was cancelled. */
   async function compensate(): Promise<string> {
-    if (type === 'Upgrade') return finishUpgradeRestart();
+    if (type === 'Upgrade' || type === 'Downgrade') return finishUpgradeRestart();
     if (!pendingLearner) return 'nothing was left half-done';
     const { member, id } = pendingLearner;
     details(`halted: removing learner ${member} it added`);

@@ -11,6 +11,8 @@ import { memberName, memberOrdinal } from '../crds/labels';
 import type { UpgradeLeaderStep, UpgradeMemberStep } from './upgrade-plan';
 import { planUpgrade } from './upgrade-plan';
 import { upgradePath } from './upgrade-path';
+import type { DowngradeObservation, EnableDowngradeStep } from './downgrade-plan';
+import { lowersMinor, planDowngradeGate } from './downgrade-plan';
 
 // ---------------------------------------------------------------------------------------------------
 // Inputs
@@ -68,6 +70,8 @@ export interface Observed {
    * restarting a stopped cluster Resume only when the user paused it.
    */
   recorded: { clusterId?: string; members: string[]; paused: boolean };
+  /** etcd's cluster/storage versions and downgrade state; read only by a Downgrade operation (workflows/downgrade-plan.ts). */
+  downgrade?: DowngradeObservation;
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -90,7 +94,8 @@ export type WaitReason =
   | typeof Reasons.UnknownVersion
   | typeof Reasons.AllMembersLost
   | typeof Reasons.RestoreFailed
-  | typeof Reasons.UpgradePathRefused;
+  | typeof Reasons.UpgradePathRefused
+  | typeof Reasons.WaitingForClusterVersion;
 
 export type Step =
   /** Create the seed member's claim and Pod with `--initial-cluster-state new`; on a kept data dir etcd ignores that flag, so this is retry-safe. */
@@ -114,6 +119,8 @@ export type Step =
   | UpgradeMemberStep
   /** Hand leadership to an upgraded voter before the leader itself is upgraded (last). */
   | UpgradeLeaderStep
+  /** Validate and enable etcd's downgrade to spec.version's minor before any member restarts on it. */
+  | EnableDowngradeStep
   | { kind: 'Wait'; reason: WaitReason; message: string }
   | { kind: 'None'; reason: typeof Reasons.Converged | typeof Reasons.Paused; message: string };
 
@@ -406,29 +413,28 @@ const withEtcdChain: Check<WithEtcd>[] = [
     },
   },
   {
+    // A downgrade below the cluster version restarts nothing until etcd's downgrade is enabled and etcd
+    // has moved its cluster and storage versions; then upgradeMembers rolls (workflows/downgrade-plan.ts).
+    name: 'downgradeGate',
+    run: (c) => {
+      if (c.desired.version === undefined) return undefined;
+      return planDowngradeGate({
+        target: c.desired.version,
+        members: upgradeViews(c),
+        ...(c.observed.downgrade ? { observation: c.observed.downgrade } : {}),
+      });
+    },
+  },
+  {
     // Before scale up, so members added later start on the new version; after learners and pause, which
     // must finish first. Its own waits say which member is restarting (workflows/upgrade-plan.ts).
     name: 'upgradeMembers',
     run: (c) => {
       if (c.desired.version === undefined) return undefined;
-      const kube = new Map(c.observed.kube.map((k) => [k.name, k]));
       return planUpgrade({
         target: c.desired.version,
         ...(c.etcd.leaderId !== undefined ? { leaderId: c.etcd.leaderId } : {}),
-        members: c.members.map((m) => {
-          const pod = kube.get(m.name)?.pod;
-          return {
-            id: m.id,
-            name: m.name,
-            ordinal: m.ordinal,
-            isLearner: m.isLearner,
-            healthy: m.healthy,
-            ready: pod?.ready === true,
-            ...(m.version !== undefined ? { version: m.version } : {}),
-            ...(pod?.version !== undefined ? { podVersion: pod.version } : {}),
-            ...(m.raftIndex !== undefined ? { raftIndex: m.raftIndex } : {}),
-          };
-        }),
+        members: upgradeViews(c),
       });
     },
   },
@@ -457,6 +463,25 @@ const withEtcdChain: Check<WithEtcd>[] = [
     }),
   },
 ];
+
+/** Each member as the upgrade and downgrade planners see it. */
+function upgradeViews(c: WithEtcd) {
+  const kube = new Map(c.observed.kube.map((k) => [k.name, k]));
+  return c.members.map((m) => {
+    const pod = kube.get(m.name)?.pod;
+    return {
+      id: m.id,
+      name: m.name,
+      ordinal: m.ordinal,
+      isLearner: m.isLearner,
+      healthy: m.healthy,
+      ready: pod?.ready === true,
+      ...(m.version !== undefined ? { version: m.version } : {}),
+      ...(pod?.version !== undefined ? { podVersion: pod.version } : {}),
+      ...(m.raftIndex !== undefined ? { raftIndex: m.raftIndex } : {}),
+    };
+  });
+}
 
 interface WithoutEtcd {
   desired: Desired;
@@ -570,11 +595,12 @@ export function plan(desired: Desired, observed: Observed): Decision {
     ? runChain(withEtcdChain, withEtcdContext(desired, observed, observed.etcd))
     : runChain(withoutEtcdChain, { desired, observed });
   const refusal = upgradeRefusal(desired, observed);
-  if (refusal !== undefined && (startsPod(decision.step) || decision.step.kind === 'UpgradeMember')) {
+  const restarts = ['UpgradeMember', 'EnableDowngrade'].includes(decision.step.kind);
+  if (refusal !== undefined && (startsPod(decision.step) || restarts)) {
     // A Pod started now would run a version the path rules refuse: nothing is touched until the spec changes.
     return { check: 'upgradePathAllowed', step: wait(Reasons.UpgradePathRefused, refusal) };
   }
-  if (!desired.versionKnown && (startsPod(decision.step) || decision.step.kind === 'UpgradeMember')) {
+  if (!desired.versionKnown && (startsPod(decision.step) || restarts)) {
     return {
       check: 'versionHasImage',
       step: wait(
@@ -640,10 +666,13 @@ export function operationFor(step: ActionStep, desiredReplicas: number): Operati
     case 'PromoteLearner':
       return 'ScaleUp';
     case 'UpgradeMember':
-      return 'Upgrade';
+      return lowersMinor(step.from, step.to) ? 'Downgrade' : 'Upgrade';
+    case 'EnableDowngrade':
+      return 'Downgrade';
     case 'RemoveMember':
     case 'MoveLeader':
-      if (step.reason === 'Upgrade') return 'Upgrade';
+      if (step.reason === 'Upgrade')
+        return lowersMinor(step.upgrade.from, step.upgrade.to) ? 'Downgrade' : 'Upgrade';
       if (step.reason !== 'ScaleDown') return 'Heal';
       return desiredReplicas === 0 ? 'Pause' : 'ScaleDown';
     case 'RecreatePod':
@@ -663,6 +692,8 @@ const alsoContinues: Record<OperationType, readonly StepKind[]> = {
   Pause: [],
   // The member whose Pod an upgrade deleted comes back through RecreatePod, inside the same operation.
   Upgrade: ['RecreatePod'],
+  // A downgrade rolls like an upgrade; a rollback of an unfinished upgrade has a patch-only member too.
+  Downgrade: ['RecreatePod', 'UpgradeMember'],
 };
 
 /**
@@ -724,6 +755,8 @@ export function describeStep(step: Step): string {
       return `move leadership from ${step.from.name} to ${step.to.name} before removing ${step.from.name}`;
     case 'UpgradeMember':
       return `restart member ${step.member} on ${step.to} (it runs ${step.from}): delete its Pod, keep its claim`;
+    case 'EnableDowngrade':
+      return `validate and enable etcd's downgrade to ${step.targetVersion} (members run ${step.from}, spec.version ${step.to})`;
     case 'RecreatePod':
       return `recreate the Pod of ${step.member} on its kept data`;
     case 'DeleteOrphan':
@@ -768,6 +801,15 @@ export function summarize(
             ? first.upgrade
             : undefined;
       return v ? `upgrade ${ref} ${v.from} -> ${v.to}` : `upgrade ${ref}`;
+    }
+    case 'Downgrade': {
+      const v =
+        first?.kind === 'UpgradeMember' || first?.kind === 'EnableDowngrade'
+          ? first
+          : first?.kind === 'MoveLeader' && first.reason === 'Upgrade'
+            ? first.upgrade
+            : undefined;
+      return v ? `downgrade ${ref} ${v.from} -> ${v.to}` : `downgrade ${ref}`;
     }
   }
 }

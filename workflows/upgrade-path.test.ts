@@ -55,6 +55,24 @@ describe('upgradePath', () => {
       '3.5.35',
       { kind: 'allowed', from: ['3.6.16'], rollback: true },
     ],
+    [
+      "a downgrade 3.6 -> 3.5 after a completed upgrade is allowed through etcd's downgrade API",
+      ['3.6.16', '3.6.16', '3.6.16'],
+      '3.5.35',
+      { kind: 'allowed', from: ['3.6.16'], to: '3.5.35', rollback: false, downgrade: true },
+    ],
+    [
+      'a downgrade to exactly the floor patch is allowed',
+      ['3.6.16'],
+      '3.5.32',
+      { kind: 'allowed', downgrade: true },
+    ],
+    [
+      'a downgrade that already restarted one member on 3.5 is a rollback: the cluster version is 3.5 already',
+      ['3.5.35', '3.6.16', '3.6.16'],
+      '3.5.35',
+      { kind: 'allowed', rollback: true },
+    ],
     ['unparseable versions are ignored', ['garbage', '3.6.16'], '3.6.16', { kind: 'none' }],
   ];
   const refusals: Row[] = [
@@ -74,11 +92,18 @@ describe('upgradePath', () => {
     ],
     ['a major change is refused', ['3.6.16'], '4.0.0', { kind: 'refused' }, /changes the major version/],
     [
-      'a downgrade 3.6 -> 3.5 after a completed upgrade is refused, naming the downgrade API and the way back',
+      'a downgrade to a 3.5 patch below the floor is refused, naming the patch to take',
       ['3.6.16', '3.6.16', '3.6.16'],
-      '3.5.35',
+      '3.5.20',
       { kind: 'refused', from: ['3.6.16'] },
-      /downgrade 3\.6\.16 -> 3\.5\.35 is refused: every member already runs 3\.6.*etcdctl downgrade.*set version back to 3\.6\.16/,
+      /downgrade 3\.6\.16 -> 3\.5\.20 is refused: a cluster that runs 3\.6 may only have 3\.5 members on 3\.5\.32 or later.*set version to 3\.5\.32 or later/,
+    ],
+    [
+      'a rollback of a half-done upgrade below the floor is refused too',
+      ['3.5.35', '3.6.16'],
+      '3.5.30',
+      { kind: 'refused' },
+      /3\.5\.32 or later/,
     ],
     [
       'a downgrade over two minors is refused',

@@ -2,11 +2,11 @@
 //
 // Pure and sandbox-safe. The rules are etcd's upgrade policy (etcd.io/docs/v3.6/upgrades/upgrading-etcd):
 // patch changes within a minor, and one minor up at a time; "upgrades that skip a minor version are not
-// supported and will likely fail". A downgrade is refused unless the cluster has not finished an upgrade:
-// while any member still runs the lower minor, the cluster version is that minor and members that already
-// run the higher one may roll back by binary (etcd.io/docs/v3.6/upgrades/upgrade_3_6: mixed versions run
-// at the lowest version). A completed minor upgrade needs etcd's downgrade API, which this operator does
-// not drive yet.
+// supported and will likely fail". Down, one minor at a time too (etcd.io/docs/v3.6/downgrades/downgrade_3_6:
+// "We only support downgrading one minor version at a time"). While any member still runs the lower minor,
+// the cluster version is that minor and members that run the higher one may roll back by binary (a
+// rollback); once every member runs the higher minor, the cluster version is that minor and etcd's downgrade
+// API must move it down first (a downgrade; workflows/downgrade-plan.ts gates the restarts on it).
 
 export interface Version {
   major: number;
@@ -40,7 +40,7 @@ export type UpgradePath =
   /** Every member already runs the target. */
   | { kind: 'none' }
   /** `from` lists the versions members run that differ from the target, lowest first. */
-  | { kind: 'allowed'; from: string[]; to: string; rollback: boolean }
+  | { kind: 'allowed'; from: string[]; to: string; rollback: boolean; downgrade?: boolean }
   | { kind: 'refused'; from: string[]; to: string; message: string };
 
 const compare = (a: Version, b: Version) => a.major - b.major || a.minor - b.minor || a.patch - b.patch;
@@ -70,6 +70,7 @@ export function upgradePath(running: readonly (string | undefined)[], targetText
   // The cluster version is the lowest minor any member runs: only from there does a rollback make sense.
   const lowest = versions[0] as Version;
   let rollback = false;
+  let downgrade = false;
   for (const v of from) {
     const step = `${formatVersion(v)} -> ${to}`;
     if (v.major !== target.major) {
@@ -79,16 +80,23 @@ export function upgradePath(running: readonly (string | undefined)[], targetText
     }
     if (v.minor === target.minor) continue;
     if (v.minor > target.minor) {
-      const mixed = lowest.minor === target.minor && v.minor === target.minor + 1;
-      if (mixed) {
-        rollback = true;
-        continue;
+      if (v.minor !== target.minor + 1) {
+        return refuse(
+          `downgrade ${step} skips a minor version, which etcd does not support; set version back to ${formatVersion(v)}`,
+        );
       }
-      return refuse(
-        v.minor === target.minor + 1
-          ? `downgrade ${step} is refused: every member already runs ${minorOf(v)}, and a downgrade after a completed upgrade needs etcd's downgrade API (etcdctl downgrade validate/enable ${minorOf(target)}), which etcd-conductor does not drive yet; set version back to ${formatVersion(v)}, or restore a pre-upgrade snapshot into a new EtcdCluster`
-          : `downgrade ${step} skips a minor version, which etcd does not support; set version back to ${formatVersion(v)}`,
-      );
+      // Lower-minor members of a cluster that also runs the higher minor need the same fixes an upgrade
+      // needs (the floor below): a downgrade is an upgrade's mixed-version phase run backwards.
+      const floor = MINIMUM_PATCH_BEFORE_NEXT_MINOR[minorOf(target)];
+      if (floor !== undefined && target.patch < floor) {
+        const minimum = `${minorOf(target)}.${floor}`;
+        return refuse(
+          `downgrade ${step} is refused: a cluster that runs ${minorOf(v)} may only have ${minorOf(target)} members on ${minimum} or later (etcd's upgrade guide); set version to ${minimum} or later`,
+        );
+      }
+      if (lowest.minor === target.minor) rollback = true;
+      else downgrade = true;
+      continue;
     }
     if (target.minor > v.minor + 1) {
       const next = `${v.major}.${v.minor + 1}`;
@@ -104,5 +112,5 @@ export function upgradePath(running: readonly (string | undefined)[], targetText
       );
     }
   }
-  return { kind: 'allowed', from: fromText, to, rollback };
+  return { kind: 'allowed', from: fromText, to, rollback, ...(downgrade ? { downgrade } : {}) };
 }

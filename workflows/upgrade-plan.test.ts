@@ -143,11 +143,38 @@ describe('plan, when spec.version differs from what members run', () => {
       { kind: 'UpgradeMember', member: 'main-1', from: '3.6.16', to: '3.5.35' },
     ],
     [
-      'a downgrade 3.6 -> 3.5 of a finished upgrade is refused and nothing is touched',
+      "a downgrade 3.6 -> 3.5 of a finished upgrade first enables etcd's downgrade, touching no member",
       desired('3.5.35'),
       observed([fresh(0), fresh(1), fresh(2)]),
-      { kind: 'Wait', reason: 'UpgradePathRefused' },
+      { kind: 'EnableDowngrade', from: '3.6.16', to: '3.5.35', targetVersion: '3.5.0' },
+      'downgradeGate',
+    ],
+    [
+      'once etcd moved cluster and storage versions to 3.5, the downgrade restarts followers first like an upgrade',
+      desired('3.5.35'),
+      {
+        ...observed([fresh(0), fresh(1), fresh(2)]),
+        downgrade: { clusterVersion: '3.5.0', storageVersions: { 'main-1': '3.5.0' }, enabled: true },
+      },
+      { kind: 'UpgradeMember', member: 'main-1', from: '3.6.16', to: '3.5.35' },
       'upgradeMembers',
+    ],
+    [
+      'while etcd still reports cluster version 3.6 the downgrade waits, restarting nothing',
+      desired('3.5.35'),
+      {
+        ...observed([fresh(0), fresh(1), fresh(2)]),
+        downgrade: { clusterVersion: '3.6.0', storageVersions: {}, enabled: true },
+      },
+      { kind: 'Wait', reason: 'WaitingForClusterVersion' },
+      'downgradeGate',
+    ],
+    [
+      'a downgrade to a 3.5 patch below the floor is refused and nothing is touched',
+      desired('3.5.20'),
+      observed([fresh(0), fresh(1), fresh(2)]),
+      { kind: 'Wait', reason: 'UpgradePathRefused' },
+      'upgradePathAllowed',
     ],
     [
       'members below 3.5.32 are refused 3.6, naming the patch to take first',
@@ -161,7 +188,7 @@ describe('plan, when spec.version differs from what members run', () => {
     ],
     [
       'a refused path also holds back a member Pod that a heal would start on the refused version',
-      desired('3.5.35'),
+      desired('3.5.20'),
       observed([fresh(0), { n: 1, pod: 'none' }, fresh(2)]),
       { kind: 'Wait', reason: 'UpgradePathRefused' },
       'upgradePathAllowed',
@@ -258,5 +285,48 @@ describe('caughtUp', () => {
     expect(
       planUpgrade({ target: '3.6.16', members: [{ ...m('1'), podVersion: '3.6.16', version: '3.6.16' }] }),
     ).toBe(undefined);
+  });
+});
+
+describe('the Downgrade operation', () => {
+  const enable: ActionStep = {
+    kind: 'EnableDowngrade',
+    from: '3.6.16',
+    to: '3.5.35',
+    targetVersion: '3.5.0',
+  };
+  const restart: ActionStep = {
+    kind: 'UpgradeMember',
+    member: 'main-1',
+    id: id(1),
+    from: '3.6.16',
+    to: '3.5.35',
+  };
+  const handOff: ActionStep = {
+    kind: 'MoveLeader',
+    from: { name: 'main-0', id: id(0) },
+    to: { name: 'main-1', id: id(1) },
+    reason: 'Upgrade',
+    upgrade: { from: '3.6.16', to: '3.5.35' },
+  };
+  test('enabling, restarting on a lower minor and handing leadership over for it are Downgrade steps', () => {
+    expect(operationFor(enable, 3)).toBe('Downgrade');
+    expect(operationFor(restart, 3)).toBe('Downgrade');
+    expect(operationFor(handOff, 3)).toBe('Downgrade');
+    expect(continuesOperation('Downgrade', restart, 3)).toBe(true);
+    expect(continuesOperation('Downgrade', { kind: 'RecreatePod', member: 'main-1', id: id(1) }, 3)).toBe(
+      true,
+    );
+    expect(continuesOperation('Upgrade', restart, 3)).toBe(false);
+  });
+  test('its summary reads "downgrade ns/name from -> to" from whichever step starts it', () => {
+    for (const step of [enable, restart, handOff]) {
+      expect(summarize('Downgrade', { namespace: 'default', name: 'main' }, 3, 3, step)).toBe(
+        'downgrade default/main 3.6.16 -> 3.5.35',
+      );
+    }
+    expect(describeStep(enable)).toBe(
+      "validate and enable etcd's downgrade to 3.5.0 (members run 3.6.16, spec.version 3.5.35)",
+    );
   });
 });

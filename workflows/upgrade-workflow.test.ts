@@ -153,15 +153,15 @@ describe('the Upgrade operation', () => {
     });
   });
 
-  it('a downgrade 3.6 -> 3.5 is refused in status and an Event, and nothing is touched', async () => {
-    await upgrade('down', spec('3.6.16'), spec('3.5.35'), {}, async (fake) => {
+  it('a downgrade 3.6 -> 3.5 below 3.5.32 is refused in status and an Event, and nothing is touched', async () => {
+    await upgrade('down', spec('3.6.16'), spec('3.5.20'), {}, async (fake) => {
       const status = await eventually('the refusal in status', () => {
         const s = fake.status;
         return s?.observedGeneration === 2 && condition(s, 'Progressing')?.reason === 'UpgradePathRefused'
           ? s
           : undefined;
       });
-      expect(condition(status, 'Progressing')?.message).toMatch(/downgrade 3\.6\.16 -> 3\.5\.35 is refused/);
+      expect(condition(status, 'Progressing')?.message).toMatch(/downgrade 3\.6\.16 -> 3\.5\.20 is refused/);
       expect(status.currentOperation).toBeUndefined();
       await eventually('the Event', () => fake.events.find((e) => e.reason === 'UpgradePathRefused'));
       expect(fake.events.filter((e) => e.reason === 'UpgradePathRefused')).toHaveLength(1);

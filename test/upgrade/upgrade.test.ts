@@ -1,7 +1,6 @@
 // Rolling etcd upgrades on the real stack: 3.5.35 -> 3.6.16 of 3 members under a client writing throughout, and the path rules refusing what etcd does not support.
 import { apiMessage } from '../localcluster/kube';
 import { startWriteLoad, UPGRADE_FROM, UPGRADE_TO } from '../../bench/upgrade';
-import type { EtcdCluster } from '../../crds/etcd-cluster';
 import type { Harness } from '../support/cluster-harness';
 import {
   connect,
@@ -22,7 +21,6 @@ beforeAll(() => {
   h = connect();
 });
 
-const progressing = (c: EtcdCluster) => c.status?.conditions?.find((x) => x.type === 'Progressing');
 const refusal = (promise: Promise<unknown>) =>
   promise.then(
     () => undefined,
@@ -117,7 +115,7 @@ describe('rolling upgrade', () => {
     expect(hashes.size).toBe(3);
   });
 
-  test('the path rules refuse a major change and a skipped minor (CEL) and a downgrade of a finished upgrade (status and Event)', async () => {
+  test('the path rules refuse a major change, a skipped minor and a downgrade below 3.5.32 (CEL), touching nothing', async () => {
     expect(ns).toBeDefined();
     const major = await refusal(patchSpec(h, ns, name, { version: '4.0.0' }));
     expect(major).toMatchObject({ code: 422 });
@@ -128,34 +126,13 @@ describe('rolling upgrade', () => {
       `version ${UPGRADE_TO} -> 3.8.0 skips a minor version, which etcd does not support: set version to the newest patch of the next minor after ${UPGRADE_TO} first, then to 3.8.0`,
     );
 
-    // 3.6 -> 3.5 is one minor, so CEL lets it through; the operator refuses it because every member runs 3.6.
-    await patchSpec(h, ns, name, { version: UPGRADE_FROM });
-    const refused = await eventually(
-      'status refuses the downgrade',
-      async () => {
-        const c = await getCluster(h, ns, name);
-        return c.status?.observedGeneration === c.metadata.generation &&
-          progressing(c)?.reason === 'UpgradePathRefused'
-          ? c
-          : undefined;
-      },
-      120_000,
-    );
-    expect(progressing(refused)?.message).toContain(`downgrade ${UPGRADE_TO} -> ${UPGRADE_FROM} is refused`);
-    const events = await eventually('the UpgradePathRefused Event', async () => {
-      const list = await h.core.listNamespacedEvent({ namespace: ns });
-      const found = list.items.filter((e) => e.reason === 'UpgradePathRefused');
-      return found.length > 0 ? found : undefined;
-    });
-    expect(events[0]?.message).toContain('etcdctl downgrade');
-    // Nothing was touched: every member still runs 3.6 on its Pod.
-    expect(refused.status?.members?.every((m) => m.version === UPGRADE_TO)).toBe(true);
-    const pods = (await h.core.listNamespacedPod({ namespace: ns })).items;
-    expect(pods.every((p) => p.spec?.containers[0]?.image === `quay.io/coreos/etcd:v${UPGRADE_TO}`)).toBe(
-      true,
-    );
-    await patchSpec(h, ns, name, { version: UPGRADE_TO });
-    await waitConverged(h, ns, name, 3, 120_000);
+    // A downgrade to a 3.5 patch below 3.5.32 is refused at once too (test/upgrade/downgrade.test.ts does the
+    // allowed downgrade); nothing was touched by any refusal.
+    const low = await refusal(patchSpec(h, ns, name, { version: '3.5.20' }));
+    expect(low).toMatchObject({ code: 422 });
+    const c = await getCluster(h, ns, name);
+    expect(c.spec.version).toBe(UPGRADE_TO);
+    expect(c.status?.members?.every((m) => m.version === UPGRADE_TO)).toBe(true);
   });
 
   test('3.6 is refused from a 3.5 patch below 3.5.32, naming the patch to take first (CEL)', async () => {

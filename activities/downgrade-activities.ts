@@ -1,0 +1,214 @@
+// The Downgrade operation's etcd side effects: read etcd's cluster/storage versions and downgrade state, and validate+enable etcd's downgrade.
+//
+// Idempotent: enabling a downgrade that is already enabled (a retry after a crash) is success, and so is
+// one whose cluster version already reached the target. Reading uses etcd's Validate, which changes nothing
+// (etcd.io/docs/v3.6/downgrades/downgrade_3_6, step 3); Cancel is never used to probe.
+import { ApplicationFailure } from '@temporalio/common';
+import { Etcd3 } from 'etcd3';
+import type { IOptions } from 'etcd3';
+import { noop } from 'cockatiel';
+import { FailureTypes } from '../crds/conditions';
+import { memberClientURL } from '../crds/names';
+import type { ClusterRef } from './member-manifests';
+
+/** What etcd says about a downgrade; workflows/downgrade-plan.ts decides on it. */
+export interface DowngradeObservation {
+  /** etcd's cluster version (`etcdcluster` of a member's /version, e.g. `3.6.0`); the highest any member reports. */
+  clusterVersion?: string;
+  /** `storage` of each member's /version that reports one (3.6 and later), by member name. */
+  storageVersions: Record<string, string>;
+  /** Whether a downgrade is enabled (etcd's Validate answers "downgrade job in progress"); undefined when unknown. */
+  enabled?: boolean;
+}
+
+/** What one member's `/version` says: its binary, the cluster version, and (3.6 and later) its storage version. */
+export interface MemberVersions {
+  server?: string;
+  cluster?: string;
+  storage?: string;
+}
+
+export type DowngradeAction = 'Validate' | 'Enable' | 'Cancel';
+
+/** The two etcd calls a downgrade needs. */
+export interface DowngradeEtcd {
+  /** Maintenance.Downgrade through any of `endpoints`; rejects with etcd's error. */
+  downgrade(endpoints: string[], action: DowngradeAction, version: string): Promise<void>;
+  /** GET `<clientURL>/version`. */
+  versions(clientURL: string): Promise<MemberVersions>;
+}
+
+/** How etcd answered a downgrade request that it refused. */
+export type DowngradeRefusal = 'in-progress' | 'invalid-target' | 'other';
+
+/**
+ * etcd's refusals by their message (etcdserver/api/v3rpc/rpctypes): "cluster has a downgrade job in progress"
+ * (ErrGRPCDowngradeInProcess) and "invalid downgrade target version" (ErrGRPCInvalidDowngradeTargetVersion).
+ */
+export function classifyDowngradeError(message: string): DowngradeRefusal {
+  if (/downgrade job in progress/i.test(message)) return 'in-progress';
+  if (/invalid downgrade target version/i.test(message)) return 'invalid-target';
+  return 'other';
+}
+
+/** `3.5.0` -> `3.4.0`: the target etcd accepts once its cluster version is `3.5`. */
+export function previousMinor(version: string): string | undefined {
+  const m = /^(\d+)\.(\d+)\.\d+$/.exec(version);
+  if (!m || Number(m[2]) === 0) return undefined;
+  return `${m[1]}.${Number(m[2]) - 1}.0`;
+}
+
+const minorOf = (v: string | undefined) => {
+  const m = /^(\d+)\.(\d+)\./.exec(v ?? '');
+  return m ? Number(m[1]) * 1000 + Number(m[2]) : undefined;
+};
+
+/** The highest of the cluster versions members report (they agree, except for a moment while etcd moves it). */
+export function highestClusterVersion(reports: readonly MemberVersions[]): string | undefined {
+  let best: string | undefined;
+  for (const r of reports) {
+    const m = minorOf(r.cluster);
+    if (m !== undefined && (best === undefined || m > (minorOf(best) ?? -1))) best = r.cluster;
+  }
+  return best;
+}
+
+const messageOf = (err: unknown) => (err instanceof Error ? err.message : String(err));
+
+export function createDowngradeEtcd(
+  options: { callTimeoutMs?: number; credentials?: IOptions['credentials'] } = {},
+): DowngradeEtcd {
+  const timeout = options.callTimeoutMs ?? 5000;
+  return {
+    async downgrade(endpoints, action, version) {
+      if (endpoints.length === 0) throw new Error('no etcd endpoints to talk to');
+      const client = new Etcd3({
+        hosts: endpoints,
+        dialTimeout: timeout,
+        // The activity's retry policy is the one place that retries.
+        faultHandling: { global: noop, host: () => noop },
+        defaultCallOptions: (ctx) => (ctx.isStream ? {} : { deadline: Date.now() + timeout }),
+        ...(options.credentials ? { credentials: options.credentials } : {}),
+      });
+      try {
+        await client.maintenance.downgrade({ action, version });
+      } finally {
+        client.close();
+      }
+    },
+    async versions(clientURL) {
+      const res = await fetch(`${clientURL}/version`, { signal: AbortSignal.timeout(timeout) });
+      if (!res.ok) throw new Error(`${clientURL}/version answered ${res.status}`);
+      const body = (await res.json()) as { etcdserver?: string; etcdcluster?: string; storage?: string };
+      return {
+        ...(body.etcdserver ? { server: body.etcdserver } : {}),
+        ...(body.etcdcluster ? { cluster: body.etcdcluster } : {}),
+        ...(body.storage ? { storage: body.storage } : {}),
+      };
+    },
+  };
+}
+
+export function createDowngradeActivities(deps: { etcd: DowngradeEtcd }) {
+  const { etcd } = deps;
+  const endpointsOf = (ref: ClusterRef, members: readonly string[]) =>
+    members.map((m) => memberClientURL(ref, m));
+
+  /** Whether a downgrade is enabled, asked with Validate (read-only): undefined when etcd's answer says neither. */
+  async function enabled(endpoints: string[], targetVersion: string): Promise<boolean | undefined> {
+    for (const version of [targetVersion, previousMinor(targetVersion)]) {
+      if (version === undefined) return undefined;
+      try {
+        await etcd.downgrade(endpoints, 'Validate', version);
+        return false;
+      } catch (err) {
+        const refusal = classifyDowngradeError(messageOf(err));
+        if (refusal === 'in-progress') return true;
+        // The target is not one minor below the cluster version: ask with the minor below it (etcd's cluster
+        // version has already reached the target, or passed it).
+        if (refusal === 'invalid-target') continue;
+        throw err;
+      }
+    }
+    return undefined;
+  }
+
+  async function readVersions(ref: ClusterRef, members: readonly string[]) {
+    const reports = await Promise.all(
+      members.map(async (name) => {
+        try {
+          return { name, ...(await etcd.versions(memberClientURL(ref, name))) };
+        } catch {
+          return { name };
+        }
+      }),
+    );
+    return reports;
+  }
+
+  return {
+    /** etcd's cluster version, each member's storage version and whether a downgrade is enabled; changes nothing. */
+    async observeDowngrade(input: {
+      ref: ClusterRef;
+      members: string[];
+      targetVersion: string;
+    }): Promise<DowngradeObservation> {
+      const reports = await readVersions(input.ref, input.members);
+      const clusterVersion = highestClusterVersion(reports);
+      const storageVersions: Record<string, string> = {};
+      for (const r of reports) if (r.storage) storageVersions[r.name] = r.storage;
+      let isEnabled: boolean | undefined;
+      try {
+        isEnabled = await enabled(endpointsOf(input.ref, input.members), input.targetVersion);
+      } catch {
+        isEnabled = undefined;
+      }
+      return {
+        ...(clusterVersion ? { clusterVersion } : {}),
+        storageVersions,
+        ...(isEnabled !== undefined ? { enabled: isEnabled } : {}),
+      };
+    },
+
+    /**
+     * Validate, then Enable etcd's downgrade to `targetVersion` (`3.5.0`). A downgrade already in progress, or a
+     * cluster version already at the target, is success (a retry finds its own work). etcd's refusal of the
+     * target is permanent (DowngradeRefused): no member has been touched.
+     */
+    async enableDowngrade(input: {
+      ref: ClusterRef;
+      members: string[];
+      targetVersion: string;
+    }): Promise<'enabled' | 'already-enabled' | 'already-at-target'> {
+      const endpoints = endpointsOf(input.ref, input.members);
+      const refusal = async (err: unknown): Promise<'already-enabled' | 'already-at-target'> => {
+        const message = messageOf(err);
+        const kind = classifyDowngradeError(message);
+        if (kind === 'in-progress') return 'already-enabled';
+        if (kind === 'invalid-target') {
+          const cluster = highestClusterVersion(await readVersions(input.ref, input.members));
+          const at = minorOf(cluster);
+          if (at !== undefined && at <= (minorOf(input.targetVersion) ?? -1)) return 'already-at-target';
+          throw ApplicationFailure.nonRetryable(
+            `etcd refused the downgrade to ${input.targetVersion} (cluster version ${cluster ?? 'unknown'}): ${message}`,
+            FailureTypes.DowngradeRefused,
+          );
+        }
+        throw err;
+      };
+      try {
+        await etcd.downgrade(endpoints, 'Validate', input.targetVersion);
+      } catch (err) {
+        return refusal(err);
+      }
+      try {
+        await etcd.downgrade(endpoints, 'Enable', input.targetVersion);
+        return 'enabled';
+      } catch (err) {
+        return refusal(err);
+      }
+    },
+  };
+}
+
+export type DowngradeActivities = ReturnType<typeof createDowngradeActivities>;

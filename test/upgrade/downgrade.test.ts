@@ -1,0 +1,157 @@
+// Downgrade 3.6.16 -> 3.5.35 of 3 members under a client writing throughout, with a pre-downgrade snapshot to MinIO, and a clear CEL refusal of a 3.5 patch below the floor.
+import { startWriteLoad, UPGRADE_FROM, UPGRADE_TO } from '../../bench/upgrade';
+import { apiMessage } from '../localcluster/kube';
+import type { EtcdCluster } from '../../crds/etcd-cluster';
+import { createCredentialsSecret, listSnapshots, minioDestination } from '../backup/backup-harness';
+import type { EtcdSnapshot } from '../../crds/etcd-snapshot';
+import { Labels } from '../../crds/labels';
+import type { Harness } from '../support/cluster-harness';
+import {
+  connect,
+  createCluster,
+  eventually,
+  freshNamespace,
+  getCluster,
+  memberHashes,
+  patchSpec,
+  readKeys,
+  waitConverged,
+} from '../support/cluster-harness';
+
+jest.setTimeout(1_200_000);
+
+let h: Harness;
+beforeAll(() => {
+  h = connect();
+});
+
+const progressing = (c: EtcdCluster) => c.status?.conditions?.find((x) => x.type === 'Progressing');
+
+describe('rolling downgrade', () => {
+  let ns: string;
+  const name = 'down';
+
+  test(`${UPGRADE_TO} -> ${UPGRADE_FROM} under writes: etcd's downgrade enabled first, the leader restarted last, every acknowledged write kept, equal hashkv, the pre-downgrade snapshot named`, async () => {
+    ns = await freshNamespace(h, 'downgrade');
+    await createCredentialsSecret(h, ns, 's3');
+    await createCluster(h, ns, name, {
+      replicas: 3,
+      version: UPGRADE_TO,
+      backup: { destination: minioDestination(h, 's3', `downgrade/${ns}`) },
+    });
+    const before = await waitConverged(h, ns, name, 3, 300_000);
+    expect(before.status?.members?.map((m) => m.version)).toEqual([UPGRADE_TO, UPGRADE_TO, UPGRADE_TO]);
+    const ids = before.status?.members?.map((m) => [m.name, m.id]);
+    const oldLeader = before.status?.members?.find((m) => m.leader)?.name ?? '';
+
+    const load = startWriteLoad({ namespace: ns, name, prefix: '/downgrade' });
+    await new Promise((r) => setTimeout(r, 3000));
+    await patchSpec(h, ns, name, { version: UPGRADE_FROM });
+
+    const podUids = async () =>
+      new Map(
+        (await h.core.listNamespacedPod({ namespace: ns, labelSelector: Labels.member })).items.map((p) => [
+          p.metadata?.name ?? '',
+          p.metadata?.uid,
+        ]),
+      );
+    const original = await podUids();
+    const restartedOrder: string[] = [];
+    const operationTypes = new Set<string>();
+    /** Versions status showed while the operation still ran: they must change during it. */
+    const versionsDuring = new Set<string>();
+    const done = await eventually(
+      'every member reports 3.5 and the Downgrade finished',
+      async () => {
+        const c = await getCluster(h, ns, name);
+        const s = c.status;
+        if (s?.currentOperation) {
+          operationTypes.add(s.currentOperation.type);
+          versionsDuring.add((s.members ?? []).map((m) => `${m.name}=${m.version ?? '?'}`).join(','));
+        }
+        for (const [pod, uid] of await podUids()) {
+          if (original.has(pod) && original.get(pod) !== uid && !restartedOrder.includes(pod))
+            restartedOrder.push(pod);
+        }
+        if (!s) return undefined;
+        const ok =
+          s.observedGeneration === c.metadata.generation &&
+          s.members?.length === 3 &&
+          s.members.every((m) => m.version === UPGRADE_FROM && m.ready) &&
+          !s.currentOperation &&
+          s.lastOperation?.type === 'Downgrade';
+        return ok ? c : undefined;
+      },
+      900_000,
+      300,
+    );
+    const report = await load.stop();
+    console.log(
+      `downgrade under writes: ${report.acknowledged.size} acknowledged, ${report.failedAttempts} attempts retried, ` +
+        `${report.failedWrites} writes failed, longest gap ${report.longestGapMs} ms; order ${restartedOrder.join(', ')}`,
+    );
+
+    expect([...operationTypes]).toEqual(['Downgrade']);
+    expect(done.status?.lastOperation).toMatchObject({ type: 'Downgrade', result: 'Succeeded' });
+    // Same members, restarted on their claims.
+    expect(done.status?.members?.map((m) => [m.name, m.id])).toEqual(ids);
+    // Followers first by ordinal, the old leader last.
+    const followers = [`${name}-0`, `${name}-1`, `${name}-2`].filter((m) => m !== oldLeader);
+    expect(restartedOrder).toEqual([...followers, oldLeader]);
+    const pods = (await h.core.listNamespacedPod({ namespace: ns, labelSelector: Labels.member })).items;
+    expect(pods).toHaveLength(3);
+    expect(pods.every((p) => p.spec?.containers[0]?.image === `quay.io/coreos/etcd:v${UPGRADE_FROM}`)).toBe(
+      true,
+    );
+    // status.members[].version moved while the operation ran: some member was seen on 3.5 before the end.
+    expect([...versionsDuring].some((v) => v.includes(`=${UPGRADE_FROM}`))).toBe(true);
+
+    // etcd's downgrade was enabled (Event), and etcd reports the cluster at 3.5 with the downgrade finished.
+    const events = (await h.core.listNamespacedEvent({ namespace: ns })).items;
+    expect(events.some((e) => e.reason === 'DowngradeEnabled' && e.message?.includes('3.5.0'))).toBe(true);
+    expect(
+      events.some(
+        (e) =>
+          e.reason === 'DowngradeStarted' &&
+          e.message?.includes(`downgrade ${ns}/${name} ${UPGRADE_TO} -> ${UPGRADE_FROM}`),
+      ),
+    ).toBe(true);
+
+    // The pre-downgrade snapshot exists, succeeded, and its artifact is named in lastOperation.message.
+    const snaps = (await listSnapshots(h, ns)).filter((x) =>
+      x.metadata?.name?.startsWith(`${name}-pre-upgrade-`),
+    );
+    expect(snaps).toHaveLength(1);
+    const snap = snaps[0] as EtcdSnapshot;
+    expect(snap.status?.phase).toBe('Succeeded');
+    const uri = snap.status?.artifact?.uri ?? '';
+    expect(uri).toMatch(/^s3:\/\//);
+    expect(done.status?.lastOperation?.message).toContain(uri);
+
+    // No acknowledged write lost; every member holds the same data.
+    expect(report.acknowledged.size).toBeGreaterThan(0);
+    const read = await eventually('keys readable', () => readKeys(ns, name, '/downgrade'));
+    const missing = [...report.acknowledged].filter(([k, v]) => read.get(k) !== v);
+    expect(missing).toEqual([]);
+    const hashes = await eventually('equal hashKV on all members', async () => {
+      const hs = await memberHashes(h, ns, name, [`${name}-0`, `${name}-1`, `${name}-2`]);
+      return new Set(hs.values()).size === 1 ? hs : undefined;
+    });
+    expect(hashes.size).toBe(3);
+    expect(progressing(done)?.reason).toBe('Converged');
+  });
+
+  test('a downgrade to a 3.5 patch below 3.5.32 is refused by CEL, naming the patch to take', async () => {
+    const ns2 = await freshNamespace(h, 'downgrade-floor');
+    // Paused: only the spec transition is judged.
+    await createCluster(h, ns2, 'new', { replicas: 0, version: UPGRADE_TO });
+    const refused = await patchSpec(h, ns2, 'new', { version: '3.5.20' }).then(
+      () => undefined,
+      (err: unknown) => ({ code: (err as { code?: number }).code, message: apiMessage(err) }),
+    );
+    expect(refused).toMatchObject({ code: 422 });
+    expect(refused?.message).toContain(
+      `version ${UPGRADE_TO} -> 3.5.20 is refused: a cluster that runs 3.6 may only have 3.5 members on 3.5.32 or later`,
+    );
+  });
+});

@@ -1,0 +1,132 @@
+// Gates a rolling downgrade one minor down on etcd's downgrade API: enable it, wait for etcd to move its cluster and storage versions, then let the roll proceed, and wait for etcd to finish.
+//
+// Pure and sandbox-safe; plan.ts calls it as the check `downgradeGate` just before `upgradeMembers`, which
+// does the roll (followers first, the leader last, same gates as an upgrade). Invariant: no member is
+// restarted on a lower minor while etcd's cluster version, or any member's storage version, is still above
+// that minor: a 3.5 binary refuses to join a cluster whose version is 3.6 (etcd.io/docs/v3.6/downgrades/
+// downgrade_3_6, steps 3-4: validate, enable, confirm the storage version migrated, then roll).
+import type { DowngradeObservation } from '../activities/downgrade-activities';
+import { Reasons } from '../crds/conditions';
+import type { UpgradeMemberView } from './upgrade-plan';
+import { parseVersion } from './upgrade-path';
+import type { Version } from './upgrade-path';
+
+export type { DowngradeObservation };
+
+/** Enable etcd's downgrade to `to`'s minor: Validate, then Enable (each safe to repeat). */
+export interface EnableDowngradeStep {
+  kind: 'EnableDowngrade';
+  /** The version members run now, e.g. 3.6.16. */
+  from: string;
+  /** spec.version, e.g. 3.5.35. */
+  to: string;
+  /** What etcd's API takes: `3.5.0`. */
+  targetVersion: string;
+}
+
+export type DowngradeWaitReason = typeof Reasons.WaitingForClusterVersion | typeof Reasons.MemberNotReady;
+
+export type DowngradeGateDecision =
+  EnableDowngradeStep | { kind: 'Wait'; reason: DowngradeWaitReason; message: string };
+
+const minorText = (v: Pick<Version, 'major' | 'minor'>) => `${v.major}.${v.minor}`;
+const above = (v: Version, target: Version) =>
+  v.major > target.major || (v.major === target.major && v.minor > target.minor);
+
+/** Whether moving from `from` to `to` lowers the minor: a Downgrade operation rather than an Upgrade. */
+export function lowersMinor(from: string, to: string): boolean {
+  const a = parseVersion(from);
+  const b = parseVersion(to);
+  return a !== undefined && b !== undefined && a.major === b.major && a.minor > b.minor;
+}
+
+/** The version etcd's downgrade API takes for a target: its minor with patch 0 (`3.5.35` -> `3.5.0`). */
+export function downgradeTargetVersion(target: string): string | undefined {
+  const v = parseVersion(target);
+  return v ? `${minorText(v)}.0` : undefined;
+}
+
+/**
+ * The downgrade's own step or wait, or undefined when the roll may go on (or there is no downgrade).
+ *
+ * Without an observation (the cluster workflow plans without one) a cluster whose every member runs a higher
+ * minor than the target needs the downgrade enabled first: that step starts the Downgrade operation, which
+ * observes etcd and asks again. With one, etcd's cluster and storage versions decide.
+ */
+export function planDowngradeGate(input: {
+  target: string;
+  members: readonly UpgradeMemberView[];
+  observation?: DowngradeObservation;
+}): DowngradeGateDecision | undefined {
+  const target = parseVersion(input.target);
+  const targetVersion = downgradeTargetVersion(input.target);
+  if (!target || !targetVersion) return undefined;
+  const { members, observation } = input;
+  const higher = members.filter((m) => {
+    const v = parseVersion(m.podVersion);
+    return v !== undefined && above(v, target);
+  });
+  const wait = (reason: DowngradeWaitReason, message: string): DowngradeGateDecision => ({
+    kind: 'Wait',
+    reason,
+    message,
+  });
+
+  if (higher.length === 0) {
+    // Every Pod runs the target minor. etcd ends the downgrade itself once every member runs it; the
+    // operation waits for that so "done" means etcd says so, not only the Pods.
+    const allOnTarget = members.every((m) => m.version === undefined || m.version === input.target);
+    if (observation?.enabled === true && allOnTarget) {
+      return wait(
+        Reasons.WaitingForClusterVersion,
+        `every member runs ${input.target}; waiting for etcd to finish the downgrade to ${minorText(target)}`,
+      );
+    }
+    return undefined;
+  }
+
+  const clusterVersion = parseVersion(observation?.clusterVersion);
+  if (!observation || !clusterVersion) {
+    // Without etcd's word, the versions members run tell: while one runs the target minor the cluster
+    // version is that minor already (a rollback of an unfinished upgrade), so no enable is needed.
+    const runsTargetMinor = members.some((m) => {
+      const v = parseVersion(m.version);
+      return v !== undefined && !above(v, target);
+    });
+    if (runsTargetMinor) return undefined;
+    if (observation) return wait(Reasons.MemberNotReady, "no member reports etcd's cluster version yet");
+  } else if (!above(clusterVersion, target)) {
+    const unmigrated = Object.entries(observation.storageVersions)
+      .filter(([, s]) => {
+        const v = parseVersion(s);
+        return v !== undefined && above(v, target);
+      })
+      .sort(([a], [b]) => a.localeCompare(b));
+    const first = unmigrated[0];
+    if (first) {
+      return wait(
+        Reasons.WaitingForClusterVersion,
+        `the cluster version is ${observation.clusterVersion}; waiting for etcd to migrate the storage version of ${first[0]} (${first[1]}) to ${targetVersion}`,
+      );
+    }
+    return undefined;
+  } else if (observation.enabled === true) {
+    return wait(
+      Reasons.WaitingForClusterVersion,
+      `downgrade to ${minorText(target)} enabled; waiting for etcd to move the cluster version from ${observation.clusterVersion} to ${targetVersion}`,
+    );
+  }
+
+  // etcd's guide: "the running cluster must be healthy" before the downgrade is enabled.
+  const unready = [...members]
+    .sort((a, b) => a.ordinal - b.ordinal)
+    .find((m) => !m.healthy || (!m.isLearner && !m.ready));
+  if (unready) {
+    return wait(
+      Reasons.MemberNotReady,
+      `${unready.name} is not ready; the downgrade is enabled only while every member is`,
+    );
+  }
+  const from = higher.map((m) => m.podVersion).sort()[0] ?? '?';
+  return { kind: 'EnableDowngrade', from, to: input.target, targetVersion };
+}
