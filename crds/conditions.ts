@@ -42,6 +42,10 @@ export const Reasons = {
   // Degraded
   MembersHealthy: 'MembersHealthy',
   MemberDataLost: 'MemberDataLost',
+  // Progressing=True: a config rollout (workflows/rollout-plan.ts)
+  RollingOut: 'RollingOut',
+  // Progressing=False: spec.storage.size grew but the claims' StorageClass does not allow volume expansion
+  StorageExpansionRefused: 'StorageExpansionRefused',
 } as const;
 export type Reason = (typeof Reasons)[keyof typeof Reasons];
 

@@ -24,6 +24,7 @@ import { answeringMembers, awaitsAnAnswer, continuesOperation, describeStep, pla
 import { operationStepSignal } from './messages';
 import { desiredOf, recordedAfter } from './observation';
 import { takePreUpgradeSnapshot } from './upgrade-snapshot';
+import { executeRolloutStep } from './rollout-execute';
 
 export interface OperationInput {
   ref: ClusterRef;
@@ -148,6 +149,11 @@ export async function clusterOperationWorkflow(input: OperationInput): Promise<O
         );
         return;
       }
+      case 'RolloutMember':
+      case 'UpdateMemberMetadata':
+      case 'ExpandClaim':
+        await executeRolloutStep({ ref, spec, step, details });
+        return;
       case 'Bootstrap':
         await createSeed(step.member);
         return;
@@ -222,7 +228,8 @@ export async function clusterOperationWorkflow(input: OperationInput): Promise<O
 
   async function run(): Promise<string> {
     for (;;) {
-      const observation = await acts.observeCluster({ ref, version: spec.version });
+      // With the spec, Pods are compared with its template (rollouts); an added input field replays as before.
+      const observation = await acts.observeCluster({ ref, version: spec.version, spec });
       recorded = recordedAfter(recorded, observation);
       const observed: Observed = {
         kube: observation.kube,
@@ -296,6 +303,8 @@ export async function clusterOperationWorkflow(input: OperationInput): Promise<O
   /** Undo what this operation left half-done; runs even when the operation was cancelled. */
   async function compensate(): Promise<string> {
     if (type === 'Upgrade') return finishUpgradeRestart();
+    // A halted rollout may likewise have stopped a member: it comes back the same way.
+    if (type === 'Rollout') return finishUpgradeRestart();
     if (!pendingLearner) return 'nothing was left half-done';
     const { member, id } = pendingLearner;
     details(`halted: removing learner ${member} it added`);
