@@ -34,12 +34,15 @@ export async function readStorageClasses(
   const names = [...new Set(claims.map((c) => c.spec?.storageClassName).filter((n): n is string => !!n))];
   const entries = await Promise.all(
     names.map(async (name): Promise<[string, boolean | undefined]> => {
-      const sc = await kube.read<StorageClassLike>({
-        apiVersion: 'storage.k8s.io/v1',
-        kind: 'StorageClass',
-        namespace: '',
-        name,
-      });
+      // A class the operator may not read (RBAC) counts as not found: observing must not fail over it.
+      const sc = await kube
+        .read<StorageClassLike>({
+          apiVersion: 'storage.k8s.io/v1',
+          kind: 'StorageClass',
+          namespace: '',
+          name,
+        })
+        .catch(() => undefined);
       return [name, sc ? sc.allowVolumeExpansion === true : undefined];
     }),
   );

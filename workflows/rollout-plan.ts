@@ -134,7 +134,7 @@ export type StorageDecision =
 const refusalText: Record<Exclude<ClaimStorageObservation['expansion'], 'Allowed'>, string> = {
   NoStorageClass: 'has no StorageClass',
   ClassForbids: 'has a StorageClass without allowVolumeExpansion',
-  ClassNotFound: 'names a StorageClass that does not exist',
+  ClassNotFound: 'names a StorageClass that does not exist (or the operator may not read)',
 };
 
 /**
