@@ -25,6 +25,10 @@ import type { RestoreInit } from './restore-manifests';
 import { RESTORE_CONTAINER, restoreFailureOf } from './restore-manifests';
 import { etcdVersionOfImage } from './upgrade-images';
 import { createUpgradeActivities } from './upgrade-activities';
+import { createRolloutActivities } from './rollout-activities';
+import type { ClaimLike } from './rollout-observation';
+import { claimStorageOf, readStorageClasses } from './rollout-observation';
+import { podTemplate, templateObservation, withRolloutAnnotations } from './rollout-template';
 
 export interface ActivityDeps {
   kube: KubeObjects;
@@ -117,9 +121,16 @@ export function createActivities(deps: ActivityDeps) {
     throw last;
   }
 
-  async function observe(input: { ref: ClusterRef; version: string }): Promise<ClusterObservation> {
+  async function observe(input: {
+    ref: ClusterRef;
+    version: string;
+    spec?: EtcdClusterSpec;
+  }): Promise<ClusterObservation> {
     const { ref } = input;
     const versionKnown = deps.imageFor(input.version) !== undefined;
+    // With the spec, each Pod is compared with the template it asks for (rollouts); without, nothing is said of it.
+    const image = input.spec ? deps.imageFor(input.spec.version) : undefined;
+    const template = input.spec && image ? podTemplate({ ref, spec: input.spec, image }) : undefined;
     const [pods, claims] = await Promise.all([
       memberPods(ref),
       kube.list<KubernetesObject & { metadata?: { deletionTimestamp?: unknown } }>(
@@ -160,8 +171,12 @@ export function createActivities(deps: ActivityDeps) {
         ...(waiting?.reason ? { waitingReason: waiting.reason } : {}),
         restartCount: etcdStatus?.restartCount ?? 0,
         uid: p.metadata?.uid ?? '',
+        ...(template && input.spec
+          ? { template: templateObservation(p.metadata?.annotations, template, input.spec) }
+          : {}),
       };
     }
+    const classes = input.spec ? await readStorageClasses(kube, claims as ClaimLike[]) : undefined;
     for (const c of claims) {
       const name = c.metadata?.labels?.[Labels.member];
       if (!name) continue;
@@ -171,6 +186,7 @@ export function createActivities(deps: ActivityDeps) {
           c.metadata?.annotations?.[Annotations.dataLost] === 'true' ||
           // etcd itself said so: its log was gone or cut short when it restarted on this claim.
           lostRaftLog.has(name),
+        ...(classes ? { storage: claimStorageOf(c as ClaimLike, classes) } : {}),
       };
     }
 
@@ -216,10 +232,17 @@ export function createActivities(deps: ActivityDeps) {
 
   return {
     ...createUpgradeActivities({ kube: deps.kube }),
+    ...createRolloutActivities({ kube: deps.kube }),
 
-    /** Reads Pods, claims and etcd's member list and per-member status; never changes anything. */
-    observeCluster: (input: { ref: ClusterRef; version: string }): Promise<ClusterObservation> =>
-      observe(input),
+    /**
+     * Reads Pods, claims and etcd's member list and per-member status; never changes anything. With `spec`,
+     * also whether each Pod matches the spec's template and each claim's size (rollouts).
+     */
+    observeCluster: (input: {
+      ref: ClusterRef;
+      version: string;
+      spec?: EtcdClusterSpec;
+    }): Promise<ClusterObservation> => observe(input),
 
     /** The headless peer Service, the voters-only client Service and the PodDisruptionBudget. */
     async ensureClusterObjects(input: { ref: ClusterRef; voters: number }): Promise<void> {
@@ -345,16 +368,20 @@ export function createActivities(deps: ActivityDeps) {
           );
         }
       }
-      const pod = memberPod({
-        ref,
-        spec,
-        member,
-        role,
-        image,
-        initialClusterState: mode === 'seed' ? 'new' : 'existing',
-        initialCluster: cluster,
-        ...(mode === 'seed' && input.restore ? { restore: input.restore } : {}),
-      });
+      // The template hash (activities/rollout-template.ts) lets later observations tell whether the Pod is out of date.
+      const pod = withRolloutAnnotations(
+        memberPod({
+          ref,
+          spec,
+          member,
+          role,
+          image,
+          initialClusterState: mode === 'seed' ? 'new' : 'existing',
+          initialCluster: cluster,
+          ...(mode === 'seed' && input.restore ? { restore: input.restore } : {}),
+        }),
+        { ref, spec, image },
+      );
       return kube.createIfAbsent(pod as KubernetesObject);
     },
 

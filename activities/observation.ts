@@ -1,4 +1,6 @@
 // What observeCluster reports: Kubernetes' and etcd's views of one cluster, as plain serialisable data.
+import type { ClaimStorageObservation } from './rollout-observation';
+import type { PodTemplateObservation } from './rollout-template';
 
 export type PodPhase = 'Pending' | 'Running' | 'Succeeded' | 'Failed' | 'Unknown';
 
@@ -17,12 +19,19 @@ export interface KubeMemberObservation {
     restoreFailure?: { reason: string; message: string; permanent: boolean };
     /** The etcd version of the etcd container's image, when its tag names one (what it runs after a restart). */
     version?: string;
+    /** Only when observed with a spec: whether the Pod was rendered from the spec's template (rollouts). */
+    template?: PodTemplateObservation;
   };
   /**
    * dataLost: the claim carries the etcd.conductor.dev/data-lost annotation, or the member's etcd last
    * exited reporting its raft log lost (it restarted on a wiped claim).
    */
-  claim?: { terminating: boolean; dataLost: boolean };
+  claim?: {
+    terminating: boolean;
+    dataLost: boolean;
+    /** Only when observed with a spec: its size and whether its StorageClass lets it grow (rollouts). */
+    storage?: ClaimStorageObservation;
+  };
 }
 
 /** One member as etcd's member list and the member's own status describe it. */

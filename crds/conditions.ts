@@ -46,6 +46,10 @@ export const Reasons = {
   Downgrading: 'Downgrading',
   // Progressing=False: a downgrade waits for etcd to move its cluster or storage version to the target minor
   WaitingForClusterVersion: 'WaitingForClusterVersion',
+  // Progressing=True: a config rollout (workflows/rollout-plan.ts)
+  RollingOut: 'RollingOut',
+  // Progressing=False: spec.storage.size grew but the claims' StorageClass does not allow volume expansion
+  StorageExpansionRefused: 'StorageExpansionRefused',
 } as const;
 export type Reason = (typeof Reasons)[keyof typeof Reasons];
 

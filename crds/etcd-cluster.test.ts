@@ -138,6 +138,7 @@ const statusFields = {
   observedGeneration: { shape: 'integer', required: false },
   replicas: { shape: 'integer', required: false },
   readyReplicas: { shape: 'integer', required: false },
+  updatedReplicas: { shape: 'integer', required: false },
   selector: { shape: 'string', required: false },
   clusterId: { shape: 'string', required: false },
   clientEndpoint: { shape: 'string', required: false },
@@ -154,6 +155,7 @@ const memberFields = {
   ready: { shape: 'boolean', required: true },
   leader: { shape: 'boolean', required: true },
   version: { shape: 'string', required: false },
+  upToDate: { shape: 'boolean', required: false },
 } as const satisfies Mirror<MemberStatus>;
 
 const conditionFields = {

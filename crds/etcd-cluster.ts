@@ -85,6 +85,7 @@ export const OPERATION_TYPES = [
   'Resume',
   'Upgrade',
   'Downgrade',
+  'Rollout',
 ] as const;
 export type OperationType = (typeof OPERATION_TYPES)[number];
 
@@ -236,6 +237,8 @@ export interface MemberStatus {
   leader: boolean;
   /** etcd server version the member reports. */
   version?: string;
+  /** Its Pod runs the spec's template and carries its podLabels/podAnnotations (absent when not known). */
+  upToDate?: boolean;
 }
 
 /** The standard metav1.Condition shape. */
@@ -275,6 +278,8 @@ export interface EtcdClusterStatus {
   replicas?: number;
   /** Voters that answer and whose Pod is Ready. */
   readyReplicas?: number;
+  /** Members whose Pod runs the spec's template (members[].upToDate); absent when not known. */
+  updatedReplicas?: number;
   /** Label selector of the member Pods, for /scale. */
   selector?: string;
   /** Decimal uint64; the same across pause and resume. */

@@ -93,12 +93,16 @@ describe('RBAC', () => {
     );
   // Both scopes add the watcher Lease's Role and RoleBinding in the release namespace.
   const lease = ['Role etcd-conductor', 'RoleBinding etcd-conductor'];
+  // Both scopes also bind the cluster-scoped reads (StorageClasses), which no Role can grant.
+  const clusterRead = ['ClusterRole (cluster)', 'ClusterRoleBinding (cluster)'];
   it('cluster scope grants through a ClusterRole bound cluster-wide', () => {
-    expect(rbacKinds('cluster')).toEqual(['ClusterRole (cluster)', 'ClusterRoleBinding (cluster)', ...lease]);
+    expect(rbacKinds('cluster').sort()).toEqual(
+      ['ClusterRole (cluster)', 'ClusterRoleBinding (cluster)', ...clusterRead, ...lease].sort(),
+    );
   });
   it('namespace scope grants only in the release namespace and makes the operator watch only there', () => {
     expect(rbacKinds('namespace').sort()).toEqual(
-      ['Role etcd-conductor', 'RoleBinding etcd-conductor', ...lease].sort(),
+      ['Role etcd-conductor', 'RoleBinding etcd-conductor', ...clusterRead, ...lease].sort(),
     );
     expect(chartEnv(operatorContainer(['rbac.scope=namespace'])).WATCH_NAMESPACE).toBe('etcd-conductor');
   });

@@ -103,6 +103,8 @@ export async function etcdClusterWorkflow(
   let lastDecision = '';
   /** The refused upgrade path last told as an Event, so each refusal is one Event, not one per observation. */
   let refusalReported = '';
+  /** Likewise the storage growth last refused (workflows/rollout-plan.ts). */
+  let storageRefusalReported = '';
   /** The running operation's scope: deleting the EtcdCluster cancels it (its own compensation still runs). */
   let operationScope: CancellationScope | undefined;
 
@@ -332,7 +334,7 @@ export async function etcdClusterWorkflow(
     }
     dirty = false;
     const target = desired;
-    const observation = await acts.observeCluster({ ref, version: target.spec.version });
+    const observation = await acts.observeCluster({ ref, version: target.spec.version, spec: target.spec });
     recorded = recordedAfter(recorded, observation);
     const observed: Observed = { etcd: observation.etcd, kube: observation.kube, recorded };
     if (!observed.etcd) delete observed.etcd;
@@ -349,6 +351,20 @@ export async function etcdClusterWorkflow(
         ref,
         type: 'Warning',
         reason: Reasons.UpgradePathRefused,
+        message: step.message,
+      });
+    }
+
+    if (
+      step.kind === 'None' &&
+      step.reason === Reasons.StorageExpansionRefused &&
+      storageRefusalReported !== step.message
+    ) {
+      storageRefusalReported = step.message;
+      await acts.recordEvent({
+        ref,
+        type: 'Warning',
+        reason: Reasons.StorageExpansionRefused,
         message: step.message,
       });
     }

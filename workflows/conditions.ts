@@ -48,6 +48,7 @@ const progressingReason: Record<OperationType, Reason> = {
   Resume: Reasons.Resuming,
   Upgrade: Reasons.Upgrading,
   Downgrade: Reasons.Downgrading,
+  Rollout: Reasons.RollingOut,
 };
 
 const haltedReason: Record<Exclude<OperationResult, 'Succeeded'>, Reason> = {
@@ -88,6 +89,8 @@ function members(input: StatusInput): MemberStatus[] {
         leader: m.id === leaderId,
       };
       if (m.version !== undefined) status.version = m.version;
+      const template = kube.get(m.name)?.pod?.template;
+      if (template) status.upToDate = template.upToDate && template.metadataCurrent;
       return status;
     })
     .sort(byName);
@@ -242,6 +245,10 @@ export function computeStatus(input: StatusInput): EtcdClusterStatus {
   };
   const clusterId = observed.etcd?.clusterId ?? previous?.clusterId ?? observed.recorded.clusterId;
   if (clusterId !== undefined) status.clusterId = clusterId;
+  // Only when some Pod was compared with the spec's template: status written before rollouts stays as it was.
+  if (memberList.some((m) => m.upToDate !== undefined)) {
+    status.updatedReplicas = memberList.filter((m) => m.upToDate === true).length;
+  }
   if (input.currentOperation) status.currentOperation = input.currentOperation;
   if (input.lastOperation) status.lastOperation = input.lastOperation;
   return status;

@@ -27,6 +27,7 @@ import { operationStepSignal } from './messages';
 import { desiredOf, recordedAfter } from './observation';
 import { takePreUpgradeSnapshot } from './upgrade-snapshot';
 import { DowngradeEvents, observeDowngradeIfDue } from './downgrade-steps';
+import { executeRolloutStep } from './rollout-execute';
 
 export interface OperationInput {
   ref: ClusterRef;
@@ -193,6 +194,11 @@ export async function clusterOperationWorkflow(input: OperationInput): Promise<O
         );
         return;
       }
+      case 'RolloutMember':
+      case 'UpdateMemberMetadata':
+      case 'ExpandClaim':
+        await executeRolloutStep({ ref, spec, step, details });
+        return;
       case 'Bootstrap':
         await createSeed(step.member);
         return;
@@ -267,7 +273,8 @@ export async function clusterOperationWorkflow(input: OperationInput): Promise<O
 
   async function run(): Promise<string> {
     for (;;) {
-      const observation = await acts.observeCluster({ ref, version: spec.version });
+      // With the spec, Pods are compared with its template (rollouts); an added input field replays as before.
+      const observation = await acts.observeCluster({ ref, version: spec.version, spec });
       recorded = recordedAfter(recorded, observation);
       const downgrade =
         type === 'Downgrade' ? await observeDowngradeIfDue(downgradeActs, ref, spec, observation) : undefined;
@@ -343,7 +350,8 @@ export async function clusterOperationWorkflow(input: OperationInput): Promise<O
 
   /** Undo what this operation left half-done; runs even when the operation was cancelled. */
   async function compensate(): Promise<string> {
-    if (type === 'Upgrade' || type === 'Downgrade') return finishUpgradeRestart();
+    // A halted upgrade, downgrade or rollout may have stopped a member: it comes back on its claim.
+    if (type === 'Upgrade' || type === 'Downgrade' || type === 'Rollout') return finishUpgradeRestart();
     if (!pendingLearner) return 'nothing was left half-done';
     const { member, id } = pendingLearner;
     details(`halted: removing learner ${member} it added`);

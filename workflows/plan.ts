@@ -13,6 +13,15 @@ import { planUpgrade } from './upgrade-plan';
 import { upgradePath } from './upgrade-path';
 import type { DowngradeObservation, EnableDowngradeStep } from './downgrade-plan';
 import { lowersMinor, planDowngradeGate } from './downgrade-plan';
+import type {
+  ClaimStorageObservation,
+  ExpandClaimStep,
+  PodTemplateObservation,
+  RolloutLeaderStep,
+  RolloutMemberStep,
+  UpdateMemberMetadataStep,
+} from './rollout-plan';
+import { describeRolloutStep, planRollout, planStorageGrowth, summarizeRollout } from './rollout-plan';
 
 // ---------------------------------------------------------------------------------------------------
 // Inputs
@@ -29,6 +38,8 @@ export interface Desired {
   versionKnown: boolean;
   /** spec.version; members whose Pod runs another version are upgraded (absent: no upgrade planning). */
   version?: string;
+  /** spec.storage.size; claims smaller than it are grown where their class allows (absent: no growth planning). */
+  storageSize?: string;
 }
 
 /** One member as etcd's member list and its own status describe it (the observer's type, see activities/observation.ts). */
@@ -50,12 +61,14 @@ export interface KubeMemberView {
     restoreFailure?: { reason: string; message: string; permanent: boolean };
     /** The etcd version of the Pod's image (from its tag), when it has one. */
     version?: string;
+    /** Whether the Pod runs the spec's template (workflows/rollout-plan.ts); absent when not compared. */
+    template?: PodTemplateObservation;
   };
   /**
    * `dataLost` is the observer's verdict that the claim cannot hold the member's data: the claim carries
    * the etcd.conductor.dev/data-lost annotation, or it is not the claim the member started on.
    */
-  claim?: { terminating: boolean; dataLost: boolean };
+  claim?: { terminating: boolean; dataLost: boolean; storage?: ClaimStorageObservation };
 }
 
 export interface Observed {
@@ -121,8 +134,17 @@ export type Step =
   | UpgradeLeaderStep
   /** Validate and enable etcd's downgrade to spec.version's minor before any member restarts on it. */
   | EnableDowngradeStep
+  /** Config rollout (workflows/rollout-plan.ts): restart an out-of-date member, hand leadership away first, patch metadata, grow a claim. */
+  | RolloutMemberStep
+  | RolloutLeaderStep
+  | UpdateMemberMetadataStep
+  | ExpandClaimStep
   | { kind: 'Wait'; reason: WaitReason; message: string }
-  | { kind: 'None'; reason: typeof Reasons.Converged | typeof Reasons.Paused; message: string };
+  | {
+      kind: 'None';
+      reason: typeof Reasons.Converged | typeof Reasons.Paused | typeof Reasons.StorageExpansionRefused;
+      message: string;
+    };
 
 export type StepKind = Step['kind'];
 export type ActionStep = Exclude<Step, { kind: 'Wait' | 'None' }>;
@@ -439,6 +461,33 @@ const withEtcdChain: Check<WithEtcd>[] = [
     },
   },
   {
+    // After upgradeMembers: a version change also changes the image and so every Pod's template; the upgrade
+    // alone rolls it (its Pods come back on the new template), so nothing is restarted twice. Its own waits
+    // say which member is restarting (workflows/rollout-plan.ts).
+    name: 'rolloutMembers',
+    run: (c) => {
+      // A Pod deleted now could not come back: no image, or the path rules refuse the version (plan() holds starts).
+      if (!c.desired.versionKnown || upgradeRefusal(c.desired, c.observed) !== undefined) return undefined;
+      const kube = new Map(c.observed.kube.map((k) => [k.name, k]));
+      return planRollout({
+        ...(c.etcd.leaderId !== undefined ? { leaderId: c.etcd.leaderId } : {}),
+        members: c.members.map((m) => {
+          const pod = kube.get(m.name)?.pod;
+          return {
+            id: m.id,
+            name: m.name,
+            ordinal: m.ordinal,
+            isLearner: m.isLearner,
+            healthy: m.healthy,
+            ready: pod?.ready === true,
+            ...(m.raftIndex !== undefined ? { raftIndex: m.raftIndex } : {}),
+            ...(pod?.template ? { template: pod.template } : {}),
+          };
+        }),
+      });
+    },
+  },
+  {
     // "Add a single member, verify it starts correctly, and only then add the next" (etcd runtime reconfiguration guide).
     name: 'waitForUnreadyMembers',
     run: (c) => {
@@ -452,6 +501,22 @@ const withEtcdChain: Check<WithEtcd>[] = [
       if (c.members.length >= c.target) return undefined;
       const used = [...c.members.map((m) => m.name), ...c.observed.kube.map((k) => k.name)];
       return { kind: 'AddMember', member: nextMemberName(c.desired.cluster, used) };
+    },
+  },
+  {
+    // Last before converged: a claim that cannot grow must not hold anything else back, and its refusal
+    // (a None with its own reason) is what status shows once everything else is done.
+    name: 'growStorage',
+    run: (c) => {
+      if (c.desired.storageSize === undefined || c.desired.medium === 'Memory') return undefined;
+      const kube = new Map(c.observed.kube.map((k) => [k.name, k]));
+      return planStorageGrowth({
+        size: c.desired.storageSize,
+        claims: c.members.map((m) => {
+          const storage = kube.get(m.name)?.claim?.storage;
+          return { member: m.name, ordinal: m.ordinal, ...(storage ? { storage } : {}) };
+        }),
+      });
     },
   },
   {
@@ -669,10 +734,15 @@ export function operationFor(step: ActionStep, desiredReplicas: number): Operati
       return lowersMinor(step.from, step.to) ? 'Downgrade' : 'Upgrade';
     case 'EnableDowngrade':
       return 'Downgrade';
+    case 'RolloutMember':
+    case 'UpdateMemberMetadata':
+    case 'ExpandClaim':
+      return 'Rollout';
     case 'RemoveMember':
     case 'MoveLeader':
       if (step.reason === 'Upgrade')
         return lowersMinor(step.upgrade.from, step.upgrade.to) ? 'Downgrade' : 'Upgrade';
+      if (step.reason === 'Rollout') return 'Rollout';
       if (step.reason !== 'ScaleDown') return 'Heal';
       return desiredReplicas === 0 ? 'Pause' : 'ScaleDown';
     case 'RecreatePod':
@@ -694,6 +764,8 @@ const alsoContinues: Record<OperationType, readonly StepKind[]> = {
   Upgrade: ['RecreatePod'],
   // A downgrade rolls like an upgrade; a rollback of an unfinished upgrade has a patch-only member too.
   Downgrade: ['RecreatePod', 'UpgradeMember'],
+  // Likewise the member a rollout restarted.
+  Rollout: ['RecreatePod'],
 };
 
 /**
@@ -752,11 +824,16 @@ export function describeStep(step: Step): string {
       if (step.reason === 'Upgrade') {
         return `move leadership from ${step.from.name} to ${step.to.name}, which runs ${step.upgrade.to}, before upgrading ${step.from.name}`;
       }
+      if (step.reason === 'Rollout') return describeRolloutStep(step);
       return `move leadership from ${step.from.name} to ${step.to.name} before removing ${step.from.name}`;
     case 'UpgradeMember':
       return `restart member ${step.member} on ${step.to} (it runs ${step.from}): delete its Pod, keep its claim`;
     case 'EnableDowngrade':
       return `validate and enable etcd's downgrade to ${step.targetVersion} (members run ${step.from}, spec.version ${step.to})`;
+    case 'RolloutMember':
+    case 'UpdateMemberMetadata':
+    case 'ExpandClaim':
+      return describeRolloutStep(step);
     case 'RecreatePod':
       return `recreate the Pod of ${step.member} on its kept data`;
     case 'DeleteOrphan':
@@ -811,5 +888,16 @@ export function summarize(
             : undefined;
       return v ? `downgrade ${ref} ${v.from} -> ${v.to}` : `downgrade ${ref}`;
     }
+    case 'Rollout':
+      return summarizeRollout(
+        ref,
+        first?.kind === 'RolloutMember' ||
+          first?.kind === 'UpdateMemberMetadata' ||
+          first?.kind === 'ExpandClaim'
+          ? first
+          : first?.kind === 'MoveLeader' && first.reason === 'Rollout'
+            ? first
+            : undefined,
+      );
   }
 }

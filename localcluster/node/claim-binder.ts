@@ -1,11 +1,19 @@
-// Once per stack: gives every pending PersistentVolumeClaim a hostPath volume and binds it, and deletes volume and data when the claim goes.
+// Once per stack: gives every pending PersistentVolumeClaim a hostPath volume and binds it, grows it when the claim asks for more and its class allows it, and deletes volume and data when the claim goes.
 import { mkdirSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { CoreV1Api, KubeConfig, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
+import {
+  CoreV1Api,
+  KubeConfig,
+  PatchStrategy,
+  StorageV1Api,
+  setHeaderOptions,
+} from '@kubernetes/client-node';
 import type { V1PersistentVolume, V1PersistentVolumeClaim } from '@kubernetes/client-node';
 import { BINDER_LABEL, claimDataDir, planClaims, volumeNameFor } from './claim-plan';
 import type { ClaimAction, ClaimView, VolumeView } from './claim-plan';
 import { startRestartingInformer } from './restarting-informer';
+import { planResizes } from './claim-resize';
+import type { ResizeAction } from './claim-resize';
 
 export interface ClaimBinderOptions {
   kubeconfigPath: string;
@@ -56,6 +64,7 @@ export async function startClaimBinder(options: ClaimBinderOptions): Promise<Cla
   const kc = new KubeConfig();
   kc.loadFromFile(options.kubeconfigPath);
   const core = kc.makeApiClient(CoreV1Api);
+  const storage = kc.makeApiClient(StorageV1Api);
   const merge = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
   const log = (line: string): void => options.log(`claim binder: ${line}`);
 
@@ -159,6 +168,57 @@ export async function startClaimBinder(options: ClaimBinderOptions): Promise<Cla
         log(`${a.kind} ${a.volumeName} failed: ${e instanceof Error ? e.message : String(e)}`),
       );
     }
+    await resizeClaims(claims, volumes).catch((e: unknown) =>
+      log(`resize failed: ${e instanceof Error ? e.message : String(e)}`),
+    );
+  };
+
+  // A stand-in for a CSI resizer: only classes with allowVolumeExpansion grow (read fresh each pass).
+  const resizeClaims = async (
+    claims: readonly V1PersistentVolumeClaim[],
+    volumes: readonly V1PersistentVolume[],
+  ) => {
+    const classNames = new Set(claims.map((c) => c.spec?.storageClassName).filter((n): n is string => !!n));
+    const expandable = new Set<string>();
+    for (const name of classNames) {
+      const sc = await storage.readStorageClass({ name }).catch(() => undefined);
+      if (sc?.allowVolumeExpansion) expandable.add(name);
+    }
+    const actions = planResizes(
+      claims.map((c) => ({
+        namespace: c.metadata?.namespace ?? '',
+        name: c.metadata?.name ?? '',
+        volumeName: c.spec?.volumeName,
+        phase: c.status?.phase,
+        requested: String(c.spec?.resources?.requests?.['storage'] ?? ''),
+        capacity: c.status?.capacity?.['storage'] as string | undefined,
+        storageClassName: c.spec?.storageClassName,
+      })),
+      volumes.map((v) => ({
+        name: v.metadata?.name ?? '',
+        ours: v.metadata?.labels?.[BINDER_LABEL] === 'true',
+        capacity: v.spec?.capacity?.['storage'] as string | undefined,
+      })),
+      (name) => expandable.has(name),
+    );
+    for (const a of actions) await resize(a);
+  };
+
+  // hostPath directories have no size: growing is raising the volume's capacity and the claim's status.
+  const resize = async (a: ResizeAction): Promise<void> => {
+    await core.patchPersistentVolume(
+      { name: a.volumeName, body: { spec: { capacity: { storage: a.size } } } },
+      merge,
+    );
+    await core.patchNamespacedPersistentVolumeClaimStatus(
+      {
+        name: a.claimName,
+        namespace: a.namespace,
+        body: { status: { capacity: { storage: a.size }, conditions: null } },
+      },
+      merge,
+    );
+    log(`grew ${a.namespace}/${a.claimName} and ${a.volumeName} to ${a.size}`);
   };
   const schedule = (): void => {
     if (stopped) return;

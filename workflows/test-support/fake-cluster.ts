@@ -11,7 +11,7 @@ import type {
   KubeMemberObservation,
 } from '../../activities/observation';
 import { FailureTypes } from '../../crds/conditions';
-import type { EtcdClusterStatus } from '../../crds/etcd-cluster';
+import type { EtcdClusterSpec, EtcdClusterStatus } from '../../crds/etcd-cluster';
 
 export interface FakeMember {
   id: string;
@@ -28,10 +28,23 @@ export interface FakePod {
   mode: 'seed' | 'join' | 'restart';
   /** spec.version when the Pod was created: the version its member runs. */
   version: string;
+  /** fakeTemplateHash of the spec the Pod was created from (rollouts). */
+  template: string;
+  /** JSON of the podLabels/podAnnotations applied to it. */
+  metadata: string;
 }
+
+/** The fake's stand-in for the rendered-Pod hash: the Pod-affecting fields of the spec, without user metadata. */
+export function fakeTemplateHash(spec: EtcdClusterSpec): string {
+  return JSON.stringify([spec.version, spec.options ?? {}, spec.resources ?? {}, spec.affinity ?? null]);
+}
+const fakeMetadata = (spec: EtcdClusterSpec) =>
+  JSON.stringify([spec.podLabels ?? {}, spec.podAnnotations ?? {}]);
 
 export interface FakeClaim {
   dataLost: boolean;
+  /** spec.resources.requests.storage. */
+  size: string;
 }
 
 export interface FakeClusterOptions {
@@ -45,6 +58,8 @@ export interface FakeClusterOptions {
   preUpgradeSnapshot?: 'Succeeded' | 'Failed';
   /** This member stops answering once a Pod of it is recreated (mode restart): a restart that never comes back. */
   unreachableAfterRestart?: string;
+  /** StorageClass of every claim and whether it allows expansion (default: no class at all). */
+  storageClass?: { name: string; allowVolumeExpansion: boolean };
 }
 
 export interface ActivityCall {
@@ -132,10 +147,35 @@ export function createFakeCluster(options: FakeClusterOptions = {}) {
             uid: pod.uid,
             restartCount: 0,
             version: pod.version,
+            ...(input.spec
+              ? {
+                  template: {
+                    upToDate: pod.template === fakeTemplateHash(input.spec),
+                    changed: pod.template === fakeTemplateHash(input.spec) ? [] : ['options'],
+                    hash: fakeTemplateHash(input.spec),
+                    metadataCurrent: pod.metadata === fakeMetadata(input.spec),
+                  },
+                }
+              : {}),
           };
         }
         const claim = claims.get(name);
-        if (claim) k.claim = { terminating: false, dataLost: claim.dataLost };
+        const sc = options.storageClass;
+        if (claim) {
+          k.claim = {
+            terminating: false,
+            dataLost: claim.dataLost,
+            ...(input.spec
+              ? {
+                  storage: {
+                    requested: claim.size,
+                    ...(sc ? { storageClassName: sc.name } : {}),
+                    expansion: !sc ? 'NoStorageClass' : sc.allowVolumeExpansion ? 'Allowed' : 'ClassForbids',
+                  },
+                }
+              : {}),
+          };
+        }
         return k;
       });
       const versionKnown = options.knownVersions?.includes(input.version) ?? true;
@@ -181,7 +221,8 @@ export function createFakeCluster(options: FakeClusterOptions = {}) {
     async createMemberClaim(input) {
       record('createMemberClaim', input);
       if (input.spec.storage.medium === 'Memory') return;
-      if (!claims.has(input.member)) claims.set(input.member, { dataLost: false });
+      if (!claims.has(input.member))
+        claims.set(input.member, { dataLost: false, size: String(input.spec.storage.size) });
     },
 
     async addLearner(input) {
@@ -227,7 +268,13 @@ export function createFakeCluster(options: FakeClusterOptions = {}) {
         }
       }
       if (pods.has(member)) return 'exists';
-      pods.set(member, { uid: `pod-uid-${nextPodUid++}`, mode, version: input.spec.version });
+      pods.set(member, {
+        uid: `pod-uid-${nextPodUid++}`,
+        mode,
+        version: input.spec.version,
+        template: fakeTemplateHash(input.spec),
+        metadata: fakeMetadata(input.spec),
+      });
       if (mode === 'restart' && member === options.unreachableAfterRestart) unreachable.add(member);
       const m = members.get(member);
       if (m) {
@@ -284,6 +331,34 @@ export function createFakeCluster(options: FakeClusterOptions = {}) {
       if (pod.version === input.version) return 'already-upgraded';
       pods.delete(input.member);
       return 'deleted';
+    },
+
+    async deleteMemberPodForRollout(input) {
+      record('deleteMemberPodForRollout', input);
+      const pod = pods.get(input.member);
+      if (!pod) return 'absent';
+      if (pod.template === input.hash) return 'already-rolled';
+      pods.delete(input.member);
+      return 'deleted';
+    },
+
+    async patchMemberPodMetadata(input) {
+      record('patchMemberPodMetadata', input);
+      const pod = pods.get(input.member);
+      if (!pod) return 'absent';
+      if (pod.metadata === fakeMetadata(input.spec)) return 'current';
+      pod.metadata = fakeMetadata(input.spec);
+      return 'patched';
+    },
+
+    async expandMemberClaim(input) {
+      record('expandMemberClaim', input);
+      const claim = claims.get(input.member);
+      if (!claim) return { result: 'absent' };
+      if (claim.size === input.size) return { result: 'already' };
+      if (!options.storageClass?.allowVolumeExpansion) return { result: 'refused', message: 'no expansion' };
+      claim.size = input.size;
+      return { result: 'expanded' };
     },
 
     async createPreUpgradeSnapshot(input) {
@@ -343,6 +418,12 @@ export function createFakeCluster(options: FakeClusterOptions = {}) {
     learnerNames: (): string[] => [...members.values()].filter((m) => m.isLearner).map((m) => m.name),
     podNames: (): string[] => [...pods.keys()].sort(),
     claimNames: (): string[] => [...claims.keys()].sort(),
+    /** Each claim's requested size, by member name. */
+    claimSizes: (): Record<string, string> =>
+      Object.fromEntries([...claims.entries()].sort().map(([n, c]) => [n, c.size])),
+    /** Each Pod's uid, by member name: a restarted member has a new one. */
+    podUids: (): Record<string, string> =>
+      Object.fromEntries([...pods.entries()].sort().map(([n, p]) => [n, p.uid])),
     callsOf: (name: keyof ClusterActivities) => calls.filter((c) => c.name === name),
     /** MemberAdd calls etcd accepted. */
     memberAdds: (): number => memberAdds,

@@ -38,14 +38,16 @@ and worker/ call; test/deploy/rbac.test.ts compares the result with deploy/rbac-
 Secrets: get only, for the S3 credentials a snapshot names; never list or watch.
 */}}
 {{- define "etcd-conductor.rules" -}}
-# Member Pods: the watcher lists and watches them; activities create, label (patch) and delete them.
+# Member Pods: the watcher lists and watches them; activities create, label (patch) and delete them;
+# a rollout or upgrade reads one before it deletes it (only if still out of date) or patches its metadata.
 - apiGroups: ['']
   resources: [pods]
-  verbs: [create, delete, list, patch, watch]
-# Member claims: watched, created and deleted with their member; a snapshot reads its target claim.
+  verbs: [create, delete, get, list, patch, watch]
+# Member claims: watched, created and deleted with their member; a snapshot reads its target claim;
+# a rollout grows them (patch of spec.resources.requests.storage) when spec.storage.size grows.
 - apiGroups: ['']
   resources: [persistentvolumeclaims]
-  verbs: [create, delete, get, list, watch]
+  verbs: [create, delete, get, list, patch, watch]
 # The peer and client Services of each cluster, created once.
 - apiGroups: ['']
   resources: [services]
@@ -81,6 +83,16 @@ Secrets: get only, for the S3 credentials a snapshot names; never list or watch.
 - apiGroups: [etcd.conductor.dev]
   resources: [etcdclusters/finalizers]
   verbs: [update]
+{{- end -}}
+
+{{/*
+Cluster-scoped reads, bound by a ClusterRole in both scopes (a Role cannot grant them): whether a claim's
+StorageClass allows volume expansion, before a rollout grows the claim (activities/rollout-observation.ts).
+*/}}
+{{- define "etcd-conductor.clusterReadRules" -}}
+- apiGroups: [storage.k8s.io]
+  resources: [storageclasses]
+  verbs: [get]
 {{- end -}}
 
 {{/*

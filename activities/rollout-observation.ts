@@ -1,0 +1,73 @@
+// What observe adds for rollouts: each Pod compared with the spec's template, each claim's size and whether its StorageClass lets it grow.
+import type { KubernetesObject } from '@kubernetes/client-node';
+import type { KubeObjects } from './kube-objects';
+
+/**
+ * Whether Kubernetes will grow this claim: only a claim whose StorageClass sets allowVolumeExpansion may
+ * ask for more (the apiserver's PersistentVolumeClaimResize admission refuses any other).
+ */
+export type ClaimExpansion = 'Allowed' | 'NoStorageClass' | 'ClassForbids' | 'ClassNotFound';
+
+export interface ClaimStorageObservation {
+  /** spec.resources.requests.storage. */
+  requested?: string;
+  /** status.capacity.storage: what the volume holds now. */
+  capacity?: string;
+  storageClassName?: string;
+  expansion: ClaimExpansion;
+}
+
+export interface ClaimLike extends KubernetesObject {
+  spec?: { storageClassName?: string; resources?: { requests?: Record<string, string | number> } };
+  status?: { capacity?: Record<string, string | number> };
+}
+
+interface StorageClassLike extends KubernetesObject {
+  allowVolumeExpansion?: boolean;
+}
+
+/** The StorageClasses the claims name, read once each: name -> allowVolumeExpansion, undefined when absent. */
+export async function readStorageClasses(
+  kube: KubeObjects,
+  claims: readonly ClaimLike[],
+): Promise<Map<string, boolean | undefined>> {
+  const names = [...new Set(claims.map((c) => c.spec?.storageClassName).filter((n): n is string => !!n))];
+  const entries = await Promise.all(
+    names.map(async (name): Promise<[string, boolean | undefined]> => {
+      // A class the operator may not read (RBAC) counts as not found: observing must not fail over it.
+      const sc = await kube
+        .read<StorageClassLike>({
+          apiVersion: 'storage.k8s.io/v1',
+          kind: 'StorageClass',
+          namespace: '',
+          name,
+        })
+        .catch(() => undefined);
+      return [name, sc ? sc.allowVolumeExpansion === true : undefined];
+    }),
+  );
+  return new Map(entries);
+}
+
+export function claimStorageOf(
+  claim: ClaimLike,
+  classes: ReadonlyMap<string, boolean | undefined>,
+): ClaimStorageObservation {
+  const className = claim.spec?.storageClassName;
+  const requested = claim.spec?.resources?.requests?.['storage'];
+  const capacity = claim.status?.capacity?.['storage'];
+  const allows = className ? classes.get(className) : undefined;
+  const expansion: ClaimExpansion = !className
+    ? 'NoStorageClass'
+    : allows === undefined
+      ? 'ClassNotFound'
+      : allows
+        ? 'Allowed'
+        : 'ClassForbids';
+  return {
+    ...(requested !== undefined ? { requested: String(requested) } : {}),
+    ...(capacity !== undefined ? { capacity: String(capacity) } : {}),
+    ...(className ? { storageClassName: className } : {}),
+    expansion,
+  };
+}

@@ -1,0 +1,64 @@
+// Decides which bound claims the local claim binder grows: it stands in for a CSI resizer, so a claim may grow only where its StorageClass allows expansion.
+//
+// hostPath volumes have no size to change, so growing is bookkeeping: the volume's capacity and the claim's
+// status.capacity are raised to what the claim asks for. The apiserver's PersistentVolumeClaimResize
+// admission already refuses a bigger request on a claim whose class does not allow expansion; the class is
+// checked again here so that a class changed afterwards is respected the way a real resizer would.
+import { parseQuantity } from '../../crds/quantity';
+
+export interface ResizeClaimView {
+  namespace: string;
+  name: string;
+  volumeName?: string;
+  phase?: string;
+  /** spec.resources.requests.storage. */
+  requested: string;
+  /** status.capacity.storage. */
+  capacity?: string;
+  storageClassName?: string;
+}
+
+export interface ResizeVolumeView {
+  name: string;
+  ours: boolean;
+  capacity?: string;
+}
+
+export interface ResizeAction {
+  kind: 'resize';
+  namespace: string;
+  claimName: string;
+  volumeName: string;
+  size: string;
+}
+
+const less = (a: string | undefined, b: string): boolean => {
+  const x = parseQuantity(a);
+  const y = parseQuantity(b);
+  return y !== undefined && (x === undefined || x < y);
+};
+
+/** Bound claims on volumes of ours that ask for more than the volume or the claim's status holds. */
+export function planResizes(
+  claims: readonly ResizeClaimView[],
+  volumes: readonly ResizeVolumeView[],
+  expandable: (storageClassName: string) => boolean,
+): ResizeAction[] {
+  const byName = new Map(volumes.map((v) => [v.name, v]));
+  const actions: ResizeAction[] = [];
+  for (const c of claims) {
+    if (c.phase !== 'Bound' || !c.volumeName || !c.storageClassName) continue;
+    const volume = byName.get(c.volumeName);
+    if (!volume?.ours || !expandable(c.storageClassName)) continue;
+    if (less(volume.capacity, c.requested) || less(c.capacity, c.requested)) {
+      actions.push({
+        kind: 'resize',
+        namespace: c.namespace,
+        claimName: c.name,
+        volumeName: c.volumeName,
+        size: c.requested,
+      });
+    }
+  }
+  return actions;
+}

@@ -1,0 +1,261 @@
+// Config rollouts on the real stack: an options change rolls 3 members one at a time under writes (leader last, no write lost), podLabels are patched in place, claims grow where their StorageClass allows and the refusal is clear where it does not.
+import { randomBytes } from 'node:crypto';
+import { StorageV1Api } from '@kubernetes/client-node';
+import type { V1Pod } from '@kubernetes/client-node';
+import { startWriteLoad } from '../../bench/upgrade';
+import { RolloutAnnotations } from '../../activities/rollout-template';
+import type { EtcdCluster } from '../../crds/etcd-cluster';
+import type { Harness } from '../support/cluster-harness';
+import {
+  connect,
+  createCluster,
+  eventually,
+  freshNamespace,
+  getCluster,
+  memberHashes,
+  patchSpec,
+  readKeys,
+  waitConverged,
+} from '../support/cluster-harness';
+
+jest.setTimeout(1_200_000);
+
+let h: Harness;
+let storage: StorageV1Api;
+// Cluster-scoped, so named per run and deleted at the end (namespaces are deleted by the harness).
+const growClass = `rollout-grow-${randomBytes(3).toString('hex')}`;
+
+beforeAll(async () => {
+  h = connect();
+  storage = h.kc.makeApiClient(StorageV1Api);
+  // The local claim binder provisions any class; it grows a claim only when its class allows expansion.
+  await storage.createStorageClass({
+    body: {
+      metadata: { name: growClass },
+      provisioner: 'etcd-conductor.io/claim-binder',
+      allowVolumeExpansion: true,
+    },
+  });
+});
+
+afterAll(async () => {
+  await storage.deleteStorageClass({ name: growClass }).catch(() => undefined);
+});
+
+const progressing = (c: EtcdCluster) => c.status?.conditions?.find((x) => x.type === 'Progressing');
+const memberPods = async (ns: string, name: string): Promise<V1Pod[]> =>
+  (await h.core.listNamespacedPod({ namespace: ns })).items.filter((p) =>
+    p.metadata?.name?.startsWith(`${name}-`),
+  );
+const ready = (p: V1Pod) => p.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True');
+
+/** Waits until the spec's generation is observed, no operation runs and the last one was a Rollout that succeeded. */
+async function waitRolledOut(ns: string, name: string, timeoutMs = 600_000, onPoll?: () => Promise<void>) {
+  return eventually(
+    `${ns}/${name} rolled out`,
+    async () => {
+      await onPoll?.();
+      const c = await getCluster(h, ns, name);
+      const s = c.status;
+      if (!s) return undefined;
+      const ok =
+        s.observedGeneration === c.metadata.generation &&
+        !s.currentOperation &&
+        s.lastOperation?.type === 'Rollout' &&
+        s.updatedReplicas === s.members?.length &&
+        s.members?.every((m) => m.ready && m.upToDate === true);
+      return ok ? c : undefined;
+    },
+    timeoutMs,
+    300,
+  );
+}
+
+describe('config rollout', () => {
+  let ns: string;
+  const name = 'ro';
+
+  test('an options change under writes restarts each member once, one at a time, the leader last; the new flag is in each Pod; no acknowledged write lost; equal hashkv', async () => {
+    ns = await freshNamespace(h, 'rollout');
+    await createCluster(h, ns, name, {
+      replicas: 3,
+      storage: { size: '1Gi', medium: '', storageClassName: growClass },
+    });
+    const before = await waitConverged(h, ns, name, 3, 300_000);
+    expect(before.status?.updatedReplicas).toBe(3);
+    expect(before.status?.members?.every((m) => m.upToDate === true)).toBe(true);
+    const ids = before.status?.members?.map((m) => [m.name, m.id]);
+    const oldLeader = before.status?.members?.find((m) => m.leader)?.name ?? '';
+    const hashBefore = (await memberPods(ns, name))[0]?.metadata?.annotations?.[
+      RolloutAnnotations.podTemplateHash
+    ];
+    expect(hashBefore).toMatch(/^[0-9a-f]{16}$/);
+
+    const load = startWriteLoad({ namespace: ns, name, prefix: '/rollout' });
+    await patchSpec(h, ns, name, { options: { 'snapshot-count': '5000' } });
+
+    // Every Pod uid seen per member, in the order the restarts happened, and the most members down at once.
+    const uids = new Map<string, string[]>();
+    const order: string[] = [];
+    let mostDown = 0;
+    let summary = '';
+    const watch = async () => {
+      const pods = await memberPods(ns, name);
+      const live = pods.filter((p) => !p.metadata?.deletionTimestamp && ready(p));
+      mostDown = Math.max(mostDown, 3 - live.length);
+      for (const p of pods) {
+        const member = p.metadata?.name ?? '';
+        const seen = uids.get(member) ?? [];
+        if (p.metadata?.uid && !seen.includes(p.metadata.uid)) {
+          if (seen.length > 0) order.push(member);
+          uids.set(member, [...seen, p.metadata.uid]);
+        }
+      }
+      const c = await getCluster(h, ns, name);
+      if (c.status?.currentOperation?.type === 'Rollout') {
+        const wf = c.status.currentOperation.workflowId;
+        summary ||= wf;
+      }
+    };
+    await watch();
+    const done = await waitRolledOut(ns, name, 900_000, watch);
+    const report = await load.stop();
+    console.log(
+      `rollout under writes: ${report.acknowledged.size} acknowledged, ${report.failedAttempts} attempts retried, ` +
+        `${report.failedWrites} writes failed, longest gap ${report.longestGapMs} ms; order ${order.join(', ')}; most down at once ${mostDown}`,
+    );
+
+    expect(done.status?.lastOperation).toMatchObject({ type: 'Rollout', result: 'Succeeded' });
+    expect(summary).toMatch(/-Rollout$/);
+    // Each member restarted exactly once, followers by ordinal and the leader last; never two down at once.
+    expect([...uids.values()].map((u) => u.length)).toEqual([2, 2, 2]);
+    const followers = ['ro-0', 'ro-1', 'ro-2'].filter((m) => m !== oldLeader);
+    expect(order).toEqual([...followers, oldLeader]);
+    expect(mostDown).toBeLessThanOrEqual(1);
+    // The same members came back on their claims (same ids), each running the new flag.
+    expect(done.status?.members?.map((m) => [m.name, m.id])).toEqual(ids);
+    const pods = await memberPods(ns, name);
+    for (const p of pods) {
+      expect(p.spec?.containers[0]?.args).toContain('--snapshot-count=5000');
+      expect(p.metadata?.annotations?.[RolloutAnnotations.podTemplateHash]).not.toBe(hashBefore);
+    }
+
+    expect(report.acknowledged.size).toBeGreaterThan(0);
+    const read = await eventually('keys readable', () => readKeys(ns, name, '/rollout'));
+    expect([...report.acknowledged].filter(([k, v]) => read.get(k) !== v)).toEqual([]);
+    const hashes = await eventually('equal hashKV on all members', async () => {
+      const hs = await memberHashes(h, ns, name, ['ro-0', 'ro-1', 'ro-2']);
+      return new Set(hs.values()).size === 1 ? hs : undefined;
+    });
+    expect(hashes.size).toBe(3);
+  });
+
+  test('podLabels and podAnnotations are patched onto the running Pods without a restart, and removed again', async () => {
+    expect(ns).toBeDefined();
+    const uidsBefore = new Map((await memberPods(ns, name)).map((p) => [p.metadata?.name, p.metadata?.uid]));
+    await patchSpec(h, ns, name, {
+      podLabels: { team: 'storage' },
+      podAnnotations: { 'example.com/owner': 'db' },
+    });
+    await eventually(
+      'every Pod labelled and annotated',
+      async () => {
+        const pods = await memberPods(ns, name);
+        return pods.length === 3 &&
+          pods.every(
+            (p) =>
+              p.metadata?.labels?.team === 'storage' &&
+              p.metadata.annotations?.['example.com/owner'] === 'db',
+          )
+          ? pods
+          : undefined;
+      },
+      300_000,
+    );
+    const labelled = await waitRolledOut(ns, name);
+    expect(labelled.status?.updatedReplicas).toBe(3);
+
+    // A key the spec drops is removed from the Pods too (merge patch null removes the map key).
+    await patchSpec(h, ns, name, { podLabels: { team: null } as unknown as Record<string, string> });
+    await eventually(
+      'the label removed from every Pod',
+      async () => {
+        const pods = await memberPods(ns, name);
+        return pods.length === 3 && pods.every((p) => p.metadata?.labels?.team === undefined)
+          ? pods
+          : undefined;
+      },
+      300_000,
+    );
+    await waitRolledOut(ns, name);
+    const uidsAfter = new Map((await memberPods(ns, name)).map((p) => [p.metadata?.name, p.metadata?.uid]));
+    expect(uidsAfter).toEqual(uidsBefore);
+  });
+
+  test('storage growth expands every claim whose StorageClass allows it, without restarting a member', async () => {
+    expect(ns).toBeDefined();
+    const uidsBefore = new Map((await memberPods(ns, name)).map((p) => [p.metadata?.name, p.metadata?.uid]));
+    await patchSpec(h, ns, name, { storage: { size: '2Gi', medium: '', storageClassName: growClass } });
+    const claims = await eventually(
+      'every claim asks for and holds 2Gi',
+      async () => {
+        const list = (await h.core.listNamespacedPersistentVolumeClaim({ namespace: ns })).items;
+        return list.length === 3 &&
+          list.every(
+            (c) => c.spec?.resources?.requests?.storage === '2Gi' && c.status?.capacity?.storage === '2Gi',
+          )
+          ? list
+          : undefined;
+      },
+      300_000,
+    );
+    expect(claims.map((c) => c.metadata?.name).sort()).toEqual(['data-ro-0', 'data-ro-1', 'data-ro-2']);
+    const done = await eventually(
+      'the rollout finished and the cluster converged',
+      async () => {
+        const c = await getCluster(h, ns, name);
+        return c.status?.observedGeneration === c.metadata.generation &&
+          !c.status?.currentOperation &&
+          progressing(c)?.reason === 'Converged'
+          ? c
+          : undefined;
+      },
+      300_000,
+    );
+    expect(done.status?.lastOperation?.type).toBe('Rollout');
+    const uidsAfter = new Map((await memberPods(ns, name)).map((p) => [p.metadata?.name, p.metadata?.uid]));
+    expect(uidsAfter).toEqual(uidsBefore);
+  });
+});
+
+describe('storage growth refused', () => {
+  test('claims without a StorageClass keep their size, and status and an Event say why', async () => {
+    const ns = await freshNamespace(h, 'rollout-refused');
+    await createCluster(h, ns, 'fixed', { replicas: 1 });
+    await waitConverged(h, ns, 'fixed', 1, 300_000);
+    await patchSpec(h, ns, 'fixed', { storage: { size: '2Gi', medium: '' } });
+    const refused = await eventually(
+      'status refuses the growth',
+      async () => {
+        const c = await getCluster(h, ns, 'fixed');
+        return c.status?.observedGeneration === c.metadata.generation &&
+          progressing(c)?.reason === 'StorageExpansionRefused'
+          ? c
+          : undefined;
+      },
+      300_000,
+    );
+    expect(progressing(refused)?.status).toBe('False');
+    expect(progressing(refused)?.message).toContain('data-fixed-0 (1Gi) has no StorageClass');
+    const events = await eventually('the StorageExpansionRefused Event', async () => {
+      const list = await h.core.listNamespacedEvent({ namespace: ns });
+      const found = list.items.filter((e) => e.reason === 'StorageExpansionRefused');
+      return found.length > 0 ? found : undefined;
+    });
+    expect(events[0]?.message).toContain('spec.storage.size 2Gi is not applied');
+    const claim = await h.core.readNamespacedPersistentVolumeClaim({ namespace: ns, name: 'data-fixed-0' });
+    expect(claim.spec?.resources?.requests?.storage).toBe('1Gi');
+    // The cluster keeps working: still available, its member still ready.
+    expect(refused.status?.conditions?.find((x) => x.type === 'Available')?.status).toBe('True');
+  });
+});

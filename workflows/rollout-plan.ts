@@ -1,0 +1,201 @@
+// Plans a config rollout one member at a time: Pod metadata patched in place, out-of-date members restarted followers first and the leader last, claims grown where their class allows.
+//
+// Pure and sandbox-safe; plan.ts calls it as named checks of its chain (after upgradeMembers, so a version
+// change, which also changes the image and so the template, is rolled by the Upgrade alone). The gates are
+// the upgrade's: a member goes down only while every member is healthy and Ready, and only after the member
+// restarted before it is healthy, Ready and caught up with the leader.
+import type { ClaimStorageObservation } from '../activities/rollout-observation';
+import type { PodTemplateObservation } from '../activities/rollout-template';
+import { Reasons } from '../crds/conditions';
+import { parseQuantity, quantityLess } from '../crds/quantity';
+import { caughtUp } from './upgrade-plan';
+
+export type { ClaimStorageObservation, PodTemplateObservation };
+
+/** One etcd member with what a rollout needs to know of it. */
+export interface RolloutMemberView {
+  id: string;
+  name: string;
+  ordinal: number;
+  isLearner: boolean;
+  /** Started, answers, and its Pod is live. */
+  healthy: boolean;
+  /** Its Pod is Ready. */
+  ready: boolean;
+  raftIndex?: string;
+  /** Absent when the observation did not compare the Pod (no spec, no image): nothing is rolled then. */
+  template?: PodTemplateObservation;
+}
+
+/** Delete the member's Pod so that RecreatePod starts it again (same claim, same member id) on the spec's template. */
+export interface RolloutMemberStep {
+  kind: 'RolloutMember';
+  member: string;
+  id: string;
+  /** The template hash the restarted Pod carries; the delete is skipped when the Pod already does. */
+  hash: string;
+  /** Readable names of what changed, e.g. ['options']. */
+  changed: string[];
+}
+
+/** Hand leadership to a rolled voter before the leader itself is restarted (last). */
+export interface RolloutLeaderStep {
+  kind: 'MoveLeader';
+  from: { name: string; id: string };
+  to: { name: string; id: string };
+  reason: 'Rollout';
+  changed: string[];
+}
+
+/** Patch spec.podLabels and spec.podAnnotations onto the member's running Pod: no restart. */
+export interface UpdateMemberMetadataStep {
+  kind: 'UpdateMemberMetadata';
+  member: string;
+}
+
+/** Patch the member's claim to ask for spec.storage.size (its StorageClass allows volume expansion). */
+export interface ExpandClaimStep {
+  kind: 'ExpandClaim';
+  member: string;
+  from: string;
+  to: string;
+}
+
+export type RolloutDecision =
+  | RolloutMemberStep
+  | RolloutLeaderStep
+  | UpdateMemberMetadataStep
+  | { kind: 'Wait'; reason: typeof Reasons.MemberNotReady; message: string };
+
+const byOrdinal = (a: { ordinal: number }, b: { ordinal: number }) => a.ordinal - b.ordinal;
+
+/**
+ * The next rollout step, or undefined when every member's Pod matches the spec. Metadata comes first: a
+ * patch disturbs nothing, so it neither waits for readiness nor for the restarts to finish.
+ */
+export function planRollout(input: {
+  leaderId?: string;
+  members: readonly RolloutMemberView[];
+}): RolloutDecision | undefined {
+  const { leaderId } = input;
+  const members = [...input.members].sort(byOrdinal);
+  const metadata = members.find((m) => m.template && !m.template.metadataCurrent && m.healthy);
+  if (metadata) return { kind: 'UpdateMemberMetadata', member: metadata.name };
+
+  const pending = members.filter((m) => m.template?.upToDate === false);
+  if (pending.length === 0) return undefined;
+  const wait = (message: string): RolloutDecision => ({
+    kind: 'Wait',
+    reason: Reasons.MemberNotReady,
+    message,
+  });
+  const leader = members.find((m) => m.id === leaderId);
+  const rolled = members.filter((m) => m.template?.upToDate === true);
+  // The member restarted last must answer, be Ready and be in sync before the next one goes down.
+  for (const m of rolled) {
+    if (!m.healthy || (!m.isLearner && !m.ready))
+      return wait(`member ${m.name} restarted with the new spec, starting`);
+    if (!caughtUp(m, leader)) {
+      return wait(
+        `member ${m.name} restarted with the new spec, catching up (raft index ${m.raftIndex ?? '?'} of ${leader?.raftIndex ?? '?'})`,
+      );
+    }
+  }
+  // Taking a member down is safe only when every other member answers: then quorum survives the restart.
+  const unready = members.find((m) => !m.healthy || (!m.isLearner && !m.ready));
+  if (unready)
+    return wait(`${unready.name} is not ready; the rollout takes no member down until every member is`);
+
+  const next = pending.find((m) => m.id !== leaderId) ?? pending[0];
+  if (!next?.template) return undefined;
+  const changed = next.template.changed;
+  if (next.id === leaderId) {
+    // The most caught-up rolled voter takes over, so the election MoveLeader triggers is short.
+    const index = (m: RolloutMemberView) => BigInt(m.raftIndex ?? '0');
+    const to = rolled
+      .filter((m) => !m.isLearner && m.id !== next.id)
+      .sort((a, b) => (index(a) === index(b) ? a.ordinal - b.ordinal : index(a) > index(b) ? -1 : 1))[0];
+    if (to) {
+      return {
+        kind: 'MoveLeader',
+        from: { name: next.name, id: next.id },
+        to: { name: to.name, id: to.id },
+        reason: 'Rollout',
+        changed,
+      };
+    }
+  }
+  return { kind: 'RolloutMember', member: next.name, id: next.id, hash: next.template.hash, changed };
+}
+
+export type StorageDecision =
+  ExpandClaimStep | { kind: 'None'; reason: typeof Reasons.StorageExpansionRefused; message: string };
+
+const refusalText: Record<Exclude<ClaimStorageObservation['expansion'], 'Allowed'>, string> = {
+  NoStorageClass: 'has no StorageClass',
+  ClassForbids: 'has a StorageClass without allowVolumeExpansion',
+  ClassNotFound: 'names a StorageClass that does not exist (or the operator may not read)',
+};
+
+/**
+ * Grows each member's claim to `size`, lowest ordinal first, where its StorageClass allows expansion. Where
+ * none that still needs growing can grow, says why and leaves the claims alone: Kubernetes refuses to grow
+ * such a claim, and the member keeps working on the size it has. Undefined when every claim is big enough.
+ */
+export function planStorageGrowth(input: {
+  size: string;
+  claims: readonly { member: string; ordinal: number; storage?: ClaimStorageObservation }[];
+}): StorageDecision | undefined {
+  if (parseQuantity(input.size) === undefined) return undefined;
+  const small = [...input.claims]
+    .sort(byOrdinal)
+    .filter((c) => c.storage?.requested !== undefined && quantityLess(c.storage.requested, input.size));
+  const growable = small.find((c) => c.storage?.expansion === 'Allowed');
+  if (growable?.storage?.requested !== undefined) {
+    return { kind: 'ExpandClaim', member: growable.member, from: growable.storage.requested, to: input.size };
+  }
+  if (small.length === 0) return undefined;
+  const why = small.map((c) => {
+    const s = c.storage;
+    const text = s && s.expansion !== 'Allowed' ? refusalText[s.expansion] : 'cannot grow';
+    return `data-${c.member} (${s?.requested ?? '?'}) ${text}${s?.storageClassName ? ` (${s.storageClassName})` : ''}`;
+  });
+  return {
+    kind: 'None',
+    reason: Reasons.StorageExpansionRefused,
+    message: `spec.storage.size ${input.size} is not applied: ${why.join('; ')}; Kubernetes grows only claims whose StorageClass allows volume expansion`,
+  };
+}
+
+/** The static summary of a Rollout operation from its first step, e.g. "roll out default/main: options changed". */
+export function summarizeRollout(
+  ref: string,
+  first: RolloutMemberStep | RolloutLeaderStep | UpdateMemberMetadataStep | ExpandClaimStep | undefined,
+): string {
+  if (!first) return `roll out ${ref}`;
+  switch (first.kind) {
+    case 'RolloutMember':
+    case 'MoveLeader':
+      return `roll out ${ref}: ${first.changed.join(', ')} changed`;
+    case 'UpdateMemberMetadata':
+      return `roll out ${ref}: podLabels/podAnnotations changed`;
+    case 'ExpandClaim':
+      return `roll out ${ref}: storage ${first.from} -> ${first.to}`;
+  }
+}
+
+/** One line per rollout step for the Temporal UI's current details and status.currentOperation.step. */
+export function describeRolloutStep(
+  step: RolloutMemberStep | RolloutLeaderStep | UpdateMemberMetadataStep | ExpandClaimStep,
+): string {
+  switch (step.kind) {
+    case 'RolloutMember':
+      return `restart member ${step.member} with the new spec (${step.changed.join(', ')} changed): delete its Pod, keep its claim`;
+    case 'MoveLeader':
+      return `move leadership from ${step.from.name} to ${step.to.name}, which runs the new spec, before restarting ${step.from.name}`;
+    case 'UpdateMemberMetadata':
+      return `patch podLabels/podAnnotations onto the Pod of ${step.member} (no restart)`;
+    case 'ExpandClaim':
+      return `grow the claim of ${step.member} from ${step.from} to ${step.to}`;
+  }
+}
