@@ -42,8 +42,8 @@ describe('rolling upgrade', () => {
     await eventually('the client writing', async () => undefined, 3000).catch(() => undefined);
 
     await patchSpec(h, ns, name, { version: UPGRADE_TO });
-    // Watch the upgrade: the order in which member Pods are replaced (status lists versions only between
-    // operations, so the Pods tell the order).
+    // Watch the upgrade: the order in which member Pods are replaced (new Pod uids tell the order exactly;
+    // status.members[].version follows too, but only as often as it is written).
     const podUids = async () =>
       new Map(
         (await h.core.listNamespacedPod({ namespace: ns })).items.map((p) => [
