@@ -8,7 +8,7 @@ import { Annotations, Labels } from '../crds/labels';
 import type { EtcdAdmin } from './etcd-admin';
 import type { KubeObjects } from './kube-objects';
 import type { ClusterRef, MemberRole } from './member-manifests';
-import { claimName, memberClientURL, memberFromPeerURL, memberPeerURL } from '../crds/names';
+import { claimName, memberClientURL, memberFromPeerURL } from '../crds/names';
 import {
   clientService,
   disruptionBudget,
@@ -25,6 +25,8 @@ import type { RestoreInit } from './restore-manifests';
 import { RESTORE_CONTAINER, restoreFailureOf } from './restore-manifests';
 import { etcdVersionOfImage } from './upgrade-images';
 import { createUpgradeActivities } from './upgrade-activities';
+import { peerURLFor } from '../crds/tls-names';
+import { prepareMemberTLS } from './etcd-tls';
 
 export interface ActivityDeps {
   kube: KubeObjects;
@@ -102,6 +104,14 @@ export function createActivities(deps: ActivityDeps) {
       .map((p) => p.metadata?.name ?? '')
       .filter(Boolean)
       .map((n) => memberClientURL(ref, n));
+  }
+
+  /** The member's peer URL under the cluster's stored spec.tls (CEL keeps peer TLS fixed for a cluster's life). */
+  async function peerURLOf(ref: ClusterRef, member: string): Promise<string> {
+    const cluster = await kube.read<KubernetesObject & { spec?: Pick<EtcdClusterSpec, 'tls'> }>(
+      clusterObjectRef(ref),
+    );
+    return peerURLFor(cluster?.spec ?? {}, ref, member);
   }
 
   /** Asks each endpoint in turn: one dead member must not hide the others' answer. */
@@ -261,7 +271,7 @@ export function createActivities(deps: ActivityDeps) {
       const until = Date.now() + (input.waitMs ?? 0);
       for (;;) {
         const endpoints = await endpointsOf(input.ref);
-        const added = await etcd.addLearner(endpoints, memberPeerURL(input.ref, input.member));
+        const added = await etcd.addLearner(endpoints, await peerURLOf(input.ref, input.member));
         if (added !== 'not-ready') return { id: added.member.id };
         if (Date.now() + ANSWER_POLL_MS > until) {
           return { notReady: 'etcd accepts a new member once every voter has been connected for 5 s' };
@@ -317,7 +327,8 @@ export function createActivities(deps: ActivityDeps) {
           FailureTypes.UnknownVersion,
         );
       }
-      let cluster = `${member}=${memberPeerURL(ref, member)}`;
+      const tls = await prepareMemberTLS(kube, ref, spec);
+      let cluster = `${member}=${peerURLFor(spec, ref, member)}`;
       let role: MemberRole = 'voter';
       if (mode !== 'seed') {
         let members: Awaited<ReturnType<typeof etcd.listMembers>> | undefined;
@@ -329,7 +340,7 @@ export function createActivities(deps: ActivityDeps) {
           if (mode === 'join') throw err;
         }
         if (members) {
-          const self = members.find((m) => m.peerURLs.includes(memberPeerURL(ref, member)));
+          const self = members.find((m) => m.peerURLs.includes(peerURLFor(spec, ref, member)));
           if (!self) {
             throw ApplicationFailure.nonRetryable(
               `etcd does not list member ${member}; it must be added before its Pod starts`,
@@ -354,6 +365,7 @@ export function createActivities(deps: ActivityDeps) {
         initialClusterState: mode === 'seed' ? 'new' : 'existing',
         initialCluster: cluster,
         ...(mode === 'seed' && input.restore ? { restore: input.restore } : {}),
+        ...(tls.caHash ? { tlsCAHash: tls.caHash } : {}),
       });
       return kube.createIfAbsent(pod as KubernetesObject);
     },

@@ -70,6 +70,8 @@ export const FailureTypes = {
   RestoreFailed: 'RestoreFailed',
   /** The snapshot an upgrade takes first (spec.backup) failed: the upgrade does not start. */
   UpgradeSnapshotFailed: 'UpgradeSnapshotFailed',
+  /** spec.tls asks for a cert-manager issuer, but the cert-manager CRDs are not installed. */
+  CertManagerMissing: 'CertManagerMissing',
 } as const;
 export type FailureType = (typeof FailureTypes)[keyof typeof FailureTypes];
 
