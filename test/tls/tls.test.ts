@@ -1,5 +1,7 @@
 // TLS on the real stack: a 3-member cluster with peer and client TLS comes up, serves clients with certificates of its CA, takes a snapshot and scales; plaintext, foreign client certificates and a peer with a foreign certificate are refused.
 import { request } from 'node:https';
+import { API_GROUP, API_VERSION_NAME, ETCD_CLUSTER } from '../../crds/etcd-cluster';
+import { apiMessage } from '../localcluster/kube';
 import type { Harness } from '../support/cluster-harness';
 import {
   clientEndpoint,
@@ -137,6 +139,31 @@ describe('a cluster with peer and client TLS', () => {
     const done = await waitFinished(h, ns, 'tls-snap');
     expect(done.status?.phase).toBe('Succeeded');
     expect(done.status?.artifact?.revision).toBeGreaterThanOrEqual(21);
+  });
+
+  test('CEL refuses turning client or peer TLS off for the running cluster, with a message naming the way out', async () => {
+    const halves = [
+      { peer: { secretName: 'peer-certs' } },
+      { client: { secretName: 'server-certs', operatorSecretName: 'operator-cert' } },
+    ];
+    for (const tls of halves) {
+      const current = await getCluster(h, ns, name);
+      const refusal = await h.custom
+        .replaceNamespacedCustomObject({
+          group: API_GROUP,
+          version: API_VERSION_NAME,
+          plural: ETCD_CLUSTER.plural,
+          namespace: ns,
+          name,
+          body: { ...current, spec: { ...current.spec, tls } },
+        })
+        .then(
+          () => 'accepted',
+          (e: unknown) => apiMessage(e),
+        );
+      expect(refusal).toMatch(/cannot be turned on or off once the EtcdCluster exists/);
+      expect(refusal).toMatch(/create a new EtcdCluster/);
+    }
   });
 
   test('scales to 4 with the new member joining over peer TLS', async () => {
