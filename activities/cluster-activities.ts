@@ -8,7 +8,7 @@ import { Annotations, Labels } from '../crds/labels';
 import type { EtcdAdmin } from './etcd-admin';
 import type { KubeObjects } from './kube-objects';
 import type { ClusterRef, MemberRole } from './member-manifests';
-import { claimName, memberClientURL, memberFromPeerURL, memberPeerURL } from '../crds/names';
+import { claimName, memberClientURL, memberFromPeerURL } from '../crds/names';
 import {
   clientService,
   disruptionBudget,
@@ -29,6 +29,8 @@ import { createRolloutActivities } from './rollout-activities';
 import type { ClaimLike } from './rollout-observation';
 import { claimStorageOf, readStorageClasses } from './rollout-observation';
 import { podTemplate, templateObservation, withRolloutAnnotations } from './rollout-template';
+import { peerURLFor } from '../crds/tls-names';
+import { memberTLSHash, prepareMemberTLS } from './etcd-tls';
 
 export interface ActivityDeps {
   kube: KubeObjects;
@@ -108,6 +110,14 @@ export function createActivities(deps: ActivityDeps) {
       .map((n) => memberClientURL(ref, n));
   }
 
+  /** The member's peer URL under the cluster's stored spec.tls (CEL keeps peer TLS fixed for a cluster's life). */
+  async function peerURLOf(ref: ClusterRef, member: string): Promise<string> {
+    const cluster = await kube.read<KubernetesObject & { spec?: Pick<EtcdClusterSpec, 'tls'> }>(
+      clusterObjectRef(ref),
+    );
+    return peerURLFor(cluster?.spec ?? {}, ref, member);
+  }
+
   /** Asks each endpoint in turn: one dead member must not hide the others' answer. */
   async function firstAnswer<T>(endpoints: string[], fn: (endpoint: string) => Promise<T>): Promise<T> {
     let last: unknown = new Error('no member Pod to ask');
@@ -130,7 +140,19 @@ export function createActivities(deps: ActivityDeps) {
     const versionKnown = deps.imageFor(input.version) !== undefined;
     // With the spec, each Pod is compared with the template it asks for (rollouts); without, nothing is said of it.
     const image = input.spec ? deps.imageFor(input.spec.version) : undefined;
-    const template = input.spec && image ? podTemplate({ ref, spec: input.spec, image }) : undefined;
+    // A CA bundle that cannot be read now (a Secret being replaced) leaves Pods unjudged rather than all out of date.
+    const tlsHash = input.spec
+      ? await memberTLSHash(kube, ref, input.spec).catch(() => undefined)
+      : undefined;
+    const template =
+      input.spec && image && tlsHash
+        ? podTemplate({
+            ref,
+            spec: input.spec,
+            image,
+            ...(tlsHash.caHash ? { tlsCAHash: tlsHash.caHash } : {}),
+          })
+        : undefined;
     const [pods, claims] = await Promise.all([
       memberPods(ref),
       kube.list<KubernetesObject & { metadata?: { deletionTimestamp?: unknown } }>(
@@ -284,7 +306,7 @@ export function createActivities(deps: ActivityDeps) {
       const until = Date.now() + (input.waitMs ?? 0);
       for (;;) {
         const endpoints = await endpointsOf(input.ref);
-        const added = await etcd.addLearner(endpoints, memberPeerURL(input.ref, input.member));
+        const added = await etcd.addLearner(endpoints, await peerURLOf(input.ref, input.member));
         if (added !== 'not-ready') return { id: added.member.id };
         if (Date.now() + ANSWER_POLL_MS > until) {
           return { notReady: 'etcd accepts a new member once every voter has been connected for 5 s' };
@@ -340,7 +362,8 @@ export function createActivities(deps: ActivityDeps) {
           FailureTypes.UnknownVersion,
         );
       }
-      let cluster = `${member}=${memberPeerURL(ref, member)}`;
+      const tls = await prepareMemberTLS(kube, ref, spec);
+      let cluster = `${member}=${peerURLFor(spec, ref, member)}`;
       let role: MemberRole = 'voter';
       if (mode !== 'seed') {
         let members: Awaited<ReturnType<typeof etcd.listMembers>> | undefined;
@@ -352,7 +375,7 @@ export function createActivities(deps: ActivityDeps) {
           if (mode === 'join') throw err;
         }
         if (members) {
-          const self = members.find((m) => m.peerURLs.includes(memberPeerURL(ref, member)));
+          const self = members.find((m) => m.peerURLs.includes(peerURLFor(spec, ref, member)));
           if (!self) {
             throw ApplicationFailure.nonRetryable(
               `etcd does not list member ${member}; it must be added before its Pod starts`,
@@ -368,7 +391,9 @@ export function createActivities(deps: ActivityDeps) {
           );
         }
       }
-      // The template hash (activities/rollout-template.ts) lets later observations tell whether the Pod is out of date.
+      // The template hash (activities/rollout-template.ts) lets later observations tell whether the Pod is out of date;
+      // the CA hash is part of the template, so a CA change rolls members (etcd reads its trusted CAs at start only).
+      const tlsHash = tls.caHash ? { tlsCAHash: tls.caHash } : {};
       const pod = withRolloutAnnotations(
         memberPod({
           ref,
@@ -379,8 +404,9 @@ export function createActivities(deps: ActivityDeps) {
           initialClusterState: mode === 'seed' ? 'new' : 'existing',
           initialCluster: cluster,
           ...(mode === 'seed' && input.restore ? { restore: input.restore } : {}),
+          ...tlsHash,
         }),
-        { ref, spec, image },
+        { ref, spec, image, ...tlsHash },
       );
       return kube.createIfAbsent(pod as KubernetesObject);
     },

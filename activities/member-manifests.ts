@@ -11,6 +11,8 @@ import {
   peerServiceName,
   PORTS,
 } from '../crds/names';
+import { clientURLFor, peerURLFor, TLS_CA_HASH_ANNOTATION } from '../crds/tls-names';
+import { tlsEtcdFlags, tlsVolumeMounts, tlsVolumes } from './tls-pod';
 
 export const DATA_DIR = '/var/lib/etcd';
 /** etcd's --data-dir: a subdirectory of the volume, so a restore can work beside it (docs/agent.md). */
@@ -63,6 +65,8 @@ export interface MemberPodInput {
   initialCluster: string;
   /** The seed of a cluster restored from a snapshot: its `restore` init container, run before etcd starts. */
   restore?: RestoreInit;
+  /** With spec.tls: a hash of the CA bundles the member trusts (activities/etcd-tls.ts), put on the Pod as an annotation. */
+  tlsCAHash?: string;
 }
 
 /** The uid keeps two clusters that reuse a name from ever joining each other's members. */
@@ -73,17 +77,24 @@ export function clusterToken(ref: ClusterRef): string {
 /** Flags in etcd's `--flag=value` form; the operator's own flags come last so nothing overrides them. */
 export function etcdArgs(input: MemberPodInput): string[] {
   const { ref, member } = input;
+  const peerScheme = input.spec.tls?.peer ? 'https' : 'http';
+  const clientScheme = input.spec.tls?.client ? 'https' : 'http';
   const own: Record<string, string> = {
     name: member,
     'data-dir': ETCD_DATA_DIR,
-    'listen-peer-urls': `http://$(POD_IP):${PORTS.peer}`,
-    'listen-client-urls': `http://$(POD_IP):${PORTS.client}`,
+    'listen-peer-urls': `${peerScheme}://$(POD_IP):${PORTS.peer}`,
+    'listen-client-urls': `${clientScheme}://$(POD_IP):${PORTS.client}`,
     'listen-metrics-urls': `http://$(POD_IP):${PORTS.metrics}`,
-    'advertise-client-urls': memberClientURL(ref, member),
-    'initial-advertise-peer-urls': memberPeerURL(ref, member),
+    'advertise-client-urls': input.spec.tls
+      ? clientURLFor(input.spec, ref, member)
+      : memberClientURL(ref, member),
+    'initial-advertise-peer-urls': input.spec.tls
+      ? peerURLFor(input.spec, ref, member)
+      : memberPeerURL(ref, member),
     'initial-cluster': input.initialCluster,
     'initial-cluster-state': input.initialClusterState,
     'initial-cluster-token': clusterToken(ref),
+    ...tlsEtcdFlags(input.spec),
   };
   // The CRD's CEL rule refuses every owned flag; an object stored before a rule existed must still not
   // reach etcd with one (a stray --force-new-cluster or --discovery would fork or hijack the cluster).
@@ -133,7 +144,10 @@ export function memberPod(input: MemberPodInput) {
       name: member,
       namespace: ref.namespace,
       labels: memberLabels(input),
-      annotations: { ...(spec.podAnnotations ?? {}) },
+      annotations: {
+        ...(spec.podAnnotations ?? {}),
+        ...(input.tlsCAHash ? { [TLS_CA_HASH_ANNOTATION]: input.tlsCAHash } : {}),
+      } as Record<string, string>,
       ownerReferences: [ownerReference(ref)],
     },
     spec: {
@@ -175,7 +189,7 @@ export function memberPod(input: MemberPodInput) {
             { name: 'metrics', containerPort: PORTS.metrics },
           ],
           ...(spec.resources ? { resources: spec.resources } : {}),
-          volumeMounts: [{ name: 'data', mountPath: DATA_DIR }],
+          volumeMounts: [{ name: 'data', mountPath: DATA_DIR }, ...tlsVolumeMounts(spec)],
           // The tail of a failed etcd's log becomes its termination message: the observer reads from it
           // that a member restarted on a wiped claim (see member-failures.ts).
           terminationMessagePolicy: 'FallbackToLogsOnError',
@@ -213,6 +227,7 @@ export function memberPod(input: MemberPodInput) {
           ? { name: 'data', emptyDir: { medium: 'Memory', sizeLimit: String(spec.storage.size) } }
           : { name: 'data', persistentVolumeClaim: { claimName: claimName(member) } },
         ...(input.restore?.volumes ?? []),
+        ...tlsVolumes(spec, ref.name),
       ],
     },
   };

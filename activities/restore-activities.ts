@@ -6,7 +6,7 @@ import type { EtcdClusterSpec } from '../crds/etcd-cluster';
 import { API_VERSION } from '../crds/etcd-cluster';
 import type { EtcdSnapshot } from '../crds/etcd-snapshot';
 import { ETCD_SNAPSHOT } from '../crds/etcd-snapshot';
-import { memberPeerURL } from '../crds/names';
+import { peerURLFor } from '../crds/tls-names';
 import type { KubeObjects } from './kube-objects';
 import type { ClusterRef } from './member-manifests';
 import { clusterToken, DATA_DIR, ETCD_DATA_DIR } from './member-manifests';
@@ -61,7 +61,7 @@ export function createRestoreActivities(deps: RestoreActivityDeps) {
         uri: resolved.source.uri,
         init: restoreInit({
           member,
-          peerURL: memberPeerURL(ref, member),
+          peerURL: peerURLFor(input.spec, ref, member),
           token: clusterToken(ref),
           dataDir: ETCD_DATA_DIR,
           dataVolume: { name: 'data', mountPath: DATA_DIR },

@@ -5,7 +5,8 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { ApplicationFailure } from '@temporalio/common';
 import { FailureTypes } from '../crds/conditions';
-import type { EtcdClusterStatus } from '../crds/etcd-cluster';
+import type { EtcdClusterSpec, EtcdClusterStatus } from '../crds/etcd-cluster';
+import { tlsSecretNames } from '../crds/tls-names';
 import { API_VERSION, ETCD_CLUSTER } from '../crds/etcd-cluster';
 import type { EtcdSnapshotSpec, EtcdSnapshotStatus } from '../crds/etcd-snapshot';
 import { ETCD_SNAPSHOT } from '../crds/etcd-snapshot';
@@ -186,6 +187,14 @@ export function createSnapshotActivities(deps: SnapshotActivityDeps) {
       attempt: number;
       endpoint: string;
     }): Promise<{ jobName: string; created: boolean }> {
+      // With client TLS the agent presents the operator's client certificate, mounted from its Secret.
+      const cluster = await kube.read<KubernetesObject & { spec?: Pick<EtcdClusterSpec, 'tls'> }>({
+        apiVersion: API_VERSION,
+        kind: ETCD_CLUSTER.kind,
+        namespace: input.snapshot.namespace,
+        name: input.spec.clusterRef.name,
+      });
+      const clientTLSSecret = tlsSecretNames(cluster?.spec ?? {}, input.spec.clusterRef.name).operator;
       const job = snapshotJob({
         snapshot: input.snapshot,
         attempt: input.attempt,
@@ -193,6 +202,7 @@ export function createSnapshotActivities(deps: SnapshotActivityDeps) {
         endpoint: input.endpoint,
         destination: input.spec.destination,
         cluster: input.spec.clusterRef.name,
+        ...(clientTLSSecret ? { clientTLSSecret } : {}),
       });
       const outcome = await kube.createIfAbsent(job as KubernetesObject);
       return { jobName: job.metadata.name, created: outcome === 'created' };

@@ -223,3 +223,40 @@ describe('pickSnapshotSource', () => {
     expect(pickSnapshotSource(members).member).toBe(want);
   });
 });
+
+describe('a snapshot Job of a cluster with client TLS', () => {
+  const job = snapshotJob({
+    snapshot: { namespace: 'prod', name: 'nightly', uid: 'u' },
+    attempt: 1,
+    image: 'agent:1',
+    endpoint: 'http://main-0.main-peer.prod.svc:2379',
+    destination: { pvc: { claimName: 'backups', subPath: 'etcd' } },
+    cluster: 'main',
+    clientTLSSecret: 'main-operator-tls',
+  });
+  const container = job.spec.template.spec.containers[0];
+
+  it('mounts the client certificate Secret whole and passes its files to the agent', () => {
+    expect(job.spec.template.spec.volumes).toContainEqual({
+      name: 'etcd-tls',
+      secret: { secretName: 'main-operator-tls', defaultMode: 0o440 },
+    });
+    expect(container?.volumeMounts).toContainEqual({
+      name: 'etcd-tls',
+      mountPath: '/etc/etcd-conductor/tls',
+      readOnly: true,
+    });
+    expect(container?.args.slice(-6)).toEqual([
+      '--cacert',
+      '/etc/etcd-conductor/tls/ca.crt',
+      '--cert',
+      '/etc/etcd-conductor/tls/tls.crt',
+      '--key',
+      '/etc/etcd-conductor/tls/tls.key',
+    ]);
+  });
+
+  it('keeps the destination claim mounted beside it', () => {
+    expect(container?.volumeMounts?.map((m) => m.name)).toEqual(['destination', 'etcd-tls']);
+  });
+});

@@ -129,6 +129,23 @@ export interface SnapshotJobInput {
   destination: SnapshotDestination;
   /** The cluster's name, as a label for `kubectl get jobs -l`. */
   cluster: string;
+  /** With the cluster's client TLS: the Secret (tls.crt, tls.key, ca.crt) with the client certificate the agent presents. */
+  clientTLSSecret?: string;
+}
+
+/** Where a snapshot Job mounts the operator's client certificate Secret (whole, read-only). */
+export const AGENT_TLS_DIR = '/etc/etcd-conductor/tls';
+
+/** The agent's certificate flags for a Job that mounts the client certificate Secret at AGENT_TLS_DIR. */
+export function agentTLSArgs(): string[] {
+  return [
+    '--cacert',
+    `${AGENT_TLS_DIR}/ca.crt`,
+    '--cert',
+    `${AGENT_TLS_DIR}/tls.crt`,
+    '--key',
+    `${AGENT_TLS_DIR}/tls.key`,
+  ];
 }
 
 export function snapshotJob(input: SnapshotJobInput) {
@@ -141,6 +158,23 @@ export function snapshotJob(input: SnapshotJobInput) {
     [SnapshotLabels.snapshot]: snapshot.name,
   };
   const pvc = destination.pvc;
+  const tls = input.clientTLSSecret;
+  const mounts = [
+    ...(pvc
+      ? [
+          {
+            name: 'destination',
+            mountPath: SNAPSHOT_MOUNT,
+            ...(pvc.subPath ? { subPath: pvc.subPath.replace(/^\/+|\/+$/g, '') } : {}),
+          },
+        ]
+      : []),
+    ...(tls ? [{ name: 'etcd-tls', mountPath: AGENT_TLS_DIR, readOnly: true }] : []),
+  ];
+  const volumes = [
+    ...(pvc ? [{ name: 'destination', persistentVolumeClaim: { claimName: pvc.claimName } }] : []),
+    ...(tls ? [{ name: 'etcd-tls', secret: { secretName: tls, defaultMode: 0o440 } }] : []),
+  ];
   return {
     apiVersion: 'batch/v1',
     kind: 'Job',
@@ -188,28 +222,19 @@ export function snapshotJob(input: SnapshotJobInput) {
               name: AGENT_CONTAINER,
               image: input.image,
               command: ['etcd-conductor'],
-              args: snapshotArgs(input.endpoint, destination, snapshot.name),
+              args: [
+                ...snapshotArgs(input.endpoint, destination, snapshot.name),
+                ...(tls ? agentTLSArgs() : []),
+              ],
               env: destination.s3 ? credentialEnv(destination.s3.credentialsSecretRef.name) : [],
               // The agent's one-line JSON result; the workflow reads it from the Pod's status, never from logs.
               terminationMessagePath: '/dev/termination-log',
               terminationMessagePolicy: 'File',
               securityContext: RESTRICTED_CONTAINER_SECURITY,
-              ...(pvc
-                ? {
-                    volumeMounts: [
-                      {
-                        name: 'destination',
-                        mountPath: SNAPSHOT_MOUNT,
-                        ...(pvc.subPath ? { subPath: pvc.subPath.replace(/^\/+|\/+$/g, '') } : {}),
-                      },
-                    ],
-                  }
-                : {}),
+              ...(mounts.length > 0 ? { volumeMounts: mounts } : {}),
             },
           ],
-          ...(pvc
-            ? { volumes: [{ name: 'destination', persistentVolumeClaim: { claimName: pvc.claimName } }] }
-            : {}),
+          ...(volumes.length > 0 ? { volumes } : {}),
         },
       },
     },

@@ -227,3 +227,37 @@ describe('resultFileOf finds where to report even when parsing fails', () => {
     expect(resultFileOf(argv)).toBe(file);
   });
 });
+
+describe('client TLS flags of a snapshot', () => {
+  it('--cacert, --cert and --key become the files of the client certificate', () => {
+    const args = parseAgentArgs([
+      ...SNAP,
+      ...S3,
+      '--cacert',
+      '/tls/ca.crt',
+      '--cert',
+      '/tls/tls.crt',
+      '--key',
+      '/tls/tls.key',
+    ]);
+    expect(args).toMatchObject({
+      command: 'snapshot',
+      tls: { caFile: '/tls/ca.crt', certFile: '/tls/tls.crt', keyFile: '/tls/tls.key' },
+    });
+  });
+
+  it.each([
+    [
+      'only --cacert',
+      ['--cacert', '/tls/ca.crt'],
+      /--cacert, --cert and --key go together \(got only --cacert\)/,
+    ],
+    [
+      'a relative --key',
+      ['--cacert', '/a', '--cert', '/b', '--key', 'tls.key'],
+      /--key must be an absolute path/,
+    ],
+  ])('%s is refused', (_name, extra, message) => {
+    expect(() => parseAgentArgs([...SNAP, ...S3, ...extra])).toThrow(message);
+  });
+});

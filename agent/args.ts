@@ -21,9 +21,18 @@ export interface S3Location {
 /** Where a snapshot goes to or comes from: exactly one of S3 or a file. */
 export type Location = { kind: 's3'; s3: S3Location } | { kind: 'file'; path: string };
 
+/** Files of the client certificate the agent presents to a member with client TLS (etcdctl's flag names). */
+export interface ClientTLSFiles {
+  caFile: string;
+  certFile: string;
+  keyFile: string;
+}
+
 export interface SnapshotArgs {
   command: 'snapshot';
   endpoint: string;
+  /** With --cacert, --cert and --key: the member requires TLS and client certificates. */
+  tls?: ClientTLSFiles;
   destination: Location;
   /** The URI to report: --uri, else s3://bucket/key or file://PATH. */
   uri: string;
@@ -47,7 +56,7 @@ export interface RestoreArgs {
 export type AgentArgs = SnapshotArgs | RestoreArgs;
 
 export const USAGE = `usage:
-  etcd-conductor snapshot --endpoint URL (--s3-endpoint URL --s3-bucket B --s3-key KEY --s3-region R [--s3-force-path-style] | --file PATH) [--uri URI] [--result-file PATH]
+  etcd-conductor snapshot --endpoint URL [--cacert FILE --cert FILE --key FILE] (--s3-endpoint URL --s3-bucket B --s3-key KEY --s3-region R [--s3-force-path-style] | --file PATH) [--uri URI] [--result-file PATH]
   etcd-conductor restore (--s3-endpoint URL --s3-bucket B --s3-key KEY --s3-region R [--s3-force-path-style] | --file PATH) --sha256 HEX --data-dir DIR --name NAME --initial-cluster NAME=URL[,...] --initial-advertise-peer-urls URL[,...] --initial-cluster-token TOKEN [--bump-revision N] [--result-file PATH]
 S3 credentials come only from AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY.`;
 
@@ -68,6 +77,9 @@ const SNAPSHOT_OPTIONS = {
   ...LOCATION_OPTIONS,
   endpoint: { type: 'string' },
   uri: { type: 'string' },
+  cacert: { type: 'string' },
+  cert: { type: 'string' },
+  key: { type: 'string' },
 } as const;
 
 const RESTORE_OPTIONS = {
@@ -170,7 +182,30 @@ function parseSnapshot(args: string[]): SnapshotArgs {
   if (uri === '') throw invalid('snapshot: --uri must not be empty');
   if (byteLength(uri) > MAX_URI_BYTES)
     throw invalid(`snapshot: --uri is ${byteLength(uri)} bytes, over the ${MAX_URI_BYTES}-byte limit`);
-  return { command: 'snapshot', endpoint, destination, uri, resultFile: resultFile('snapshot', values) };
+  const tls = clientTLS(values);
+  return {
+    command: 'snapshot',
+    endpoint,
+    ...(tls ? { tls } : {}),
+    destination,
+    uri,
+    resultFile: resultFile('snapshot', values),
+  };
+}
+
+/** --cacert, --cert and --key come together or not at all: a member with client TLS needs all three. */
+function clientTLS(values: Values): ClientTLSFiles | undefined {
+  const given = (['cacert', 'cert', 'key'] as const).filter((f) => values[f] !== undefined);
+  if (given.length === 0) return undefined;
+  if (given.length < 3)
+    throw invalid(
+      `snapshot: --cacert, --cert and --key go together (got only ${given.map((f) => `--${f}`).join(', ')})`,
+    );
+  return {
+    caFile: absolutePath('snapshot', 'cacert', required('snapshot', values, 'cacert')),
+    certFile: absolutePath('snapshot', 'cert', required('snapshot', values, 'cert')),
+    keyFile: absolutePath('snapshot', 'key', required('snapshot', values, 'key')),
+  };
 }
 
 /** etcd's `--initial-cluster` format: name=url pairs, comma separated; a name may repeat for several URLs. */

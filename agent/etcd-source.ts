@@ -1,7 +1,9 @@
 // Opens one member's Maintenance.Snapshot stream after asking its status (version, revision), with one client bound to that member, no client-side retries and gRPC keepalive so a dead member fails the stream instead of hanging it.
 import { noop } from 'cockatiel';
 import { Etcd3 } from 'etcd3';
+import { readFileSync } from 'node:fs';
 import { Readable } from 'node:stream';
+import type { ClientTLSFiles } from './args';
 import { AgentError, describe } from './agent-error';
 import { AgentFailureReasons } from './result';
 
@@ -24,9 +26,32 @@ export function isGrpcStatusError(e: unknown): boolean {
   return typeof (e as { code?: unknown } | null)?.code === 'number' && 'details' in (e as object);
 }
 
-export async function openSnapshot(endpoint: string): Promise<OpenedSnapshot> {
+/** The client certificate files as etcd3 credentials; read at open, so a renewed certificate is used by the next Job. */
+function credentialsOf(tls: ClientTLSFiles) {
+  const read = (flag: string, file: string) => {
+    try {
+      return readFileSync(file);
+    } catch (e) {
+      throw new AgentError(
+        AgentFailureReasons.InvalidArguments,
+        `cannot read ${flag} ${file}: ${describe(e)}`,
+        {
+          cause: e,
+        },
+      );
+    }
+  };
+  return {
+    rootCertificate: read('--cacert', tls.caFile),
+    certChain: read('--cert', tls.certFile),
+    privateKey: read('--key', tls.keyFile),
+  };
+}
+
+export async function openSnapshot(endpoint: string, tls?: ClientTLSFiles): Promise<OpenedSnapshot> {
   const client = new Etcd3({
     hosts: endpoint,
+    ...(tls ? { credentials: credentialsOf(tls) } : {}),
     dialTimeout: STATUS_TIMEOUT_MS,
     // One attempt: the Job (and the workflow above it) decide about retrying, not a hidden client loop.
     faultHandling: { global: noop, host: () => noop },

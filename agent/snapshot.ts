@@ -89,7 +89,7 @@ async function toS3(
   const client = createS3Client(s3, s3CredentialsFromEnv(env));
   const where = `s3://${s3.bucket}/${s3.key}`;
   try {
-    const source = await openSnapshot(args.endpoint);
+    const source = await openSnapshot(args.endpoint, args.tls);
     const through = new SnapshotStream();
     const body = new CollectingStream({ majorEveryBytes: MAJOR_GC_EVERY_BYTES });
     const blame = new FailureBlame();
@@ -141,7 +141,7 @@ async function toS3(
 
 async function toFile(args: SnapshotArgs, path: string, signal: AbortSignal): Promise<SnapshotSuccess> {
   const partial = `${path}.partial`;
-  const source = await openSnapshot(args.endpoint);
+  const source = await openSnapshot(args.endpoint, args.tls);
   const through = new SnapshotStream();
   const blame = new FailureBlame();
   source.messages.on('error', blame.noteSource);

@@ -80,6 +80,8 @@ export const FailureTypes = {
   UpgradeSnapshotFailed: 'UpgradeSnapshotFailed',
   /** etcd refused to validate or enable the downgrade (its message says why): nothing was restarted. */
   DowngradeRefused: 'DowngradeRefused',
+  /** spec.tls asks for a cert-manager issuer, but the cert-manager CRDs are not installed. */
+  CertManagerMissing: 'CertManagerMissing',
 } as const;
 export type FailureType = (typeof FailureTypes)[keyof typeof FailureTypes];
 

@@ -19,7 +19,11 @@ import type {
   BackupDestination,
   BackupPvcLocation,
   BackupS3Location,
+  CertManagerIssuerRef,
   Condition,
+  EtcdClientTLS,
+  EtcdClusterTLS,
+  EtcdPeerTLS,
   EtcdClusterBackup,
   CurrentOperation,
   EtcdClusterBootstrap,
@@ -74,7 +78,29 @@ const specFields = {
   progressDeadlineSeconds: { shape: 'integer', required: true },
   bootstrap: { shape: 'object', required: false },
   backup: { shape: 'object', required: false },
+  tls: { shape: 'object', required: false },
 } as const satisfies Mirror<EtcdClusterSpec>;
+
+const tlsFields = {
+  peer: { shape: 'object', required: false },
+  client: { shape: 'object', required: false },
+} as const satisfies Mirror<EtcdClusterTLS>;
+
+const peerTLSFields = {
+  secretName: { shape: 'string', required: false },
+  issuerRef: { shape: 'object', required: false },
+} as const satisfies Mirror<EtcdPeerTLS>;
+
+const clientTLSFields = {
+  ...peerTLSFields,
+  operatorSecretName: { shape: 'string', required: false },
+} as const satisfies Mirror<EtcdClientTLS>;
+
+const issuerRefFields = {
+  name: { shape: 'string', required: true },
+  kind: { shape: 'string', required: true },
+  group: { shape: 'string', required: true },
+} as const satisfies Mirror<CertManagerIssuerRef>;
 
 const backupFields = {
   destination: { shape: 'object', required: true },
@@ -237,6 +263,11 @@ describe('the EtcdCluster CRD and its TypeScript types', () => {
       restoreS3Fields,
     ],
     ['spec.backup', at(root, 'spec', 'backup'), backupFields],
+    ['spec.tls', at(root, 'spec', 'tls'), tlsFields],
+    ['spec.tls.peer', at(root, 'spec', 'tls', 'peer'), peerTLSFields],
+    ['spec.tls.client', at(root, 'spec', 'tls', 'client'), clientTLSFields],
+    ['spec.tls.peer.issuerRef', at(root, 'spec', 'tls', 'peer', 'issuerRef'), issuerRefFields],
+    ['spec.tls.client.issuerRef', at(root, 'spec', 'tls', 'client', 'issuerRef'), issuerRefFields],
     ['spec.backup.destination', at(root, 'spec', 'backup', 'destination'), backupDestinationFields],
     ['spec.backup.destination.s3', at(root, 'spec', 'backup', 'destination', 's3'), backupS3Fields],
     ['spec.backup.destination.pvc', at(root, 'spec', 'backup', 'destination', 'pvc'), backupPvcFields],

@@ -198,6 +198,36 @@ export interface EtcdClusterBackup {
   destination: BackupDestination;
 }
 
+/** A cert-manager issuer that signs the cluster's certificates (docs/operations.md "TLS"). */
+export interface CertManagerIssuerRef {
+  name: string;
+  /** Defaulted to Issuer. */
+  kind: 'Issuer' | 'ClusterIssuer';
+  /** Defaulted to cert-manager.io. */
+  group: string;
+}
+
+/**
+ * Exactly one of secretName (a kubernetes.io/tls Secret with tls.crt, tls.key and ca.crt) or issuerRef
+ * (cert-manager issues the Secret); CEL enforces it.
+ */
+export interface EtcdPeerTLS {
+  secretName?: string;
+  issuerRef?: CertManagerIssuerRef;
+}
+
+/** Client TLS; members then require client certificates, so the operator needs one too (operatorSecretName). */
+export interface EtcdClientTLS extends EtcdPeerTLS {
+  /** The operator's (and snapshot Jobs') client certificate; required with secretName, issued with issuerRef. */
+  operatorSecretName?: string;
+}
+
+/** TLS of member-to-member and client traffic; each half can be turned on only when the cluster is created. */
+export interface EtcdClusterTLS {
+  peer?: EtcdPeerTLS;
+  client?: EtcdClientTLS;
+}
+
 /**
  * What the user asks for. Fields with a schema default are required here because the apiserver always
  * fills them in before anyone reads the object.
@@ -225,6 +255,8 @@ export interface EtcdClusterSpec {
   bootstrap?: EtcdClusterBootstrap;
   /** Where a pre-upgrade snapshot is stored; without it an upgrade takes none. */
   backup?: EtcdClusterBackup;
+  /** Peer and client TLS; immutable on/off (docs/operations.md "TLS"). */
+  tls?: EtcdClusterTLS;
 }
 
 /** One etcd member as status shows it, keyed by its etcd member id. */

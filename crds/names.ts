@@ -27,3 +27,15 @@ export function memberFromPeerURL(ref: Ref, url: string): string | undefined {
   if (!m?.[1]?.endsWith(suffix)) return undefined;
   return m[1].slice(0, -suffix.length);
 }
+
+/**
+ * The https:// forms of the member and client URLs, for a cluster with spec.tls (crds/tls-names.ts picks
+ * the scheme from the spec). The client library takes TLS from its credentials, but etcd's own URL flags
+ * and the peer URLs stored in its member list need the scheme.
+ */
+export const memberPeerURLTLS = (ref: Ref, member: string) =>
+  `https://${memberHost(ref, member)}:${PORTS.peer}`;
+export const memberClientURLTLS = (ref: Ref, member: string) =>
+  `https://${memberHost(ref, member)}:${PORTS.client}`;
+export const clusterClientEndpointTLS = (ref: Ref) =>
+  `https://${clientServiceName(ref.name)}.${ref.namespace}.svc:${PORTS.client}`;

@@ -13,6 +13,7 @@ import { createActivities } from '../activities/cluster-activities';
 import { createDowngradeActivities, createDowngradeEtcd } from '../activities/downgrade-activities';
 import { createEtcdAdmin } from '../activities/etcd-admin';
 import { createConnectionResolver } from '../activities/etcd-connection';
+import { tlsConnection } from '../activities/etcd-tls';
 import { etcdImageFor } from '../activities/etcd-images';
 import { createEventRecorder } from '../activities/event-recorder';
 import { createKubeObjects } from '../activities/kube-objects';
@@ -126,7 +127,7 @@ export async function startOperator(
       );
       const kube = createKubeObjects(kc);
       // Each cluster's TLS and auth join here as contributors: its secrets are read in this process only.
-      const etcd = createEtcdAdmin({ connectionFor: createConnectionResolver([]) });
+      const etcd = createEtcdAdmin({ connectionFor: createConnectionResolver([tlsConnection(kube)]) });
       const snapshotEvents = createSnapshotEventRecorder(kc);
       const activities = {
         ...createActivities({

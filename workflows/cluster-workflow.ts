@@ -30,7 +30,7 @@ import type {
 } from '../crds/etcd-cluster';
 import { Reasons } from '../crds/conditions';
 import { clusterSelector } from '../crds/labels';
-import { clusterClientEndpoint } from '../crds/names';
+import { clientEndpointFor } from '../crds/tls-names';
 import { computeStatus, statusChanged } from './conditions';
 import type { ClusterChange, ClusterProgress, ClusterWorkflowInput } from './messages';
 import {
@@ -166,7 +166,7 @@ export async function etcdClusterWorkflow(
       ...(lastOperation ? { lastOperation } : {}),
       halted: isHalted(),
       selector: clusterSelector(ref.name),
-      clientEndpoint: clusterClientEndpoint(ref),
+      clientEndpoint: clientEndpointFor(desired.spec, ref),
       ...(status ? { previous: status } : {}),
       now: new Date().toISOString(),
     });

@@ -3,6 +3,7 @@ import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { CoreV1Api, CustomObjectsApi, KubeConfig } from '@kubernetes/client-node';
 import { Etcd3 } from 'etcd3';
+import type { IOptions } from 'etcd3';
 import { API_GROUP, API_VERSION, API_VERSION_NAME, ETCD_CLUSTER } from '../../crds/etcd-cluster';
 import type { EtcdCluster, EtcdClusterSpec } from '../../crds/etcd-cluster';
 import { clusterClientEndpoint, memberClientURL } from '../../crds/names';
@@ -129,9 +130,13 @@ export async function waitConverged(
   );
 }
 
-export function etcdClient(endpoints: string[]): Etcd3 {
+/** TLS credentials of a client of a cluster with spec.tls.client (test/tls makes them). */
+export type ClientCredentials = IOptions['credentials'];
+
+export function etcdClient(endpoints: string[], credentials?: ClientCredentials): Etcd3 {
   return new Etcd3({
     hosts: endpoints,
+    ...(credentials ? { credentials } : {}),
     dialTimeout: 5000,
     defaultCallOptions: (ctx) => (ctx.isStream ? {} : { deadline: Date.now() + 5000 }),
   });
@@ -147,8 +152,9 @@ export async function writeKeys(
   name: string,
   prefix: string,
   count: number,
+  credentials?: ClientCredentials,
 ): Promise<Map<string, string>> {
-  const client = etcdClient([clientEndpoint(namespace, name)]);
+  const client = etcdClient([clientEndpoint(namespace, name)], credentials);
   const written = new Map<string, string>();
   try {
     for (let i = 0; i < count; i++) {
@@ -168,8 +174,9 @@ export async function readKeys(
   namespace: string,
   name: string,
   prefix: string,
+  credentials?: ClientCredentials,
 ): Promise<Map<string, string>> {
-  const client = etcdClient([clientEndpoint(namespace, name)]);
+  const client = etcdClient([clientEndpoint(namespace, name)], credentials);
   try {
     const all = await client.getAll().prefix(`${prefix}/`).strings();
     return new Map(Object.entries(all));
@@ -234,8 +241,12 @@ export interface EtcdMemberRow {
 }
 
 /** etcd's own member list, asked through the cluster's client Service (voters only answer there). */
-export async function etcdMemberList(namespace: string, name: string): Promise<EtcdMemberRow[]> {
-  const client = etcdClient([clientEndpoint(namespace, name)]);
+export async function etcdMemberList(
+  namespace: string,
+  name: string,
+  credentials?: ClientCredentials,
+): Promise<EtcdMemberRow[]> {
+  const client = etcdClient([clientEndpoint(namespace, name)], credentials);
   try {
     const res = await client.cluster.memberList({ linearizable: true });
     return res.members.map((m) => ({

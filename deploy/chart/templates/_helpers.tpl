@@ -56,10 +56,15 @@ Secrets: get only, for the S3 credentials a snapshot names; never list or watch.
 - apiGroups: ['']
   resources: [events]
   verbs: [create]
-# S3 credentials named by an EtcdSnapshot or EtcdSnapshotSchedule, read when needed.
+# S3 credentials named by an EtcdSnapshot or EtcdSnapshotSchedule, read when needed; a cluster's TLS Secrets
+# (spec.tls), read inside the worker for the operator's client certificate and the members' CA hash.
 - apiGroups: ['']
   resources: [secrets]
   verbs: [get]
+# spec.tls with an issuerRef: one cert-manager Certificate per certificate the cluster needs, created once.
+- apiGroups: [cert-manager.io]
+  resources: [certificates]
+  verbs: [create]
 # One PodDisruptionBudget per cluster; its minAvailable follows the voter count.
 - apiGroups: [policy]
   resources: [poddisruptionbudgets]

@@ -1,0 +1,81 @@
+// What spec.tls decides about names: URL schemes, the Secrets members and the operator use, and the DNS names certificates must cover.
+import type { CertManagerIssuerRef, EtcdClusterSpec } from './etcd-cluster';
+import {
+  clientServiceName,
+  clusterClientEndpoint,
+  clusterClientEndpointTLS,
+  memberClientURL,
+  memberClientURLTLS,
+  memberPeerURL,
+  memberPeerURLTLS,
+  peerServiceName,
+} from './names';
+
+type Ref = { namespace: string; name: string };
+type TLSSpec = Pick<EtcdClusterSpec, 'tls'>;
+
+/** The member's peer URL as etcd lists it: https:// when spec.tls.peer is set. */
+export const peerURLFor = (spec: TLSSpec, ref: Ref, member: string) =>
+  spec.tls?.peer ? memberPeerURLTLS(ref, member) : memberPeerURL(ref, member);
+
+/** The member's client URL: https:// when spec.tls.client is set. */
+export const clientURLFor = (spec: TLSSpec, ref: Ref, member: string) =>
+  spec.tls?.client ? memberClientURLTLS(ref, member) : memberClientURL(ref, member);
+
+/** The client Service URL status shows: https:// when spec.tls.client is set. */
+export const clientEndpointFor = (spec: TLSSpec, ref: Ref) =>
+  spec.tls?.client ? clusterClientEndpointTLS(ref) : clusterClientEndpoint(ref);
+
+/** Secrets (and cert-manager Certificates) the operator names itself when spec.tls uses an issuerRef. */
+export const issuedPeerSecretName = (cluster: string) => `${cluster}-peer-tls`;
+export const issuedServerSecretName = (cluster: string) => `${cluster}-server-tls`;
+export const issuedOperatorSecretName = (cluster: string) => `${cluster}-operator-tls`;
+
+/** The Secrets of one cluster's TLS, by role; absent where that half of TLS is off. */
+export interface TLSSecretNames {
+  peer?: string;
+  server?: string;
+  operator?: string;
+}
+
+export function tlsSecretNames(spec: TLSSpec, cluster: string): TLSSecretNames {
+  const { peer, client } = spec.tls ?? {};
+  return {
+    ...(peer ? { peer: peer.secretName ?? issuedPeerSecretName(cluster) } : {}),
+    ...(client
+      ? {
+          server: client.secretName ?? issuedServerSecretName(cluster),
+          operator: client.operatorSecretName ?? issuedOperatorSecretName(cluster),
+        }
+      : {}),
+  };
+}
+
+/**
+ * DNS names a peer certificate must cover: every member's name under the headless Service. The
+ * `.cluster.local` forms matter beyond hostname checks: with peer client-certificate auth etcd accepts a
+ * peer only if a reverse lookup of its address (a Pod's PTR record is `<pod>.<service>.<ns>.svc.cluster.local`)
+ * or a forward lookup of a non-wildcard name matches the certificate.
+ */
+export function peerDnsNames(ref: Ref): string[] {
+  const svc = `${peerServiceName(ref.name)}.${ref.namespace}.svc`;
+  return [`*.${svc}`, `*.${svc}.cluster.local`];
+}
+
+/** DNS names a member's serving certificate must cover: member client URLs and the client Service. */
+export function serverDnsNames(ref: Ref): string[] {
+  const client = `${clientServiceName(ref.name)}.${ref.namespace}.svc`;
+  return [...peerDnsNames(ref), client, `${client}.cluster.local`];
+}
+
+export const DEFAULT_ISSUER_GROUP = 'cert-manager.io';
+
+/** The issuerRef as cert-manager's Certificate wants it, with the CRD's defaults filled in. */
+export const certManagerIssuerRef = (ref: CertManagerIssuerRef) => ({
+  name: ref.name,
+  kind: ref.kind ?? 'Issuer',
+  group: ref.group ?? DEFAULT_ISSUER_GROUP,
+});
+
+/** On a member Pod: a hash of the CA bundles it trusts, so a CA change changes the rendered Pod and rolls members. */
+export const TLS_CA_HASH_ANNOTATION = 'etcd.conductor.dev/tls-ca-hash';
