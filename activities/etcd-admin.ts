@@ -2,7 +2,7 @@
 import { Etcd3 } from 'etcd3';
 import type { IOptions } from 'etcd3';
 import { noop } from 'cockatiel';
-import type { ConnectionResolver } from './etcd-connection';
+import type { ConnectionResolver, EtcdConnectionOptions } from './etcd-connection';
 
 /** A member as etcd reports it. Member ids are uint64: always decimal strings, never numbers. */
 export interface EtcdMember {
@@ -68,18 +68,23 @@ const MEMBER_NOT_FOUND = /member not found/i;
 // instead of an exponential activity retry, which would overshoot the interval by seconds.
 const NOT_READY_FOR_MEMBERS = /unhealthy cluster|not enough started members/i;
 
-export function createEtcdAdmin(options: EtcdAdminOptions = {}): EtcdAdmin {
-  const timeout = options.callTimeoutMs ?? 5000;
+// etcd answers Authenticate with this while auth is off: the credentials a cluster with spec.auth has before
+// the operator enabled auth (or after someone disabled it) are then simply not needed.
+const AUTH_NOT_ENABLED = /authentication is not enabled/i;
 
-  // One short-lived client per call: etcd3 load-balances over `hosts` and keeps circuit breakers per host,
-  // which would send per-member RPCs (status) to the wrong member and keep broken channels around.
-  async function withClient<T>(
-    hosts: string[],
-    fn: (client: Etcd3) => Promise<T>,
-    callTimeout = timeout,
-  ): Promise<T> {
-    if (hosts.length === 0) throw new Error('no etcd endpoints to talk to');
-    const connection = options.connectionFor ? await options.connectionFor(hosts) : {};
+/**
+ * Runs `fn` with a short-lived client for `hosts`, with the connection options of their cluster. Credentials
+ * etcd refuses only because auth is not enabled yet are dropped and the call is made again without them.
+ */
+export async function withEtcdClient<T>(
+  options: EtcdAdminOptions,
+  hosts: string[],
+  fn: (client: Etcd3) => Promise<T>,
+  callTimeout = options.callTimeoutMs ?? 5000,
+): Promise<T> {
+  if (hosts.length === 0) throw new Error('no etcd endpoints to talk to');
+  const connection = options.connectionFor ? await options.connectionFor(hosts) : {};
+  const attempt = async (conn: EtcdConnectionOptions) => {
     const client = new Etcd3({
       hosts,
       dialTimeout: callTimeout,
@@ -88,14 +93,31 @@ export function createEtcdAdmin(options: EtcdAdminOptions = {}): EtcdAdmin {
       faultHandling: { global: noop, host: () => noop },
       defaultCallOptions: (ctx) => (ctx.isStream ? {} : { deadline: Date.now() + callTimeout }),
       ...(options.credentials ? { credentials: options.credentials } : {}),
-      ...connection,
+      ...conn,
     });
     try {
       return await fn(client);
     } finally {
       client.close();
     }
+  };
+  try {
+    return await attempt(connection);
+  } catch (err) {
+    if (!connection.auth || !AUTH_NOT_ENABLED.test(err instanceof Error ? err.message : String(err)))
+      throw err;
+    const { auth: _unused, ...withoutAuth } = connection;
+    return attempt(withoutAuth);
   }
+}
+
+export function createEtcdAdmin(options: EtcdAdminOptions = {}): EtcdAdmin {
+  const timeout = options.callTimeoutMs ?? 5000;
+
+  // One short-lived client per call: etcd3 load-balances over `hosts` and keeps circuit breakers per host,
+  // which would send per-member RPCs (status) to the wrong member and keep broken channels around.
+  const withClient = <T>(hosts: string[], fn: (client: Etcd3) => Promise<T>, callTimeout = timeout) =>
+    withEtcdClient(options, hosts, fn, callTimeout);
 
   const toMember = (m: {
     ID: string;

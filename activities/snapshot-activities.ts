@@ -5,7 +5,7 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { ApplicationFailure } from '@temporalio/common';
 import { FailureTypes } from '../crds/conditions';
-import type { EtcdClusterStatus } from '../crds/etcd-cluster';
+import type { EtcdClusterSpec, EtcdClusterStatus } from '../crds/etcd-cluster';
 import { API_VERSION, ETCD_CLUSTER } from '../crds/etcd-cluster';
 import type { EtcdSnapshotSpec, EtcdSnapshotStatus } from '../crds/etcd-snapshot';
 import { ETCD_SNAPSHOT } from '../crds/etcd-snapshot';
@@ -186,6 +186,14 @@ export function createSnapshotActivities(deps: SnapshotActivityDeps) {
       attempt: number;
       endpoint: string;
     }): Promise<{ jobName: string; created: boolean }> {
+      // The cluster's spec.auth, read here so the Job's env refers to its Secret (by name only).
+      const cluster = await kube.read<KubernetesObject & { spec?: Partial<EtcdClusterSpec> }>({
+        apiVersion: API_VERSION,
+        kind: ETCD_CLUSTER.kind,
+        namespace: input.snapshot.namespace,
+        name: input.spec.clusterRef.name,
+      });
+      const authSecretName = cluster?.spec?.auth?.rootSecretRef?.name;
       const job = snapshotJob({
         snapshot: input.snapshot,
         attempt: input.attempt,
@@ -193,6 +201,7 @@ export function createSnapshotActivities(deps: SnapshotActivityDeps) {
         endpoint: input.endpoint,
         destination: input.spec.destination,
         cluster: input.spec.clusterRef.name,
+        ...(authSecretName ? { authSecretName } : {}),
       });
       const outcome = await kube.createIfAbsent(job as KubernetesObject);
       return { jobName: job.metadata.name, created: outcome === 'created' };

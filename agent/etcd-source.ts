@@ -24,8 +24,40 @@ export function isGrpcStatusError(e: unknown): boolean {
   return typeof (e as { code?: unknown } | null)?.code === 'number' && 'details' in (e as object);
 }
 
-export async function openSnapshot(endpoint: string): Promise<OpenedSnapshot> {
+/** Env names the snapshot Job sets from the Secret spec.auth names (secretKeyRef, never literal values). */
+export const ETCD_AUTH_ENV = { username: 'ETCD_USERNAME', password: 'ETCD_PASSWORD' } as const;
+
+export interface EtcdAuth {
+  username: string;
+  password: string;
+}
+
+/** The root credentials the Job's env carries, if any; the username defaults to root like the Secret's key. */
+export function etcdAuthFromEnv(env: NodeJS.ProcessEnv): EtcdAuth | undefined {
+  const password = env[ETCD_AUTH_ENV.password];
+  if (!password) return undefined;
+  return { username: env[ETCD_AUTH_ENV.username] || 'root', password };
+}
+
+// etcd refuses credentials while its auth is off; a snapshot of such a cluster needs none.
+const AUTH_NOT_ENABLED = /authentication is not enabled/i;
+
+/**
+ * Opens the snapshot stream, with credentials when the Job has them. A cluster whose spec has auth but whose
+ * auth is not on yet refuses them; it is then asked again without.
+ */
+export async function openSnapshot(endpoint: string, auth?: EtcdAuth): Promise<OpenedSnapshot> {
+  try {
+    return await openSnapshotAs(endpoint, auth);
+  } catch (e) {
+    if (!auth || !AUTH_NOT_ENABLED.test(describe(e))) throw e;
+    return openSnapshotAs(endpoint, undefined);
+  }
+}
+
+async function openSnapshotAs(endpoint: string, auth: EtcdAuth | undefined): Promise<OpenedSnapshot> {
   const client = new Etcd3({
+    ...(auth ? { auth } : {}),
     hosts: endpoint,
     dialTimeout: STATUS_TIMEOUT_MS,
     // One attempt: the Job (and the workflow above it) decide about retrying, not a hidden client loop.

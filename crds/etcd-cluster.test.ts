@@ -21,6 +21,7 @@ import type {
   BackupS3Location,
   Condition,
   EtcdClusterBackup,
+  EtcdClusterAuth,
   CurrentOperation,
   EtcdClusterBootstrap,
   EtcdClusterRestore,
@@ -74,7 +75,12 @@ const specFields = {
   progressDeadlineSeconds: { shape: 'integer', required: true },
   bootstrap: { shape: 'object', required: false },
   backup: { shape: 'object', required: false },
+  auth: { shape: 'object', required: false },
 } as const satisfies Mirror<EtcdClusterSpec>;
+
+const authFields = {
+  rootSecretRef: { shape: 'object', required: true },
+} as const satisfies Mirror<EtcdClusterAuth>;
 
 const backupFields = {
   destination: { shape: 'object', required: true },
@@ -238,6 +244,7 @@ describe('the EtcdCluster CRD and its TypeScript types', () => {
     ['spec.backup.destination', at(root, 'spec', 'backup', 'destination'), backupDestinationFields],
     ['spec.backup.destination.s3', at(root, 'spec', 'backup', 'destination', 's3'), backupS3Fields],
     ['spec.backup.destination.pvc', at(root, 'spec', 'backup', 'destination', 'pvc'), backupPvcFields],
+    ['spec.auth', at(root, 'spec', 'auth'), authFields],
     [
       'spec.bootstrap.restore.source.pvc',
       at(root, 'spec', 'bootstrap', 'restore', 'source', 'pvc'),

@@ -84,6 +84,7 @@ export const OPERATION_TYPES = [
   'Pause',
   'Resume',
   'Upgrade',
+  'EnableAuth',
 ] as const;
 export type OperationType = (typeof OPERATION_TYPES)[number];
 
@@ -196,6 +197,12 @@ export interface EtcdClusterBackup {
   destination: BackupDestination;
 }
 
+/** etcd authentication; the Secret's values are read only inside the operator's worker process. */
+export interface EtcdClusterAuth {
+  /** Same namespace; keys `password` and optionally `username` (must be root). Immutable. */
+  rootSecretRef: { name: string };
+}
+
 /**
  * What the user asks for. Fields with a schema default are required here because the apiserver always
  * fills them in before anyone reads the object.
@@ -223,6 +230,8 @@ export interface EtcdClusterSpec {
   bootstrap?: EtcdClusterBootstrap;
   /** Where a pre-upgrade snapshot is stored; without it an upgrade takes none. */
   backup?: EtcdClusterBackup;
+  /** Root credentials from a Secret; once set it cannot be removed (CEL). */
+  auth?: EtcdClusterAuth;
 }
 
 /** One etcd member as status shows it, keyed by its etcd member id. */

@@ -10,7 +10,9 @@ import type { TLSConfig } from '@temporalio/client';
 import { Client, Connection } from '@temporalio/client';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import { createActivities } from '../activities/cluster-activities';
+import { createAuthActivities } from '../activities/auth-activities';
 import { createEtcdAdmin } from '../activities/etcd-admin';
+import { authConnection } from '../activities/etcd-auth';
 import { createConnectionResolver } from '../activities/etcd-connection';
 import { etcdImageFor } from '../activities/etcd-images';
 import { createEventRecorder } from '../activities/event-recorder';
@@ -125,7 +127,8 @@ export async function startOperator(
       );
       const kube = createKubeObjects(kc);
       // Each cluster's TLS and auth join here as contributors: its secrets are read in this process only.
-      const etcd = createEtcdAdmin({ connectionFor: createConnectionResolver([]) });
+      const etcdOptions = { connectionFor: createConnectionResolver([authConnection(kube)]) };
+      const etcd = createEtcdAdmin(etcdOptions);
       const snapshotEvents = createSnapshotEventRecorder(kc);
       const activities = {
         ...createActivities({
@@ -136,6 +139,7 @@ export async function startOperator(
           onStatusWritten: (before, after) => metrics.onStatusWritten(before, after),
         }),
         ...createSnapshotActivities({ kube, etcd, events: snapshotEvents, agentImage: config.agentImage }),
+        ...createAuthActivities({ kube, etcd: etcdOptions }),
         // The schedule activities keep Temporal Schedules, which needs a client beside the worker's connection.
         ...createScheduleActivities({
           kube,

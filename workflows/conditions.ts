@@ -47,6 +47,7 @@ const progressingReason: Record<OperationType, Reason> = {
   Pause: Reasons.Pausing,
   Resume: Reasons.Resuming,
   Upgrade: Reasons.Upgrading,
+  EnableAuth: Reasons.EnablingAuth,
 };
 
 const haltedReason: Record<Exclude<OperationResult, 'Succeeded'>, Reason> = {

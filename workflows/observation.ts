@@ -15,6 +15,7 @@ export function desiredOf(
     medium: spec.storage.medium,
     versionKnown,
     version: spec.version,
+    ...(spec.auth ? { auth: true } : {}),
   };
 }
 

@@ -24,6 +24,7 @@ import { answeringMembers, awaitsAnAnswer, continuesOperation, describeStep, pla
 import { operationStepSignal } from './messages';
 import { desiredOf, recordedAfter } from './observation';
 import { takePreUpgradeSnapshot } from './upgrade-snapshot';
+import { enableAuthStep, observeAuth } from './auth-step';
 
 export interface OperationInput {
   ref: ClusterRef;
@@ -217,17 +218,27 @@ export async function clusterOperationWorkflow(input: OperationInput): Promise<O
       case 'Pause':
         await acts.deleteMemberPod({ ref, member: step.member });
         return;
+      case 'EnableAuth':
+        details(await enableAuthStep(ref, details));
+        return;
     }
   }
+
+  /** Once seen on, auth stays on (spec.auth cannot be removed): later observations skip asking. */
+  let authSeenEnabled = false;
 
   async function run(): Promise<string> {
     for (;;) {
       const observation = await acts.observeCluster({ ref, version: spec.version });
       recorded = recordedAfter(recorded, observation);
+      // Only a cluster with spec.auth asks: histories of clusters without it keep their command sequence.
+      const auth = spec.auth && !authSeenEnabled ? await observeAuth(ref) : undefined;
+      if (auth?.etcd.state === 'enabled') authSeenEnabled = true;
       const observed: Observed = {
         kube: observation.kube,
         recorded,
         ...(observation.etcd ? { etcd: observation.etcd } : {}),
+        ...(auth ? { auth } : {}),
       };
       const decision: Decision = plan(desiredOf(ref, spec, observation.versionKnown), observed);
       const step: Step = decision.step;

@@ -11,6 +11,9 @@ import { memberName, memberOrdinal } from '../crds/labels';
 import type { UpgradeLeaderStep, UpgradeMemberStep } from './upgrade-plan';
 import { planUpgrade } from './upgrade-plan';
 import { upgradePath } from './upgrade-path';
+import type { AuthObservation } from '../activities/auth-activities';
+import type { AuthWaitReason, EnableAuthStep } from './auth-plan';
+import { authBlocked, planAuth } from './auth-plan';
 
 // ---------------------------------------------------------------------------------------------------
 // Inputs
@@ -27,6 +30,8 @@ export interface Desired {
   versionKnown: boolean;
   /** spec.version; members whose Pod runs another version are upgraded (absent: no upgrade planning). */
   version?: string;
+  /** spec.auth is set: root must exist with the Secret's password and auth be on (workflows/auth-plan.ts). */
+  auth?: boolean;
 }
 
 /** One member as etcd's member list and its own status describe it (the observer's type, see activities/observation.ts). */
@@ -68,6 +73,8 @@ export interface Observed {
    * restarting a stopped cluster Resume only when the user paused it.
    */
   recorded: { clusterId?: string; members: string[]; paused: boolean };
+  /** What etcd says about its auth; observed only for a cluster whose spec has auth. */
+  auth?: AuthObservation;
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -90,7 +97,8 @@ export type WaitReason =
   | typeof Reasons.UnknownVersion
   | typeof Reasons.AllMembersLost
   | typeof Reasons.RestoreFailed
-  | typeof Reasons.UpgradePathRefused;
+  | typeof Reasons.UpgradePathRefused
+  | AuthWaitReason;
 
 export type Step =
   /** Create the seed member's claim and Pod with `--initial-cluster-state new`; on a kept data dir etcd ignores that flag, so this is retry-safe. */
@@ -114,6 +122,8 @@ export type Step =
   | UpgradeMemberStep
   /** Hand leadership to an upgraded voter before the leader itself is upgraded (last). */
   | UpgradeLeaderStep
+  /** Make sure etcd's root user has the Secret's password and the root role, and auth is on. */
+  | EnableAuthStep
   | { kind: 'Wait'; reason: WaitReason; message: string }
   | { kind: 'None'; reason: typeof Reasons.Converged | typeof Reasons.Paused; message: string };
 
@@ -441,6 +451,12 @@ const withEtcdChain: Check<WithEtcd>[] = [
     },
   },
   {
+    // Once every member answers and before any is added: a bootstrapping cluster turns auth on while it is
+    // one seed, so members join a cluster that already has it.
+    name: 'enableAuth',
+    run: (c) => planAuth(c.desired.auth === true, c.observed.auth),
+  },
+  {
     name: 'scaleUp',
     run: (c) => {
       if (c.members.length >= c.target) return undefined;
@@ -566,6 +582,8 @@ export function startsPod(step: Step): boolean {
  * steps, so a crash between any two effects is recovered by observing and planning again.
  */
 export function plan(desired: Desired, observed: Observed): Decision {
+  const blocked = authBlocked(desired.auth === true, observed.auth);
+  if (blocked) return { check: 'authAccepted', step: blocked };
   const decision = observed.etcd
     ? runChain(withEtcdChain, withEtcdContext(desired, observed, observed.etcd))
     : runChain(withoutEtcdChain, { desired, observed });
@@ -649,13 +667,15 @@ export function operationFor(step: ActionStep, desiredReplicas: number): Operati
     case 'RecreatePod':
     case 'DeleteOrphan':
       return 'Heal';
+    case 'EnableAuth':
+      return 'EnableAuth';
   }
 }
 
 // Steps a running operation takes on itself instead of ending: bootstrap and resume grow to size, heal
 // re-adds the member it removed.
 const alsoContinues: Record<OperationType, readonly StepKind[]> = {
-  Bootstrap: ['AddMember', 'PromoteLearner'],
+  Bootstrap: ['AddMember', 'PromoteLearner', 'EnableAuth'],
   Resume: ['AddMember', 'PromoteLearner', 'RecreatePod'],
   Heal: ['AddMember', 'PromoteLearner'],
   ScaleUp: [],
@@ -663,6 +683,7 @@ const alsoContinues: Record<OperationType, readonly StepKind[]> = {
   Pause: [],
   // The member whose Pod an upgrade deleted comes back through RecreatePod, inside the same operation.
   Upgrade: ['RecreatePod'],
+  EnableAuth: [],
 };
 
 /**
@@ -732,6 +753,8 @@ export function describeStep(step: Step): string {
       return `stop ${step.member} and keep its claim`;
     case 'Resume':
       return `start ${step.member} again from its kept claim`;
+    case 'EnableAuth':
+      return "make sure the root user has the Secret's password and the root role, and enable auth";
     case 'Wait':
       return `wait (${step.reason}): ${step.message}`;
     case 'None':
@@ -769,5 +792,7 @@ export function summarize(
             : undefined;
       return v ? `upgrade ${ref} ${v.from} -> ${v.to}` : `upgrade ${ref}`;
     }
+    case 'EnableAuth':
+      return `enable auth on ${ref}`;
   }
 }

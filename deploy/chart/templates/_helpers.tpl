@@ -54,7 +54,7 @@ Secrets: get only, for the S3 credentials a snapshot names; never list or watch.
 - apiGroups: ['']
   resources: [events]
   verbs: [create]
-# S3 credentials named by an EtcdSnapshot or EtcdSnapshotSchedule, read when needed.
+# S3 credentials named by an EtcdSnapshot or EtcdSnapshotSchedule, and the root Secret of spec.auth, read when needed.
 - apiGroups: ['']
   resources: [secrets]
   verbs: [get]
