@@ -2,7 +2,10 @@
 import { Etcd3 } from 'etcd3';
 import type { IOptions } from 'etcd3';
 import { noop } from 'cockatiel';
-import type { ConnectionResolver, EtcdConnectionOptions } from './etcd-connection';
+import { clusterClientEndpoint } from '../crds/names';
+import { attachToken, processTokens } from './auth-tokens';
+import type { ConnectionResolver } from './etcd-connection';
+import { clusterOfEndpoint } from './etcd-connection';
 
 /** A member as etcd reports it. Member ids are uint64: always decimal strings, never numbers. */
 export interface EtcdMember {
@@ -71,10 +74,17 @@ const NOT_READY_FOR_MEMBERS = /unhealthy cluster|not enough started members/i;
 // etcd answers Authenticate with this while auth is off: the credentials a cluster with spec.auth has before
 // the operator enabled auth (or after someone disabled it) are then simply not needed.
 const AUTH_NOT_ENABLED = /authentication is not enabled/i;
+const LEARNER_REFUSES = /rpc not supported for learner/i;
+const INVALID_TOKEN = /invalid auth token/i;
+// A learner applies the Authenticate entry that made a token a moment after the voter that issued it.
+const FRESH_TOKEN_RETRY_MS = 300;
+
+const errorText = (err: unknown) => (err instanceof Error ? err.message : String(err));
 
 /**
- * Runs `fn` with a short-lived client for `hosts`, with the connection options of their cluster. Credentials
- * etcd refuses only because auth is not enabled yet are dropped and the call is made again without them.
+ * Runs `fn` with a short-lived client for `hosts`, with the connection options of their cluster. With
+ * credentials, the call carries a token of that cluster (activities/auth-tokens.ts), obtained once and
+ * reused; while etcd says auth is not enabled, the call is made without one.
  */
 export async function withEtcdClient<T>(
   options: EtcdAdminOptions,
@@ -84,30 +94,72 @@ export async function withEtcdClient<T>(
 ): Promise<T> {
   if (hosts.length === 0) throw new Error('no etcd endpoints to talk to');
   const connection = options.connectionFor ? await options.connectionFor(hosts) : {};
-  const attempt = async (conn: EtcdConnectionOptions) => {
-    const client = new Etcd3({
-      hosts,
+  const { auth, ...plain } = connection;
+  const open = (on: string[]) =>
+    new Etcd3({
+      hosts: on,
       dialTimeout: callTimeout,
       // No client-side retries: etcd3 would retry a dead member three times per call, tripling every
       // observation of an unreachable member. The activity's retry policy is the one place that retries.
       faultHandling: { global: noop, host: () => noop },
       defaultCallOptions: (ctx) => (ctx.isStream ? {} : { deadline: Date.now() + callTimeout }),
       ...(options.credentials ? { credentials: options.credentials } : {}),
-      ...conn,
+      ...plain,
     });
+  const attempt = async (token?: string) => {
+    const client = open(hosts);
     try {
+      if (token) attachToken(client, token);
       return await fn(client);
     } finally {
       client.close();
     }
   };
+  if (!auth) return attempt();
+
+  // Authenticate at the hosts; a learner refuses, and then the cluster's voters (its client Service) answer.
+  const authenticate = async (): Promise<string | 'not-enabled'> => {
+    const cluster = clusterOfEndpoint(hosts[0] ?? '');
+    const places = [hosts, ...(cluster ? [[clusterClientEndpoint(cluster)]] : [])];
+    let last: unknown;
+    for (const on of places) {
+      const client = open(on);
+      try {
+        const res = await client.auth.authenticate({ name: auth.username, password: auth.password });
+        return res.token;
+      } catch (err) {
+        if (AUTH_NOT_ENABLED.test(errorText(err))) return 'not-enabled';
+        if (!LEARNER_REFUSES.test(errorText(err))) throw err;
+        last = err;
+      } finally {
+        client.close();
+      }
+    }
+    throw last;
+  };
+  const cluster = clusterOfEndpoint(hosts[0] ?? '');
+  const key = JSON.stringify([cluster ?? hosts, auth.username, auth.password]);
+  let token = processTokens.get(key);
+  const fresh = token === undefined;
+  if (token === undefined) {
+    const got = await authenticate();
+    if (got === 'not-enabled') return attempt();
+    token = got;
+    processTokens.set(key, token);
+  }
   try {
-    return await attempt(connection);
+    return await attempt(token);
   } catch (err) {
-    if (!connection.auth || !AUTH_NOT_ENABLED.test(err instanceof Error ? err.message : String(err)))
-      throw err;
-    const { auth: _unused, ...withoutAuth } = connection;
-    return attempt(withoutAuth);
+    if (!INVALID_TOKEN.test(errorText(err))) throw err;
+    processTokens.drop(key);
+    if (fresh) {
+      await new Promise((r) => setTimeout(r, FRESH_TOKEN_RETRY_MS));
+      return attempt(token);
+    }
+    const again = await authenticate();
+    if (again === 'not-enabled') return attempt();
+    processTokens.set(key, again);
+    return attempt(again);
   }
 }
 
