@@ -55,6 +55,28 @@ export async function openSnapshot(endpoint: string, auth?: EtcdAuth): Promise<O
   }
 }
 
+interface PoolLike {
+  withConnection<T>(
+    service: 'Maintenance',
+    fn: (c: {
+      client: { snapshot(request: object, metadata: unknown, options: object): unknown };
+      metadata: unknown;
+    }) => T,
+  ): Promise<T>;
+}
+
+/**
+ * Maintenance.Snapshot carrying the auth token. etcd3 1.1.2's `maintenance.snapshot()` hands its metadata to
+ * gRPC in the request's place, so the token never reaches etcd and a cluster with auth answers "user name
+ * is empty"; this makes the same call through the client's connection pool with the arguments in order.
+ */
+async function snapshotWithToken(client: Etcd3): Promise<unknown> {
+  const pool = (client as unknown as { pool?: PoolLike }).pool;
+  if (!pool || typeof pool.withConnection !== 'function')
+    throw new Error('the etcd3 client has no connection pool to open an authenticated snapshot on');
+  return pool.withConnection('Maintenance', ({ client: grpc, metadata }) => grpc.snapshot({}, metadata, {}));
+}
+
 async function openSnapshotAs(endpoint: string, auth: EtcdAuth | undefined): Promise<OpenedSnapshot> {
   const client = new Etcd3({
     ...(auth ? { auth } : {}),
@@ -92,7 +114,7 @@ async function openSnapshotAs(endpoint: string, auth: EtcdAuth | undefined): Pro
     const takenAt = new Date().toISOString();
     let stream: unknown;
     try {
-      stream = await client.maintenance.snapshot();
+      stream = auth ? await snapshotWithToken(client) : await client.maintenance.snapshot();
     } catch (e) {
       throw new AgentError(
         AgentFailureReasons.EtcdUnavailable,
