@@ -10,7 +10,6 @@ import {
   clientEndpoint,
   connect,
   createCluster,
-  eventually,
   freshNamespace,
   getCluster,
   listWorkflows,
