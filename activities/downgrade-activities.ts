@@ -4,11 +4,13 @@
 // one whose cluster version already reached the target. Reading uses etcd's Validate, which changes nothing
 // (etcd.io/docs/v3.6/downgrades/downgrade_3_6, step 3); Cancel is never used to probe.
 import { ApplicationFailure } from '@temporalio/common';
-import { Etcd3 } from 'etcd3';
-import type { IOptions } from 'etcd3';
-import { noop } from 'cockatiel';
+import http from 'node:http';
+import https from 'node:https';
 import { FailureTypes } from '../crds/conditions';
 import { memberClientURL } from '../crds/names';
+import type { EtcdAdminOptions } from './etcd-admin';
+import { withEtcdClient } from './etcd-admin';
+import type { EtcdConnectionOptions } from './etcd-connection';
 import type { ClusterRef } from './member-manifests';
 
 /** What etcd says about a downgrade; workflows/downgrade-plan.ts decides on it. */
@@ -75,31 +77,21 @@ export function highestClusterVersion(reports: readonly MemberVersions[]): strin
 
 const messageOf = (err: unknown) => (err instanceof Error ? err.message : String(err));
 
-export function createDowngradeEtcd(
-  options: { callTimeoutMs?: number; credentials?: IOptions['credentials'] } = {},
-): DowngradeEtcd {
+export function createDowngradeEtcd(options: EtcdAdminOptions = {}): DowngradeEtcd {
   const timeout = options.callTimeoutMs ?? 5000;
   return {
     async downgrade(endpoints, action, version) {
-      if (endpoints.length === 0) throw new Error('no etcd endpoints to talk to');
-      const client = new Etcd3({
-        hosts: endpoints,
-        dialTimeout: timeout,
-        // The activity's retry policy is the one place that retries.
-        faultHandling: { global: noop, host: () => noop },
-        defaultCallOptions: (ctx) => (ctx.isStream ? {} : { deadline: Date.now() + timeout }),
-        ...(options.credentials ? { credentials: options.credentials } : {}),
-      });
-      try {
-        await client.maintenance.downgrade({ action, version });
-      } finally {
-        client.close();
-      }
+      // The shared client: the cluster's TLS credentials and auth token, no client-side retries.
+      await withEtcdClient(options, endpoints, (client) => client.maintenance.downgrade({ action, version }));
     },
     async versions(clientURL) {
-      const res = await fetch(`${clientURL}/version`, { signal: AbortSignal.timeout(timeout) });
-      if (!res.ok) throw new Error(`${clientURL}/version answered ${res.status}`);
-      const body = (await res.json()) as { etcdserver?: string; etcdcluster?: string; storage?: string };
+      // /version needs no auth; with client TLS it is served over https and asks for a client certificate.
+      const connection = options.connectionFor ? await options.connectionFor([clientURL]) : {};
+      const body = (await getJson(clientURL, '/version', connection.credentials, timeout)) as {
+        etcdserver?: string;
+        etcdcluster?: string;
+        storage?: string;
+      };
       return {
         ...(body.etcdserver ? { server: body.etcdserver } : {}),
         ...(body.etcdcluster ? { cluster: body.etcdcluster } : {}),
@@ -107,6 +99,36 @@ export function createDowngradeEtcd(
       };
     },
   };
+}
+
+/** GET a JSON document from a member's client port, over https with the client certificate when there is one. */
+async function getJson(
+  clientURL: string,
+  path: string,
+  credentials: EtcdConnectionOptions['credentials'],
+  timeoutMs: number,
+): Promise<unknown> {
+  const url = new URL(path, credentials ? clientURL.replace(/^http:/, 'https:') : clientURL);
+  const text = await new Promise<string>((resolve, reject) => {
+    const options = {
+      signal: AbortSignal.timeout(timeoutMs),
+      ...(credentials
+        ? { ca: credentials.rootCertificate, cert: credentials.certChain, key: credentials.privateKey }
+        : {}),
+    };
+    const req = (url.protocol === 'https:' ? https : http).get(url, options, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('error', reject);
+      res.on('end', () => {
+        const body = Buffer.concat(chunks).toString('utf8');
+        if (res.statusCode !== 200) reject(new Error(`${url.origin}${path} answered ${res.statusCode}`));
+        else resolve(body);
+      });
+    });
+    req.on('error', reject);
+  });
+  return JSON.parse(text) as unknown;
 }
 
 export function createDowngradeActivities(deps: { etcd: DowngradeEtcd }) {

@@ -2,7 +2,10 @@
 import { Etcd3 } from 'etcd3';
 import type { IOptions } from 'etcd3';
 import { noop } from 'cockatiel';
+import { clusterClientEndpoint } from '../crds/names';
+import { attachToken, processTokens } from './auth-tokens';
 import type { ConnectionResolver } from './etcd-connection';
+import { clusterOfEndpoint } from './etcd-connection';
 
 /** A member as etcd reports it. Member ids are uint64: always decimal strings, never numbers. */
 export interface EtcdMember {
@@ -68,34 +71,105 @@ const MEMBER_NOT_FOUND = /member not found/i;
 // instead of an exponential activity retry, which would overshoot the interval by seconds.
 const NOT_READY_FOR_MEMBERS = /unhealthy cluster|not enough started members/i;
 
-export function createEtcdAdmin(options: EtcdAdminOptions = {}): EtcdAdmin {
-  const timeout = options.callTimeoutMs ?? 5000;
+// etcd answers Authenticate with this while auth is off: the credentials a cluster with spec.auth has before
+// the operator enabled auth (or after someone disabled it) are then simply not needed.
+const AUTH_NOT_ENABLED = /authentication is not enabled/i;
+const LEARNER_REFUSES = /rpc not supported for learner/i;
+const INVALID_TOKEN = /invalid auth token/i;
+// A learner applies the Authenticate entry that made a token a moment after the voter that issued it.
+const FRESH_TOKEN_RETRY_MS = 300;
 
-  // One short-lived client per call: etcd3 load-balances over `hosts` and keeps circuit breakers per host,
-  // which would send per-member RPCs (status) to the wrong member and keep broken channels around.
-  async function withClient<T>(
-    hosts: string[],
-    fn: (client: Etcd3) => Promise<T>,
-    callTimeout = timeout,
-  ): Promise<T> {
-    if (hosts.length === 0) throw new Error('no etcd endpoints to talk to');
-    const connection = options.connectionFor ? await options.connectionFor(hosts) : {};
-    const client = new Etcd3({
-      hosts,
+const errorText = (err: unknown) => (err instanceof Error ? err.message : String(err));
+
+/**
+ * Runs `fn` with a short-lived client for `hosts`, with the connection options of their cluster. With
+ * credentials, the call carries a token of that cluster (activities/auth-tokens.ts), obtained once and
+ * reused; while etcd says auth is not enabled, the call is made without one.
+ */
+export async function withEtcdClient<T>(
+  options: EtcdAdminOptions,
+  hosts: string[],
+  fn: (client: Etcd3) => Promise<T>,
+  callTimeout = options.callTimeoutMs ?? 5000,
+): Promise<T> {
+  if (hosts.length === 0) throw new Error('no etcd endpoints to talk to');
+  const connection = options.connectionFor ? await options.connectionFor(hosts) : {};
+  const { auth, ...plain } = connection;
+  const open = (on: string[]) =>
+    new Etcd3({
+      hosts: on,
       dialTimeout: callTimeout,
       // No client-side retries: etcd3 would retry a dead member three times per call, tripling every
       // observation of an unreachable member. The activity's retry policy is the one place that retries.
       faultHandling: { global: noop, host: () => noop },
       defaultCallOptions: (ctx) => (ctx.isStream ? {} : { deadline: Date.now() + callTimeout }),
       ...(options.credentials ? { credentials: options.credentials } : {}),
-      ...connection,
+      ...plain,
     });
+  const attempt = async (token?: string) => {
+    const client = open(hosts);
     try {
+      if (token) attachToken(client, token);
       return await fn(client);
     } finally {
       client.close();
     }
+  };
+  if (!auth) return attempt();
+
+  // Authenticate at the hosts; a learner refuses, and then the cluster's voters (its client Service) answer.
+  const authenticate = async (): Promise<string | 'not-enabled'> => {
+    const cluster = clusterOfEndpoint(hosts[0] ?? '');
+    const places = [hosts, ...(cluster ? [[clusterClientEndpoint(cluster)]] : [])];
+    let last: unknown;
+    for (const on of places) {
+      const client = open(on);
+      try {
+        const res = await client.auth.authenticate({ name: auth.username, password: auth.password });
+        return res.token;
+      } catch (err) {
+        if (AUTH_NOT_ENABLED.test(errorText(err))) return 'not-enabled';
+        if (!LEARNER_REFUSES.test(errorText(err))) throw err;
+        last = err;
+      } finally {
+        client.close();
+      }
+    }
+    throw last;
+  };
+  const cluster = clusterOfEndpoint(hosts[0] ?? '');
+  const key = JSON.stringify([cluster ?? hosts, auth.username, auth.password]);
+  let token = processTokens.get(key);
+  const fresh = token === undefined;
+  if (token === undefined) {
+    const got = await authenticate();
+    if (got === 'not-enabled') return attempt();
+    token = got;
+    processTokens.set(key, token);
   }
+  try {
+    return await attempt(token);
+  } catch (err) {
+    if (!INVALID_TOKEN.test(errorText(err))) throw err;
+    processTokens.drop(key);
+    if (fresh) {
+      await new Promise((r) => setTimeout(r, FRESH_TOKEN_RETRY_MS));
+      return attempt(token);
+    }
+    const again = await authenticate();
+    if (again === 'not-enabled') return attempt();
+    processTokens.set(key, again);
+    return attempt(again);
+  }
+}
+
+export function createEtcdAdmin(options: EtcdAdminOptions = {}): EtcdAdmin {
+  const timeout = options.callTimeoutMs ?? 5000;
+
+  // One short-lived client per call: etcd3 load-balances over `hosts` and keeps circuit breakers per host,
+  // which would send per-member RPCs (status) to the wrong member and keep broken channels around.
+  const withClient = <T>(hosts: string[], fn: (client: Etcd3) => Promise<T>, callTimeout = timeout) =>
+    withEtcdClient(options, hosts, fn, callTimeout);
 
   const toMember = (m: {
     ID: string;

@@ -187,14 +187,16 @@ export function createSnapshotActivities(deps: SnapshotActivityDeps) {
       attempt: number;
       endpoint: string;
     }): Promise<{ jobName: string; created: boolean }> {
-      // With client TLS the agent presents the operator's client certificate, mounted from its Secret.
-      const cluster = await kube.read<KubernetesObject & { spec?: Pick<EtcdClusterSpec, 'tls'> }>({
+      // With client TLS the agent presents the operator's client certificate, mounted from its Secret; with
+      // spec.auth its env refers to the root Secret (by name only).
+      const cluster = await kube.read<KubernetesObject & { spec?: Partial<EtcdClusterSpec> }>({
         apiVersion: API_VERSION,
         kind: ETCD_CLUSTER.kind,
         namespace: input.snapshot.namespace,
         name: input.spec.clusterRef.name,
       });
       const clientTLSSecret = tlsSecretNames(cluster?.spec ?? {}, input.spec.clusterRef.name).operator;
+      const authSecretName = cluster?.spec?.auth?.rootSecretRef?.name;
       const job = snapshotJob({
         snapshot: input.snapshot,
         attempt: input.attempt,
@@ -203,6 +205,7 @@ export function createSnapshotActivities(deps: SnapshotActivityDeps) {
         destination: input.spec.destination,
         cluster: input.spec.clusterRef.name,
         ...(clientTLSSecret ? { clientTLSSecret } : {}),
+        ...(authSecretName ? { authSecretName } : {}),
       });
       const outcome = await kube.createIfAbsent(job as KubernetesObject);
       return { jobName: job.metadata.name, created: outcome === 'created' };

@@ -104,6 +104,20 @@ export function credentialEnv(secretName: string) {
   }));
 }
 
+/**
+ * ETCD_USERNAME / ETCD_PASSWORD from the Secret spec.auth names, by reference only (the agent's
+ * agent/etcd-source.ts reads them); the username key is optional, as in the Secret.
+ */
+export function etcdAuthEnv(secretName: string) {
+  return [
+    {
+      name: 'ETCD_USERNAME',
+      valueFrom: { secretKeyRef: { name: secretName, key: 'username', optional: true } },
+    },
+    { name: 'ETCD_PASSWORD', valueFrom: { secretKeyRef: { name: secretName, key: 'password' } } },
+  ];
+}
+
 /** The restricted Pod Security Standard, as member Pods have it. */
 export const RESTRICTED_POD_SECURITY = {
   runAsNonRoot: true,
@@ -131,6 +145,8 @@ export interface SnapshotJobInput {
   cluster: string;
   /** With the cluster's client TLS: the Secret (tls.crt, tls.key, ca.crt) with the client certificate the agent presents. */
   clientTLSSecret?: string;
+  /** The Secret of the cluster's spec.auth: the agent authenticates as root with it. */
+  authSecretName?: string;
 }
 
 /** Where a snapshot Job mounts the operator's client certificate Secret (whole, read-only). */
@@ -226,7 +242,10 @@ export function snapshotJob(input: SnapshotJobInput) {
                 ...snapshotArgs(input.endpoint, destination, snapshot.name),
                 ...(tls ? agentTLSArgs() : []),
               ],
-              env: destination.s3 ? credentialEnv(destination.s3.credentialsSecretRef.name) : [],
+              env: [
+                ...(destination.s3 ? credentialEnv(destination.s3.credentialsSecretRef.name) : []),
+                ...(input.authSecretName ? etcdAuthEnv(input.authSecretName) : []),
+              ],
               // The agent's one-line JSON result; the workflow reads it from the Pod's status, never from logs.
               terminationMessagePath: '/dev/termination-log',
               terminationMessagePolicy: 'File',

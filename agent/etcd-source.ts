@@ -48,8 +48,70 @@ function credentialsOf(tls: ClientTLSFiles) {
   };
 }
 
-export async function openSnapshot(endpoint: string, tls?: ClientTLSFiles): Promise<OpenedSnapshot> {
+/** Env names the snapshot Job sets from the Secret spec.auth names (secretKeyRef, never literal values). */
+export const ETCD_AUTH_ENV = { username: 'ETCD_USERNAME', password: 'ETCD_PASSWORD' } as const;
+
+export interface EtcdAuth {
+  username: string;
+  password: string;
+}
+
+/** The root credentials the Job's env carries, if any; the username defaults to root like the Secret's key. */
+export function etcdAuthFromEnv(env: NodeJS.ProcessEnv): EtcdAuth | undefined {
+  const password = env[ETCD_AUTH_ENV.password];
+  if (!password) return undefined;
+  return { username: env[ETCD_AUTH_ENV.username] || 'root', password };
+}
+
+// etcd refuses credentials while its auth is off; a snapshot of such a cluster needs none.
+const AUTH_NOT_ENABLED = /authentication is not enabled/i;
+
+/**
+ * Opens the snapshot stream, with credentials when the Job has them. A cluster whose spec has auth but whose
+ * auth is not on yet refuses them; it is then asked again without.
+ */
+export async function openSnapshot(
+  endpoint: string,
+  tls?: ClientTLSFiles,
+  auth?: EtcdAuth,
+): Promise<OpenedSnapshot> {
+  try {
+    return await openSnapshotAs(endpoint, tls, auth);
+  } catch (e) {
+    if (!auth || !AUTH_NOT_ENABLED.test(describe(e))) throw e;
+    return openSnapshotAs(endpoint, tls, undefined);
+  }
+}
+
+interface PoolLike {
+  withConnection<T>(
+    service: 'Maintenance',
+    fn: (c: {
+      client: { snapshot(request: object, metadata: unknown, options: object): unknown };
+      metadata: unknown;
+    }) => T,
+  ): Promise<T>;
+}
+
+/**
+ * Maintenance.Snapshot carrying the auth token. etcd3 1.1.2's `maintenance.snapshot()` hands its metadata to
+ * gRPC in the request's place, so the token never reaches etcd and a cluster with auth answers "user name
+ * is empty"; this makes the same call through the client's connection pool with the arguments in order.
+ */
+async function snapshotWithToken(client: Etcd3): Promise<unknown> {
+  const pool = (client as unknown as { pool?: PoolLike }).pool;
+  if (!pool || typeof pool.withConnection !== 'function')
+    throw new Error('the etcd3 client has no connection pool to open an authenticated snapshot on');
+  return pool.withConnection('Maintenance', ({ client: grpc, metadata }) => grpc.snapshot({}, metadata, {}));
+}
+
+async function openSnapshotAs(
+  endpoint: string,
+  tls: ClientTLSFiles | undefined,
+  auth: EtcdAuth | undefined,
+): Promise<OpenedSnapshot> {
   const client = new Etcd3({
+    ...(auth ? { auth } : {}),
     hosts: endpoint,
     ...(tls ? { credentials: credentialsOf(tls) } : {}),
     dialTimeout: STATUS_TIMEOUT_MS,
@@ -85,7 +147,7 @@ export async function openSnapshot(endpoint: string, tls?: ClientTLSFiles): Prom
     const takenAt = new Date().toISOString();
     let stream: unknown;
     try {
-      stream = await client.maintenance.snapshot();
+      stream = auth ? await snapshotWithToken(client) : await client.maintenance.snapshot();
     } catch (e) {
       throw new AgentError(
         AgentFailureReasons.EtcdUnavailable,

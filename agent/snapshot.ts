@@ -5,7 +5,7 @@ import { dirname } from 'node:path';
 import { pipeline, type Readable, type Writable } from 'node:stream';
 import { AgentError, describe } from './agent-error';
 import type { S3Location, SnapshotArgs } from './args';
-import { isGrpcStatusError, openSnapshot, type OpenedSnapshot } from './etcd-source';
+import { etcdAuthFromEnv, isGrpcStatusError, openSnapshot, type OpenedSnapshot } from './etcd-source';
 import { CollectingStream } from './memory';
 import { uploadParts } from './part-uploader';
 import { AgentFailureReasons, type SnapshotSuccess } from './result';
@@ -89,7 +89,7 @@ async function toS3(
   const client = createS3Client(s3, s3CredentialsFromEnv(env));
   const where = `s3://${s3.bucket}/${s3.key}`;
   try {
-    const source = await openSnapshot(args.endpoint, args.tls);
+    const source = await openSnapshot(args.endpoint, args.tls, etcdAuthFromEnv(env));
     const through = new SnapshotStream();
     const body = new CollectingStream({ majorEveryBytes: MAJOR_GC_EVERY_BYTES });
     const blame = new FailureBlame();
@@ -139,9 +139,14 @@ async function toS3(
   }
 }
 
-async function toFile(args: SnapshotArgs, path: string, signal: AbortSignal): Promise<SnapshotSuccess> {
+async function toFile(
+  args: SnapshotArgs,
+  path: string,
+  signal: AbortSignal,
+  env: NodeJS.ProcessEnv,
+): Promise<SnapshotSuccess> {
   const partial = `${path}.partial`;
-  const source = await openSnapshot(args.endpoint, args.tls);
+  const source = await openSnapshot(args.endpoint, args.tls, etcdAuthFromEnv(env));
   const through = new SnapshotStream();
   const blame = new FailureBlame();
   source.messages.on('error', blame.noteSource);
@@ -182,5 +187,5 @@ export function takeSnapshot(
 ): Promise<SnapshotSuccess> {
   return args.destination.kind === 's3'
     ? toS3(args, args.destination.s3, env, signal)
-    : toFile(args, args.destination.path, signal);
+    : toFile(args, args.destination.path, signal, env);
 }

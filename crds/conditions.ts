@@ -25,6 +25,7 @@ export const Reasons = {
   Pausing: 'Pausing',
   Resuming: 'Resuming',
   Upgrading: 'Upgrading',
+  EnablingAuth: 'EnablingAuth',
   // Progressing=False: why nothing runs
   Converged: 'Converged',
   ProgressDeadlineExceeded: 'ProgressDeadlineExceeded',
@@ -39,6 +40,9 @@ export const Reasons = {
   UpgradePathRefused: 'UpgradePathRefused',
   // Degraded (and the wait behind it): the seed's restore refused its snapshot
   RestoreFailed: 'RestoreFailed',
+  // Progressing=False: spec.auth's Secret is missing or unusable, or etcd refuses its credentials (workflows/auth-plan.ts)
+  AuthSecretInvalid: 'AuthSecretInvalid',
+  AuthFailed: 'AuthFailed',
   // Degraded
   MembersHealthy: 'MembersHealthy',
   MemberDataLost: 'MemberDataLost',

@@ -25,6 +25,7 @@ import type {
   EtcdClusterTLS,
   EtcdPeerTLS,
   EtcdClusterBackup,
+  EtcdClusterAuth,
   CurrentOperation,
   EtcdClusterBootstrap,
   EtcdClusterRestore,
@@ -79,6 +80,7 @@ const specFields = {
   bootstrap: { shape: 'object', required: false },
   backup: { shape: 'object', required: false },
   tls: { shape: 'object', required: false },
+  auth: { shape: 'object', required: false },
 } as const satisfies Mirror<EtcdClusterSpec>;
 
 const tlsFields = {
@@ -101,6 +103,10 @@ const issuerRefFields = {
   kind: { shape: 'string', required: true },
   group: { shape: 'string', required: true },
 } as const satisfies Mirror<CertManagerIssuerRef>;
+
+const authFields = {
+  rootSecretRef: { shape: 'object', required: true },
+} as const satisfies Mirror<EtcdClusterAuth>;
 
 const backupFields = {
   destination: { shape: 'object', required: true },
@@ -271,6 +277,7 @@ describe('the EtcdCluster CRD and its TypeScript types', () => {
     ['spec.backup.destination', at(root, 'spec', 'backup', 'destination'), backupDestinationFields],
     ['spec.backup.destination.s3', at(root, 'spec', 'backup', 'destination', 's3'), backupS3Fields],
     ['spec.backup.destination.pvc', at(root, 'spec', 'backup', 'destination', 'pvc'), backupPvcFields],
+    ['spec.auth', at(root, 'spec', 'auth'), authFields],
     [
       'spec.bootstrap.restore.source.pvc',
       at(root, 'spec', 'bootstrap', 'restore', 'source', 'pvc'),

@@ -86,6 +86,7 @@ export const OPERATION_TYPES = [
   'Upgrade',
   'Downgrade',
   'Rollout',
+  'EnableAuth',
 ] as const;
 export type OperationType = (typeof OPERATION_TYPES)[number];
 
@@ -228,6 +229,12 @@ export interface EtcdClusterTLS {
   client?: EtcdClientTLS;
 }
 
+/** etcd authentication; the Secret's values are read only inside the operator's worker process. */
+export interface EtcdClusterAuth {
+  /** Same namespace; keys `password` and optionally `username` (must be root). Immutable. */
+  rootSecretRef: { name: string };
+}
+
 /**
  * What the user asks for. Fields with a schema default are required here because the apiserver always
  * fills them in before anyone reads the object.
@@ -257,6 +264,8 @@ export interface EtcdClusterSpec {
   backup?: EtcdClusterBackup;
   /** Peer and client TLS; immutable on/off (docs/operations.md "TLS"). */
   tls?: EtcdClusterTLS;
+  /** Root credentials from a Secret; once set it cannot be removed (CEL). */
+  auth?: EtcdClusterAuth;
 }
 
 /** One etcd member as status shows it, keyed by its etcd member id. */

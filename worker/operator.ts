@@ -11,7 +11,9 @@ import { Client, Connection } from '@temporalio/client';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import { createActivities } from '../activities/cluster-activities';
 import { createDowngradeActivities, createDowngradeEtcd } from '../activities/downgrade-activities';
+import { createAuthActivities } from '../activities/auth-activities';
 import { createEtcdAdmin } from '../activities/etcd-admin';
+import { authConnection } from '../activities/etcd-auth';
 import { createConnectionResolver } from '../activities/etcd-connection';
 import { tlsConnection } from '../activities/etcd-tls';
 import { etcdImageFor } from '../activities/etcd-images';
@@ -127,7 +129,10 @@ export async function startOperator(
       );
       const kube = createKubeObjects(kc);
       // Each cluster's TLS and auth join here as contributors: its secrets are read in this process only.
-      const etcd = createEtcdAdmin({ connectionFor: createConnectionResolver([tlsConnection(kube)]) });
+      const etcdOptions = {
+        connectionFor: createConnectionResolver([tlsConnection(kube), authConnection(kube)]),
+      };
+      const etcd = createEtcdAdmin(etcdOptions);
       const snapshotEvents = createSnapshotEventRecorder(kc);
       const activities = {
         ...createActivities({
@@ -138,7 +143,8 @@ export async function startOperator(
           onStatusWritten: (before, after) => metrics.onStatusWritten(before, after),
         }),
         ...createSnapshotActivities({ kube, etcd, events: snapshotEvents, agentImage: config.agentImage }),
-        ...createDowngradeActivities({ etcd: createDowngradeEtcd() }),
+        ...createDowngradeActivities({ etcd: createDowngradeEtcd(etcdOptions) }),
+        ...createAuthActivities({ kube, etcd: etcdOptions }),
         // The schedule activities keep Temporal Schedules, which needs a client beside the worker's connection.
         ...createScheduleActivities({
           kube,

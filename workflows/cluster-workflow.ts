@@ -47,6 +47,7 @@ import { clusterOperationWorkflow } from './operation-workflow';
 import { membersRunning } from './upgrade-halt';
 import type { Observed } from './plan';
 import { currentSize, describeStep, operationFor, plan, summarize } from './plan';
+import { observeAuth } from './auth-step';
 
 /** What survives continue-as-new besides the newest change. */
 export interface CarriedState {
@@ -338,6 +339,8 @@ export async function etcdClusterWorkflow(
     recorded = recordedAfter(recorded, observation);
     const observed: Observed = { etcd: observation.etcd, kube: observation.kube, recorded };
     if (!observed.etcd) delete observed.etcd;
+    // Only a cluster with spec.auth asks: histories of clusters without it keep their command sequence.
+    if (target.spec.auth) observed.auth = await observeAuth(ref);
     const decision = plan(desiredOf(ref, target.spec, observation.versionKnown), observed);
     lastDecision = `${decision.check}: ${describeStep(decision.step)}`;
     const step = decision.step;
@@ -367,6 +370,16 @@ export async function etcdClusterWorkflow(
         reason: Reasons.StorageExpansionRefused,
         message: step.message,
       });
+    }
+
+    if (
+      step.kind === 'Wait' &&
+      (step.reason === Reasons.AuthSecretInvalid || step.reason === Reasons.AuthFailed) &&
+      refusalReported !== step.message
+    ) {
+      // Told once per message, like a refused upgrade path; the message names the Secret, never a value.
+      refusalReported = step.message;
+      await acts.recordEvent({ ref, type: 'Warning', reason: step.reason, message: step.message });
     }
 
     if (step.kind !== 'Wait' && step.kind !== 'None' && !isHalted()) {

@@ -49,6 +49,7 @@ const progressingReason: Record<OperationType, Reason> = {
   Upgrade: Reasons.Upgrading,
   Downgrade: Reasons.Downgrading,
   Rollout: Reasons.RollingOut,
+  EnableAuth: Reasons.EnablingAuth,
 };
 
 const haltedReason: Record<Exclude<OperationResult, 'Succeeded'>, Reason> = {

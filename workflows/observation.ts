@@ -16,6 +16,7 @@ export function desiredOf(
     versionKnown,
     version: spec.version,
     storageSize: String(spec.storage.size),
+    ...(spec.auth ? { auth: true } : {}),
   };
 }
 

@@ -28,6 +28,7 @@ import { desiredOf, recordedAfter } from './observation';
 import { takePreUpgradeSnapshot } from './upgrade-snapshot';
 import { DowngradeEvents, observeDowngradeIfDue } from './downgrade-steps';
 import { executeRolloutStep } from './rollout-execute';
+import { enableAuthStep, observeAuth } from './auth-step';
 
 export interface OperationInput {
   ref: ClusterRef;
@@ -268,8 +269,14 @@ export async function clusterOperationWorkflow(input: OperationInput): Promise<O
       case 'Pause':
         await acts.deleteMemberPod({ ref, member: step.member });
         return;
+      case 'EnableAuth':
+        details(await enableAuthStep(ref, details));
+        return;
     }
   }
+
+  /** Once seen on, auth stays on (spec.auth cannot be removed): later observations skip asking. */
+  let authSeenEnabled = false;
 
   async function run(): Promise<string> {
     for (;;) {
@@ -278,11 +285,15 @@ export async function clusterOperationWorkflow(input: OperationInput): Promise<O
       recorded = recordedAfter(recorded, observation);
       const downgrade =
         type === 'Downgrade' ? await observeDowngradeIfDue(downgradeActs, ref, spec, observation) : undefined;
+      // Only a cluster with spec.auth asks: histories of clusters without it keep their command sequence.
+      const auth = spec.auth && !authSeenEnabled ? await observeAuth(ref) : undefined;
+      if (auth?.etcd.state === 'enabled') authSeenEnabled = true;
       const observed: Observed = {
         kube: observation.kube,
         recorded,
         ...(observation.etcd ? { etcd: observation.etcd } : {}),
         ...(downgrade ? { downgrade } : {}),
+        ...(auth ? { auth } : {}),
       };
       const decision: Decision = plan(desiredOf(ref, spec, observation.versionKnown), observed);
       const step: Step = decision.step;

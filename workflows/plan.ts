@@ -22,6 +22,9 @@ import type {
   UpdateMemberMetadataStep,
 } from './rollout-plan';
 import { describeRolloutStep, planRollout, planStorageGrowth, summarizeRollout } from './rollout-plan';
+import type { AuthObservation } from '../activities/auth-activities';
+import type { AuthWaitReason, EnableAuthStep } from './auth-plan';
+import { authBlocked, planAuth } from './auth-plan';
 
 // ---------------------------------------------------------------------------------------------------
 // Inputs
@@ -40,6 +43,8 @@ export interface Desired {
   version?: string;
   /** spec.storage.size; claims smaller than it are grown where their class allows (absent: no growth planning). */
   storageSize?: string;
+  /** spec.auth is set: root must exist with the Secret's password and auth be on (workflows/auth-plan.ts). */
+  auth?: boolean;
 }
 
 /** One member as etcd's member list and its own status describe it (the observer's type, see activities/observation.ts). */
@@ -85,6 +90,8 @@ export interface Observed {
   recorded: { clusterId?: string; members: string[]; paused: boolean };
   /** etcd's cluster/storage versions and downgrade state; read only by a Downgrade operation (workflows/downgrade-plan.ts). */
   downgrade?: DowngradeObservation;
+  /** What etcd says about its auth; observed only for a cluster whose spec has auth. */
+  auth?: AuthObservation;
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -108,7 +115,8 @@ export type WaitReason =
   | typeof Reasons.AllMembersLost
   | typeof Reasons.RestoreFailed
   | typeof Reasons.UpgradePathRefused
-  | typeof Reasons.WaitingForClusterVersion;
+  | typeof Reasons.WaitingForClusterVersion
+  | AuthWaitReason;
 
 export type Step =
   /** Create the seed member's claim and Pod with `--initial-cluster-state new`; on a kept data dir etcd ignores that flag, so this is retry-safe. */
@@ -139,6 +147,8 @@ export type Step =
   | RolloutLeaderStep
   | UpdateMemberMetadataStep
   | ExpandClaimStep
+  /** Make sure etcd's root user has the Secret's password and the root role, and auth is on. */
+  | EnableAuthStep
   | { kind: 'Wait'; reason: WaitReason; message: string }
   | {
       kind: 'None';
@@ -496,6 +506,12 @@ const withEtcdChain: Check<WithEtcd>[] = [
     },
   },
   {
+    // Once every member answers and before any is added: a bootstrapping cluster turns auth on while it is
+    // one seed, so members join a cluster that already has it.
+    name: 'enableAuth',
+    run: (c) => planAuth(c.desired.auth === true, c.observed.auth),
+  },
+  {
     name: 'scaleUp',
     run: (c) => {
       if (c.members.length >= c.target) return undefined;
@@ -656,6 +672,8 @@ export function startsPod(step: Step): boolean {
  * steps, so a crash between any two effects is recovered by observing and planning again.
  */
 export function plan(desired: Desired, observed: Observed): Decision {
+  const blocked = authBlocked(desired.auth === true, observed.auth);
+  if (blocked) return { check: 'authAccepted', step: blocked };
   const decision = observed.etcd
     ? runChain(withEtcdChain, withEtcdContext(desired, observed, observed.etcd))
     : runChain(withoutEtcdChain, { desired, observed });
@@ -748,13 +766,15 @@ export function operationFor(step: ActionStep, desiredReplicas: number): Operati
     case 'RecreatePod':
     case 'DeleteOrphan':
       return 'Heal';
+    case 'EnableAuth':
+      return 'EnableAuth';
   }
 }
 
 // Steps a running operation takes on itself instead of ending: bootstrap and resume grow to size, heal
 // re-adds the member it removed.
 const alsoContinues: Record<OperationType, readonly StepKind[]> = {
-  Bootstrap: ['AddMember', 'PromoteLearner'],
+  Bootstrap: ['AddMember', 'PromoteLearner', 'EnableAuth'],
   Resume: ['AddMember', 'PromoteLearner', 'RecreatePod'],
   Heal: ['AddMember', 'PromoteLearner'],
   ScaleUp: [],
@@ -766,6 +786,7 @@ const alsoContinues: Record<OperationType, readonly StepKind[]> = {
   Downgrade: ['RecreatePod', 'UpgradeMember'],
   // Likewise the member a rollout restarted.
   Rollout: ['RecreatePod'],
+  EnableAuth: [],
 };
 
 /**
@@ -842,6 +863,8 @@ export function describeStep(step: Step): string {
       return `stop ${step.member} and keep its claim`;
     case 'Resume':
       return `start ${step.member} again from its kept claim`;
+    case 'EnableAuth':
+      return "make sure the root user has the Secret's password and the root role, and enable auth";
     case 'Wait':
       return `wait (${step.reason}): ${step.message}`;
     case 'None':
@@ -899,5 +922,7 @@ export function summarize(
             ? first
             : undefined,
       );
+    case 'EnableAuth':
+      return `enable auth on ${ref}`;
   }
 }

@@ -56,8 +56,9 @@ Secrets: get only, for the S3 credentials a snapshot names; never list or watch.
 - apiGroups: ['']
   resources: [events]
   verbs: [create]
-# S3 credentials named by an EtcdSnapshot or EtcdSnapshotSchedule, read when needed; a cluster's TLS Secrets
-# (spec.tls), read inside the worker for the operator's client certificate and the members' CA hash.
+# S3 credentials named by an EtcdSnapshot or EtcdSnapshotSchedule, and the root Secret of spec.auth, read when
+# needed; a cluster's TLS Secrets (spec.tls), read inside the worker for the operator's client certificate and
+# the members' CA hash.
 - apiGroups: ['']
   resources: [secrets]
   verbs: [get]

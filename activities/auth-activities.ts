@@ -1,0 +1,148 @@
+// The EnableAuth step's effects on etcd: observe auth, add the root user, grant it the root role, enable auth; each looks before it acts.
+//
+// Invariant: inputs and results carry names and states only. The password is read from the Secret inside
+// these functions (activities/etcd-auth.ts) and goes to etcd only, so nothing secret reaches Temporal.
+import type { KubernetesObject } from '@kubernetes/client-node';
+import type { Etcd3 } from 'etcd3';
+import { Labels } from '../crds/labels';
+import { memberClientURL } from '../crds/names';
+import type { EtcdAdminOptions } from './etcd-admin';
+import { withEtcdClient } from './etcd-admin';
+import { readRootCredentials, ROOT_USER } from './etcd-auth';
+import type { RootCredentials } from './etcd-auth';
+import type { KubeObjects } from './kube-objects';
+import type { ClusterRef } from './member-manifests';
+
+/** What etcd says about its auth, as the planner needs it; no value of the Secret. */
+export type EtcdAuthState =
+  /** No voter answered (nothing runs yet, or no quorum): nothing can be said. */
+  | { state: 'unknown'; message: string }
+  /** Auth is on and etcd refuses the credentials the operator has (or that it has none). */
+  | { state: 'rejected'; message: string }
+  | { state: 'disabled'; rootUser: boolean; rootRole: boolean }
+  | { state: 'enabled' };
+
+export interface AuthObservation {
+  /** Why the Secret spec.auth names cannot be used (missing, no password, another user); absent when it can. */
+  secretProblem?: string;
+  etcd: EtcdAuthState;
+}
+
+export interface AuthActivityDeps {
+  kube: KubeObjects;
+  /** The same options as the cluster activities' etcd calls: connectionFor adds the root credentials. */
+  etcd: EtcdAdminOptions;
+}
+
+// A starting member is not waited for: the next observation asks again.
+const AUTH_CALL_TIMEOUT_MS = 2000;
+const AUTH_FAILED = /authentication failed|invalid user ID or password/i;
+const NO_CREDENTIALS = /user name is empty|permission denied|invalid auth token/i;
+const USER_NOT_FOUND = /user name not found/i;
+const USER_EXISTS = /user name already exists/i;
+
+const message = (err: unknown) => (err instanceof Error ? err.message : String(err));
+
+export function createAuthActivities(deps: AuthActivityDeps) {
+  const { kube } = deps;
+
+  /** Voters' client URLs (learners refuse auth RPCs); any Pod while none is labelled a voter yet. */
+  async function endpointsOf(ref: ClusterRef): Promise<string[]> {
+    const pods = (
+      await kube.list<KubernetesObject & { metadata?: { deletionTimestamp?: unknown } }>(
+        'v1',
+        'Pod',
+        ref.namespace,
+        `${Labels.cluster}=${ref.name}`,
+      )
+    ).filter((p) => !p.metadata?.deletionTimestamp);
+    const voters = pods.filter((p) => p.metadata?.labels?.[Labels.role] === 'voter');
+    return (voters.length > 0 ? voters : pods)
+      .map((p) => p.metadata?.name ?? '')
+      .filter(Boolean)
+      .map((n) => memberClientURL(ref, n));
+  }
+
+  async function call<T>(ref: ClusterRef, fn: (c: Etcd3) => Promise<T>): Promise<T> {
+    return withEtcdClient(deps.etcd, await endpointsOf(ref), fn, AUTH_CALL_TIMEOUT_MS);
+  }
+
+  async function usableCredentials(ref: ClusterRef): Promise<Extract<RootCredentials, { ok: true }>> {
+    const c = await readRootCredentials(kube, ref);
+    if (!c.ok) throw new Error(c.problem ?? `EtcdCluster ${ref.namespace}/${ref.name} has no spec.auth`);
+    return c;
+  }
+
+  return {
+    /** Reads the Secret's usability and etcd's auth status, root user and its roles; never changes anything. */
+    async observeAuth(input: { ref: ClusterRef }): Promise<AuthObservation> {
+      const { ref } = input;
+      const creds = await readRootCredentials(kube, ref);
+      const secretProblem = creds.ok ? undefined : creds.problem;
+      const withSecret = (etcd: EtcdAuthState): AuthObservation => ({
+        ...(secretProblem ? { secretProblem } : {}),
+        etcd,
+      });
+      if ((await endpointsOf(ref)).length === 0)
+        return withSecret({ state: 'unknown', message: 'no member Pod runs' });
+      try {
+        const status = await call(ref, (c) => c.auth.authStatus());
+        if (status.enabled) return withSecret({ state: 'enabled' });
+        try {
+          const user = await call(ref, (c) => c.auth.userGet({ name: ROOT_USER }));
+          return withSecret({ state: 'disabled', rootUser: true, rootRole: user.roles.includes(ROOT_USER) });
+        } catch (err) {
+          if (USER_NOT_FOUND.test(message(err)))
+            return withSecret({ state: 'disabled', rootUser: false, rootRole: false });
+          throw err;
+        }
+      } catch (err) {
+        const text = message(err);
+        if (AUTH_FAILED.test(text)) {
+          return withSecret({
+            state: 'rejected',
+            message: `etcd refuses the root credentials of the Secret named by spec.auth.rootSecretRef (${text}); put the password etcd's root user has into the Secret`,
+          });
+        }
+        if (NO_CREDENTIALS.test(text)) {
+          return withSecret({
+            state: 'rejected',
+            message: `etcd has auth enabled and the operator has no usable root credentials (${secretProblem ?? text})`,
+          });
+        }
+        return withSecret({ state: 'unknown', message: `etcd did not answer about auth: ${text}` });
+      }
+    },
+
+    /** UserAdd root with the Secret's password; a root user that exists already counts as added. */
+    async addRootUser(input: { ref: ClusterRef }): Promise<'added' | 'exists'> {
+      const { password } = await usableCredentials(input.ref);
+      try {
+        await call(input.ref, (c) => c.auth.userAdd({ name: ROOT_USER, password }));
+        return 'added';
+      } catch (err) {
+        if (USER_EXISTS.test(message(err))) return 'exists';
+        throw err;
+      }
+    },
+
+    /** UserGrantRole root -> root; granting a role the user has is a no-op in etcd. */
+    async grantRootRole(input: { ref: ClusterRef }): Promise<void> {
+      await call(input.ref, (c) => c.auth.userGrantRole({ user: ROOT_USER, role: ROOT_USER }));
+    },
+
+    /**
+     * Sets root's password to the Secret's (a root user made by someone else may have another), then AuthEnable.
+     * Both are idempotent: etcd accepts the same password again and enabling auth that is on is a no-op.
+     */
+    async enableAuth(input: { ref: ClusterRef }): Promise<void> {
+      const { password } = await usableCredentials(input.ref);
+      await call(input.ref, async (c) => {
+        await c.auth.userChangePassword({ name: ROOT_USER, password });
+        await c.auth.authEnable();
+      });
+    },
+  };
+}
+
+export type AuthActivities = ReturnType<typeof createAuthActivities>;

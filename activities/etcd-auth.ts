@@ -1,0 +1,77 @@
+// Reads a cluster's root credentials from the Secret spec.auth names and hands them to etcd calls (a ConnectionContributor).
+//
+// Invariant: the password is read here, inside the worker process, and goes only into etcd clients: never into
+// an activity's input or result, a log line, status or an Event. Problems are described by Secret and key name.
+import type { KubernetesObject } from '@kubernetes/client-node';
+import type { EtcdClusterSpec } from '../crds/etcd-cluster';
+import { API_VERSION, ETCD_CLUSTER } from '../crds/etcd-cluster';
+import type { ClusterKey, ConnectionContributor } from './etcd-connection';
+import type { KubeObjects } from './kube-objects';
+
+/** etcd's one user that may enable auth and change membership; the Secret's `username` must be this one. */
+export const ROOT_USER = 'root';
+export const AUTH_SECRET_KEYS = { username: 'username', password: 'password' } as const;
+
+export type RootCredentials =
+  | { ok: true; username: string; password: string }
+  | { ok: false; problem: string }
+  /** The cluster has no spec.auth (or no longer exists): calls carry no credentials. */
+  | { ok: false; problem?: undefined };
+
+type SecretLike = KubernetesObject & { data?: Record<string, string> };
+
+/** The Secret's values, or why they cannot be used; the problem names the Secret and key, never a value. */
+export function credentialsFromSecret(
+  namespace: string,
+  name: string,
+  secret: SecretLike | undefined,
+): RootCredentials {
+  const where = `the Secret ${namespace}/${name} named by spec.auth.rootSecretRef`;
+  if (!secret) return { ok: false, problem: `${where} does not exist` };
+  const decode = (key: string) => {
+    const b64 = secret.data?.[key];
+    return b64 === undefined ? undefined : Buffer.from(b64, 'base64').toString('utf8');
+  };
+  const password = decode(AUTH_SECRET_KEYS.password);
+  if (!password) return { ok: false, problem: `${where} has no non-empty key ${AUTH_SECRET_KEYS.password}` };
+  const username = decode(AUTH_SECRET_KEYS.username) ?? ROOT_USER;
+  if (username !== ROOT_USER) {
+    return {
+      ok: false,
+      problem: `${where} names user "${username}" in key ${AUTH_SECRET_KEYS.username}; the operator needs etcd's root user: leave the key out or set it to ${ROOT_USER}`,
+    };
+  }
+  return { ok: true, username, password };
+}
+
+/** Reads the cluster's spec.auth and its Secret; `{ ok: false }` without a problem when the cluster has no auth. */
+export async function readRootCredentials(kube: KubeObjects, cluster: ClusterKey): Promise<RootCredentials> {
+  const obj = await kube.read<KubernetesObject & { spec?: Partial<EtcdClusterSpec> }>({
+    apiVersion: API_VERSION,
+    kind: ETCD_CLUSTER.kind,
+    namespace: cluster.namespace,
+    name: cluster.name,
+  });
+  const secretName = obj?.spec?.auth?.rootSecretRef?.name;
+  if (!secretName) return { ok: false };
+  const secret = await kube.read<SecretLike>({
+    apiVersion: 'v1',
+    kind: 'Secret',
+    namespace: cluster.namespace,
+    name: secretName,
+  });
+  return credentialsFromSecret(cluster.namespace, secretName, secret);
+}
+
+/**
+ * The contributor worker/operator.ts registers: the root user and password for a cluster with spec.auth.
+ * A cluster without auth, or whose Secret is unusable, gets none: before auth is enabled calls work without,
+ * and afterwards etcd's refusal ("user name is empty") says what is missing, while the EnableAuth step and
+ * status name the Secret's problem.
+ */
+export function authConnection(kube: KubeObjects): ConnectionContributor {
+  return async (cluster) => {
+    const c = await readRootCredentials(kube, cluster);
+    return c.ok ? { auth: { username: c.username, password: c.password } } : {};
+  };
+}

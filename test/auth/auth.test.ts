@@ -1,0 +1,175 @@
+// etcd authentication on the real stack: a 3-member cluster with spec.auth refuses unauthenticated clients, scales and snapshots with auth on, and its root password appears in no Temporal history, status, Event or operator log.
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { BatchV1Api } from '@kubernetes/client-node';
+import { Etcd3 } from 'etcd3';
+import { apiMessage } from '../localcluster/kube';
+import type { Harness } from '../support/cluster-harness';
+import {
+  clientEndpoint,
+  connect,
+  createCluster,
+  freshNamespace,
+  getCluster,
+  listWorkflows,
+  patchSpec,
+  temporalCli,
+  waitConverged,
+} from '../support/cluster-harness';
+import {
+  createCredentialsSecret,
+  createSnapshot,
+  eventsFor,
+  minioDestination,
+  waitFinished,
+} from '../backup/backup-harness';
+
+jest.setTimeout(1_200_000);
+
+let h: Harness;
+let ns: string;
+const name = 'secure';
+const secretName = 'secure-root';
+// Long and random, so finding it anywhere can only mean it leaked.
+const password = `pw-${randomBytes(12).toString('hex')}`;
+
+beforeAll(async () => {
+  h = connect();
+  ns = await freshNamespace(h, 'auth');
+  await h.core.createNamespacedSecret({
+    namespace: ns,
+    body: { metadata: { name: secretName }, stringData: { password } },
+  });
+});
+
+const client = (auth?: { username: string; password: string }) =>
+  new Etcd3({
+    hosts: [clientEndpoint(ns, name)],
+    dialTimeout: 5000,
+    defaultCallOptions: (ctx) => (ctx.isStream ? {} : { deadline: Date.now() + 5000 }),
+    ...(auth ? { auth } : {}),
+  });
+
+async function attempt(fn: (c: Etcd3) => Promise<unknown>, auth?: { username: string; password: string }) {
+  const c = client(auth);
+  try {
+    await fn(c);
+    return 'ok';
+  } catch (err) {
+    return err instanceof Error ? err.message : String(err);
+  } finally {
+    c.close();
+  }
+}
+
+const refusal = (promise: Promise<unknown>) =>
+  promise.then(
+    () => undefined,
+    (err: unknown) => apiMessage(err),
+  );
+
+describe('spec.auth', () => {
+  test('a 3-member cluster with spec.auth comes up with auth enabled; unauthenticated clients are refused, the Secret’s credentials work', async () => {
+    await createCluster(h, ns, name, { replicas: 3, auth: { rootSecretRef: { name: secretName } } });
+    const c = await waitConverged(h, ns, name, 3, 600_000);
+    expect(c.status?.lastOperation).toMatchObject({ type: 'Bootstrap', result: 'Succeeded' });
+
+    expect(await attempt(async (e) => e.put('/anon').value('x').exec())).toMatch(/user name is empty/);
+    expect(await attempt((e) => e.get('/anon').string())).toMatch(/user name is empty/);
+    expect(await attempt((e) => e.get('/x').string(), { username: 'root', password: 'wrong' })).toMatch(
+      /authentication failed/,
+    );
+    const root = { username: 'root', password };
+    expect(await attempt(async (e) => e.put('/secure/a').value('1').exec(), root)).toBe('ok');
+    const c2 = client(root);
+    try {
+      expect(await c2.get('/secure/a').string()).toBe('1');
+      expect((await c2.auth.authStatus()).enabled).toBe(true);
+      expect((await c2.auth.userGet({ name: 'root' })).roles).toContain('root');
+    } finally {
+      c2.close();
+    }
+  });
+
+  test('spec.auth cannot be removed and its Secret cannot be renamed (CEL, with the way out in the message)', async () => {
+    const removed = await refusal(
+      h.custom.replaceNamespacedCustomObject({
+        group: 'etcd.conductor.dev',
+        version: 'v1alpha1',
+        plural: 'etcdclusters',
+        namespace: ns,
+        name,
+        body: await getCluster(h, ns, name).then((c) => {
+          const { auth: _auth, ...spec } = c.spec;
+          return { ...c, spec };
+        }),
+      }),
+    );
+    expect(removed).toMatch(/spec.auth cannot be removed once set/);
+    const renamed = await refusal(patchSpec(h, ns, name, { auth: { rootSecretRef: { name: 'other' } } }));
+    expect(renamed).toMatch(/rootSecretRef.name cannot be changed/);
+  });
+
+  test('scale up and down work with auth on', async () => {
+    await patchSpec(h, ns, name, { replicas: 4 });
+    await waitConverged(h, ns, name, 4, 600_000);
+    await patchSpec(h, ns, name, { replicas: 3 });
+    const c = await waitConverged(h, ns, name, 3, 600_000);
+    expect(c.status?.lastOperation).toMatchObject({ type: 'ScaleDown', result: 'Succeeded' });
+    const root = { username: 'root', password };
+    expect(await attempt(async (e) => e.put('/secure/b').value('2').exec(), root)).toBe('ok');
+    expect(await attempt((e) => e.get('/anon').string())).toMatch(/user name is empty/);
+  });
+
+  test('a snapshot to MinIO succeeds with auth on; the Job refers to the Secret, never to its value', async () => {
+    await createCredentialsSecret(h, ns, 'minio');
+    await createSnapshot(h, ns, 'snap', {
+      clusterRef: { name },
+      destination: minioDestination(h, 'minio', `auth/${ns}`),
+    });
+    const s = await waitFinished(h, ns, 'snap', 600_000);
+    expect(s.status?.phase).toBe('Succeeded');
+    expect(s.status?.artifact?.size).toBeGreaterThan(0);
+    const jobs = await h.kc.makeApiClient(BatchV1Api).listNamespacedJob({ namespace: ns });
+    expect(jobs.items.length).toBeGreaterThan(0);
+    const env = jobs.items[0]?.spec?.template.spec?.containers[0]?.env ?? [];
+    expect(env.find((e) => e.name === 'ETCD_PASSWORD')?.valueFrom?.secretKeyRef).toEqual({
+      name: secretName,
+      key: 'password',
+    });
+    expect(JSON.stringify(jobs.items)).not.toContain(password);
+  });
+
+  test('the password appears in no Temporal history, status, Event or operator log', async () => {
+    const ids = [
+      ...listWorkflows(h, `EtcdClusterNamespace="${ns}"`).map((w) => w.execution.workflowId),
+      `etcdcluster/${ns}/${name}`,
+      `etcdsnapshot/${ns}/snap`,
+    ];
+    const unique = [...new Set(ids)];
+    // The cluster workflow, its operations (Bootstrap, ScaleUp, ScaleDown) and the snapshot's.
+    expect(unique.length).toBeGreaterThanOrEqual(4);
+    const encoded = Buffer.from(password).toString('base64').replace(/=+$/, '');
+    for (const id of unique) {
+      const history = temporalCli(h, ['workflow', 'show', '--workflow-id', id, '-o', 'json']);
+      expect(history.length).toBeGreaterThan(100);
+      expect(history).not.toContain(password);
+      expect(history).not.toContain(encoded);
+      // Payloads are base64 JSON: decode each and look inside too.
+      for (const data of history.match(/"data":\s*"([A-Za-z0-9+/=]+)"/g) ?? []) {
+        const b64 = /"([A-Za-z0-9+/=]+)"$/.exec(data)?.[1] ?? '';
+        expect(Buffer.from(b64, 'base64').toString('utf8')).not.toContain(password);
+      }
+    }
+    const cluster = await getCluster(h, ns, name);
+    expect(JSON.stringify(cluster)).not.toContain(password);
+    const events = await eventsFor(h, ns, name);
+    expect(events.map((e) => e.reason)).toEqual(
+      expect.arrayContaining(['BootstrapStarted', 'ScaleUpStarted']),
+    );
+    expect(JSON.stringify(events)).not.toContain(password);
+    const log = readFileSync(join(h.stack.logsDir, 'operator.log'), 'utf8');
+    expect(log).not.toContain(password);
+  });
+});

@@ -1,0 +1,43 @@
+// Runs the EnableAuth step inside an operation workflow: observe etcd's auth, take the next action, until auth is on or the step cannot go on.
+//
+// Sandbox-pure: activities through proxyActivities with `import type`; the decisions are workflows/auth-plan.ts.
+import { proxyActivities } from '@temporalio/workflow';
+import type { AuthActivities, AuthObservation } from '../activities/auth-activities';
+import type { ClusterRef } from '../activities/member-manifests';
+import { describeAuthAction, nextAuthAction } from './auth-plan';
+
+export const authActs = proxyActivities<AuthActivities>({
+  startToCloseTimeout: '30s',
+  retry: { initialInterval: '500ms', backoffCoefficient: 2, maximumInterval: '10s' },
+});
+
+// Add root, grant the role, enable: three actions and a final look; more means etcd keeps undoing them.
+const MAX_ACTIONS = 6;
+
+/** Observes spec.auth's state for planning; only called for a cluster whose spec has auth. */
+export function observeAuth(ref: ClusterRef): Promise<AuthObservation> {
+  return authActs.observeAuth({ ref });
+}
+
+/** Returns what it did, for the operation's details; a stop leaves the reason to the next plan. */
+export async function enableAuthStep(ref: ClusterRef, details: (line: string) => void): Promise<string> {
+  for (let n = 0; n < MAX_ACTIONS; n++) {
+    const action = nextAuthAction(await authActs.observeAuth({ ref }));
+    details(describeAuthAction(action));
+    switch (action.kind) {
+      case 'Done':
+      case 'Stop':
+        return describeAuthAction(action);
+      case 'AddRootUser':
+        await authActs.addRootUser({ ref });
+        break;
+      case 'GrantRootRole':
+        await authActs.grantRootRole({ ref });
+        break;
+      case 'EnableAuth':
+        await authActs.enableAuth({ ref });
+        break;
+    }
+  }
+  return 'auth is still not enabled after every action; planning again';
+}
