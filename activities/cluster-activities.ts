@@ -25,6 +25,7 @@ import type { RestoreInit } from './restore-manifests';
 import { RESTORE_CONTAINER, restoreFailureOf } from './restore-manifests';
 import { etcdVersionOfImage } from './upgrade-images';
 import { createUpgradeActivities } from './upgrade-activities';
+import { createDefragActivities } from './defrag-activities';
 
 export interface ActivityDeps {
   kube: KubeObjects;
@@ -192,6 +193,8 @@ export function createActivities(deps: ActivityDeps) {
               raftIndex: s.raftIndex,
               version: s.version,
               leaderId: s.leaderId,
+              dbSize: s.dbSize,
+              dbSizeInUse: s.dbSizeInUse,
             };
           } catch {
             return { ...base, reachable: false };
@@ -199,10 +202,14 @@ export function createActivities(deps: ActivityDeps) {
         }),
       );
       const leaderId = members.find((m) => m.leaderId && m.leaderId !== '0')?.leaderId;
+      // NOSPACE and CORRUPT live in etcd's alarm list, not in any member's status; an unanswered question
+      // leaves `alarms` out rather than claiming there are none.
+      const alarms = await firstAnswer(endpoints, (e) => etcd.alarms([e])).catch(() => undefined);
       etcdView = {
         clusterId: listed.clusterId,
         ...(leaderId ? { leaderId } : {}),
         members: members.map(({ leaderId: _l, ...m }) => m),
+        ...(alarms ? { alarms } : {}),
       };
     } catch {
       etcdView = undefined;
@@ -216,6 +223,7 @@ export function createActivities(deps: ActivityDeps) {
 
   return {
     ...createUpgradeActivities({ kube: deps.kube }),
+    ...createDefragActivities({ etcd: deps.etcd }),
 
     /** Reads Pods, claims and etcd's member list and per-member status; never changes anything. */
     observeCluster: (input: { ref: ClusterRef; version: string }): Promise<ClusterObservation> =>

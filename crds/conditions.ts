@@ -42,6 +42,10 @@ export const Reasons = {
   // Degraded
   MembersHealthy: 'MembersHealthy',
   MemberDataLost: 'MemberDataLost',
+  // Degraded: etcd raised its NOSPACE alarm (the database reached quota-backend-bytes); writes are refused
+  NoSpace: 'NoSpace',
+  // Progressing=True: a Defrag operation runs (threshold, schedule, or clearing NOSPACE)
+  Defragmenting: 'Defragmenting',
 } as const;
 export type Reason = (typeof Reasons)[keyof typeof Reasons];
 
@@ -70,6 +74,8 @@ export const FailureTypes = {
   RestoreFailed: 'RestoreFailed',
   /** The snapshot an upgrade takes first (spec.backup) failed: the upgrade does not start. */
   UpgradeSnapshotFailed: 'UpgradeSnapshotFailed',
+  /** NOSPACE stays after compaction and defragmentation: the live data exceeds quota-backend-bytes. */
+  NoSpacePersists: 'NoSpacePersists',
 } as const;
 export type FailureType = (typeof FailureTypes)[keyof typeof FailureTypes];
 

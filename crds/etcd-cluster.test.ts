@@ -26,6 +26,8 @@ import type {
   EtcdClusterRestore,
   EtcdClusterSpec,
   EtcdClusterStatus,
+  EtcdDefragSpec,
+  EtcdMaintenanceSpec,
   RestorePvcSource,
   RestoreS3Source,
   RestoreSource,
@@ -74,7 +76,18 @@ const specFields = {
   progressDeadlineSeconds: { shape: 'integer', required: true },
   bootstrap: { shape: 'object', required: false },
   backup: { shape: 'object', required: false },
+  maintenance: { shape: 'object', required: false },
 } as const satisfies Mirror<EtcdClusterSpec>;
+
+const maintenanceFields = {
+  defrag: { shape: 'object', required: false },
+} as const satisfies Mirror<EtcdMaintenanceSpec>;
+
+const defragFields = {
+  schedule: { shape: 'string', required: false },
+  thresholdPercent: { shape: 'integer', required: false },
+  minDbSize: { shape: 'quantity', required: true },
+} as const satisfies Mirror<EtcdDefragSpec>;
 
 const backupFields = {
   destination: { shape: 'object', required: true },
@@ -154,6 +167,8 @@ const memberFields = {
   ready: { shape: 'boolean', required: true },
   leader: { shape: 'boolean', required: true },
   version: { shape: 'string', required: false },
+  dbSize: { shape: 'integer', required: false },
+  dbSizeInUse: { shape: 'integer', required: false },
 } as const satisfies Mirror<MemberStatus>;
 
 const conditionFields = {
@@ -235,6 +250,8 @@ describe('the EtcdCluster CRD and its TypeScript types', () => {
       restoreS3Fields,
     ],
     ['spec.backup', at(root, 'spec', 'backup'), backupFields],
+    ['spec.maintenance', at(root, 'spec', 'maintenance'), maintenanceFields],
+    ['spec.maintenance.defrag', at(root, 'spec', 'maintenance', 'defrag'), defragFields],
     ['spec.backup.destination', at(root, 'spec', 'backup', 'destination'), backupDestinationFields],
     ['spec.backup.destination.s3', at(root, 'spec', 'backup', 'destination', 's3'), backupS3Fields],
     ['spec.backup.destination.pvc', at(root, 'spec', 'backup', 'destination', 'pvc'), backupPvcFields],

@@ -84,6 +84,7 @@ export const OPERATION_TYPES = [
   'Pause',
   'Resume',
   'Upgrade',
+  'Defrag',
 ] as const;
 export type OperationType = (typeof OPERATION_TYPES)[number];
 
@@ -197,6 +198,24 @@ export interface EtcdClusterBackup {
 }
 
 /**
+ * When members are defragmented (workflows/defrag-plan.ts): on a cron schedule, when a member's database is
+ * more than thresholdPercent free space, or both. CEL requires at least one of the two.
+ */
+export interface EtcdDefragSpec {
+  /** Five-field cron in UTC (e.g. "0 3 * * *") or @hourly/@daily/@weekly/@monthly; every member is defragmented. */
+  schedule?: string;
+  /** 1..99: defragment a member when (dbSize - dbSizeInUse) / dbSize exceeds this many percent. */
+  thresholdPercent?: number;
+  /** Defaulted to 100Mi: a smaller database is never defragmented for the threshold (it would only churn). */
+  minDbSize: Quantity;
+}
+
+/** Routine upkeep of the members' databases. */
+export interface EtcdMaintenanceSpec {
+  defrag?: EtcdDefragSpec;
+}
+
+/**
  * What the user asks for. Fields with a schema default are required here because the apiserver always
  * fills them in before anyone reads the object.
  */
@@ -223,6 +242,8 @@ export interface EtcdClusterSpec {
   bootstrap?: EtcdClusterBootstrap;
   /** Where a pre-upgrade snapshot is stored; without it an upgrade takes none. */
   backup?: EtcdClusterBackup;
+  /** Defragmentation; a NOSPACE alarm is cleared whether or not this is set. */
+  maintenance?: EtcdMaintenanceSpec;
 }
 
 /** One etcd member as status shows it, keyed by its etcd member id. */
@@ -235,6 +256,10 @@ export interface MemberStatus {
   leader: boolean;
   /** etcd server version the member reports. */
   version?: string;
+  /** Bytes of the member's database file (Maintenance.Status dbSize). */
+  dbSize?: number;
+  /** Bytes of it in use; the rest is free pages a defragmentation gives back. */
+  dbSizeInUse?: number;
 }
 
 /** The standard metav1.Condition shape. */

@@ -44,6 +44,9 @@ import { desiredOf, recordedAfter } from './observation';
 import type { OperationInput } from './operation-workflow';
 import { clusterOperationWorkflow } from './operation-workflow';
 import type { Observed } from './plan';
+import { defragConfigOf } from './defrag-plan';
+import type { DefragScheduleState } from './defrag-schedule';
+import { advanceSchedule, idleWaitMs, scheduleDue } from './defrag-schedule';
 import { currentSize, describeStep, operationFor, plan, summarize } from './plan';
 
 /** What survives continue-as-new besides the newest change. */
@@ -53,6 +56,8 @@ export interface CarriedState {
   halted?: Halt;
   lastOperation?: LastOperation;
   seq: number;
+  /** spec.maintenance.defrag.schedule and its next firing (workflows/defrag-schedule.ts). */
+  defragSchedule?: DefragScheduleState;
 }
 
 interface Halt {
@@ -72,6 +77,7 @@ const acts = proxyActivities<ClusterActivities>({
  * what an idle cluster costs in Temporal actions: two per interval (one timer, one activity).
  */
 export const DRIFT_CHECK_INTERVAL = '10m';
+const DRIFT_CHECK_MS = 10 * 60_000;
 /** While the plan waits on something outside the operator (a Pod starting, quorum coming back). */
 const WAIT_RECHECK_INTERVAL = '5s';
 
@@ -94,6 +100,7 @@ export async function etcdClusterWorkflow(
   let halted = input.carried?.halted;
   let lastOperation = input.carried?.lastOperation;
   let seq = input.carried?.seq ?? 0;
+  let defragSchedule = input.carried?.defragSchedule;
   let current: CurrentOperation | undefined;
   let stepChanged = false;
   let lastDecision = '';
@@ -290,6 +297,7 @@ export async function etcdClusterWorkflow(
           ...(halted ? { halted } : {}),
           ...(lastOperation ? { lastOperation } : {}),
           seq,
+          ...(defragSchedule ? { defragSchedule } : {}),
         },
       });
     }
@@ -299,7 +307,13 @@ export async function etcdClusterWorkflow(
     recorded = recordedAfter(recorded, observation);
     const observed: Observed = { etcd: observation.etcd, kube: observation.kube, recorded };
     if (!observed.etcd) delete observed.etcd;
-    const decision = plan(desiredOf(ref, target.spec, observation.versionKnown), observed);
+    // The defrag schedule is judged by the workflow's clock; a firing is served by the next Defrag operation.
+    const now = new Date().toISOString();
+    defragSchedule = advanceSchedule(defragSchedule, target.spec.maintenance?.defrag?.schedule, now);
+    const defragDue = scheduleDue(defragSchedule, now);
+    const desiredNow = desiredOf(ref, target.spec, observation.versionKnown);
+    if (defragDue) desiredNow.defrag = defragConfigOf(target.spec, true);
+    const decision = plan(desiredNow, observed);
     lastDecision = `${decision.check}: ${describeStep(decision.step)}`;
     const step = decision.step;
     if (
@@ -334,9 +348,19 @@ export async function etcdClusterWorkflow(
           summary,
           versionKnown: observation.versionKnown,
           recorded,
+          ...(type === 'Defrag' && defragDue ? { defragScheduleDue: true } : {}),
         },
         workflowId,
       );
+      // Any Defrag that ran while the schedule was due defragmented every member: that firing is served.
+      if (type === 'Defrag' && defragDue) {
+        defragSchedule = advanceSchedule(
+          defragSchedule,
+          target.spec.maintenance?.defrag?.schedule,
+          new Date().toISOString(),
+          true,
+        );
+      }
       dirty = true;
       continue;
     }
@@ -349,7 +373,11 @@ export async function etcdClusterWorkflow(
     );
     await condition(
       () => dirty || deleted,
-      step.kind === 'Wait' ? WAIT_RECHECK_INTERVAL : DRIFT_CHECK_INTERVAL,
+      step.kind === 'Wait'
+        ? WAIT_RECHECK_INTERVAL
+        : defragSchedule
+          ? idleWaitMs(defragSchedule, new Date().toISOString(), DRIFT_CHECK_MS)
+          : DRIFT_CHECK_INTERVAL,
     );
   }
 }

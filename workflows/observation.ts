@@ -2,6 +2,7 @@
 import type { ClusterObservation } from '../activities/observation';
 import type { ClusterRef } from '../activities/member-manifests';
 import type { EtcdClusterSpec } from '../crds/etcd-cluster';
+import { defragConfigOf } from './defrag-plan';
 import type { Desired, Observed } from './plan';
 
 export function desiredOf(
@@ -15,6 +16,7 @@ export function desiredOf(
     medium: spec.storage.medium,
     versionKnown,
     version: spec.version,
+    defrag: defragConfigOf(spec),
   };
 }
 

@@ -24,6 +24,7 @@ import { answeringMembers, awaitsAnAnswer, continuesOperation, describeStep, pla
 import { operationStepSignal } from './messages';
 import { desiredOf, recordedAfter } from './observation';
 import { takePreUpgradeSnapshot } from './upgrade-snapshot';
+import { runDefragOperation } from './defrag-operation';
 
 export interface OperationInput {
   ref: ClusterRef;
@@ -33,6 +34,8 @@ export interface OperationInput {
   summary: string;
   versionKnown: boolean;
   recorded: Observed['recorded'];
+  /** Defrag only: started because spec.maintenance.defrag.schedule fired. */
+  defragScheduleDue?: boolean;
 }
 
 export interface OperationOutcome {
@@ -221,6 +224,10 @@ export async function clusterOperationWorkflow(input: OperationInput): Promise<O
   }
 
   async function run(): Promise<string> {
+    // A Defrag keeps its own member order and gates (workflows/defrag-operation.ts); membership is not its business.
+    if (type === 'Defrag') {
+      return runDefragOperation({ ref, spec, scheduleDue: input.defragScheduleDue === true, details });
+    }
     for (;;) {
       const observation = await acts.observeCluster({ ref, version: spec.version });
       recorded = recordedAfter(recorded, observation);

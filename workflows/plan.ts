@@ -8,6 +8,8 @@ import type { EtcdMemberObservation, EtcdObservation, PodPhase } from '../activi
 import { Reasons } from '../crds/conditions';
 import type { OperationType, StorageMedium } from '../crds/etcd-cluster';
 import { memberName, memberOrdinal } from '../crds/labels';
+import type { DefragConfig, DefragStep } from './defrag-plan';
+import { defragTrigger } from './defrag-plan';
 import type { UpgradeLeaderStep, UpgradeMemberStep } from './upgrade-plan';
 import { planUpgrade } from './upgrade-plan';
 import { upgradePath } from './upgrade-path';
@@ -27,6 +29,8 @@ export interface Desired {
   versionKnown: boolean;
   /** spec.version; members whose Pod runs another version are upgraded (absent: no upgrade planning). */
   version?: string;
+  /** spec.maintenance.defrag with the schedule's due state (absent: only a NOSPACE alarm starts a Defrag). */
+  defrag?: DefragConfig;
 }
 
 /** One member as etcd's member list and its own status describe it (the observer's type, see activities/observation.ts). */
@@ -114,6 +118,8 @@ export type Step =
   | UpgradeMemberStep
   /** Hand leadership to an upgraded voter before the leader itself is upgraded (last). */
   | UpgradeLeaderStep
+  /** Defragment members one at a time (workflows/defrag-plan.ts), clearing NOSPACE first when it is raised. */
+  | DefragStep
   | { kind: 'Wait'; reason: WaitReason; message: string }
   | { kind: 'None'; reason: typeof Reasons.Converged | typeof Reasons.Paused; message: string };
 
@@ -449,6 +455,28 @@ const withEtcdChain: Check<WithEtcd>[] = [
     },
   },
   {
+    // Last before converged: only a cluster whose membership and versions are settled and whose members
+    // all answer is defragmented (workflows/defrag-plan.ts).
+    name: 'maintenance',
+    run: (c) => {
+      const kube = new Map(c.observed.kube.map((k) => [k.name, k]));
+      return defragTrigger({
+        alarms: c.etcd.alarms ?? [],
+        config: c.desired.defrag,
+        members: c.members.map((m) => ({
+          id: m.id,
+          name: m.name,
+          ordinal: m.ordinal,
+          isLearner: m.isLearner,
+          healthy: m.healthy,
+          ready: kube.get(m.name)?.pod?.ready === true,
+          ...(m.dbSize !== undefined ? { dbSize: m.dbSize } : {}),
+          ...(m.dbSizeInUse !== undefined ? { dbSizeInUse: m.dbSizeInUse } : {}),
+        })),
+      });
+    },
+  },
+  {
     name: 'converged',
     run: (c) => ({
       kind: 'None',
@@ -649,6 +677,8 @@ export function operationFor(step: ActionStep, desiredReplicas: number): Operati
     case 'RecreatePod':
     case 'DeleteOrphan':
       return 'Heal';
+    case 'Defrag':
+      return 'Defrag';
   }
 }
 
@@ -663,6 +693,8 @@ const alsoContinues: Record<OperationType, readonly StepKind[]> = {
   Pause: [],
   // The member whose Pod an upgrade deleted comes back through RecreatePod, inside the same operation.
   Upgrade: ['RecreatePod'],
+  // A Defrag runs its own member loop (workflows/defrag-operation.ts), never the generic one.
+  Defrag: [],
 };
 
 /**
@@ -732,6 +764,8 @@ export function describeStep(step: Step): string {
       return `stop ${step.member} and keep its claim`;
     case 'Resume':
       return `start ${step.member} again from its kept claim`;
+    case 'Defrag':
+      return step.message;
     case 'Wait':
       return `wait (${step.reason}): ${step.message}`;
     case 'None':
@@ -769,5 +803,9 @@ export function summarize(
             : undefined;
       return v ? `upgrade ${ref} ${v.from} -> ${v.to}` : `upgrade ${ref}`;
     }
+    case 'Defrag':
+      return first?.kind === 'Defrag'
+        ? `defrag ${ref} (${first.trigger}): ${first.members.join(', ')}`
+        : `defrag ${ref}`;
   }
 }
