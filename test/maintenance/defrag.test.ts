@@ -197,3 +197,42 @@ describe('threshold defragmentation', () => {
     expect(new Set(defragmented)).toEqual(new Set([`${name}-0`, `${name}-1`, `${name}-2`]));
   });
 });
+
+describe('spec.maintenance.defrag validation by the apiserver', () => {
+  const refusal = (promise: Promise<unknown>) =>
+    promise.then(
+      () => undefined,
+      (err: unknown) => String((err as { body?: unknown }).body ?? (err as Error).message),
+    );
+
+  test.each([
+    ['neither a schedule nor a threshold', {}, 'needs a schedule'],
+    ['a minute out of range', { schedule: '61 * * * *' }, 'five-field cron expression in UTC'],
+    ['four fields', { schedule: '0 3 * *' }, 'five-field cron expression in UTC'],
+    ['a threshold of 100', { thresholdPercent: 100 }, 'thresholdPercent'],
+    [
+      'a minDbSize that is no quantity',
+      { thresholdPercent: 50, minDbSize: 'big' },
+      'minDbSize must be a quantity',
+    ],
+  ])('refuses %s with a message saying what to write', async (_name, defrag, message) => {
+    const ns = await freshNamespace(h, 'defrag-cel');
+    const refused = await refusal(
+      createCluster(h, ns, 'bad', { replicas: 1, maintenance: { defrag } as never }),
+    );
+    expect(refused).toContain(message);
+  });
+
+  test('accepts a schedule with a threshold, and defaults minDbSize to 100Mi', async () => {
+    const ns = await freshNamespace(h, 'defrag-cel');
+    const created = await createCluster(h, ns, 'good', {
+      replicas: 0,
+      maintenance: { defrag: { schedule: '*/30 2-4 * * 1-5', thresholdPercent: 40 } as never },
+    });
+    expect(created.spec.maintenance?.defrag).toEqual({
+      schedule: '*/30 2-4 * * 1-5',
+      thresholdPercent: 40,
+      minDbSize: '100Mi',
+    });
+  });
+});
