@@ -70,7 +70,10 @@ function etcdMember(id: string, name: string, more: Partial<EtcdMember> = {}): E
 }
 
 /** etcd with a fixed member list; `down` members fail their status call. */
-function fakeEtcd(members: EtcdMember[], options: { down?: string[]; leaderId?: string } = {}) {
+function fakeEtcd(
+  members: EtcdMember[],
+  options: { down?: string[]; leaderId?: string; alarms?: { memberId: string; alarm: string }[] } = {},
+) {
   const calls: { fn: string; endpoints: string[]; args: unknown[] }[] = [];
   const statusOf = (endpoint: string): EtcdMemberStatus => {
     const m = members.find((x) => x.clientURLs.includes(endpoint));
@@ -117,6 +120,20 @@ function fakeEtcd(members: EtcdMember[], options: { down?: string[]; leaderId?: 
     async status(endpoint) {
       calls.push({ fn: 'status', endpoints: [endpoint], args: [] });
       return statusOf(endpoint);
+    },
+    async alarms(endpoints) {
+      calls.push({ fn: 'alarms', endpoints, args: [] });
+      return structuredClone(options.alarms ?? []);
+    },
+    async disarmNoSpace(endpoints, memberId) {
+      calls.push({ fn: 'disarmNoSpace', endpoints, args: [memberId] });
+    },
+    async compactToCurrent(endpoints) {
+      calls.push({ fn: 'compactToCurrent', endpoints, args: [] });
+      return { revision: '100', alreadyCompacted: false };
+    },
+    async defragment(endpoint, timeoutMs) {
+      calls.push({ fn: 'defragment', endpoints: [endpoint], args: [timeoutMs] });
     },
   };
   return { etcd, calls };
@@ -311,6 +328,8 @@ describe('observeCluster', () => {
           reachable: true,
           raftIndex: '42',
           version: '3.6.16',
+          dbSize: 1,
+          dbSizeInUse: 1,
         },
         { id: '2', name: 'main-1', isLearner: false, started: true, reachable: false },
         {
@@ -321,8 +340,11 @@ describe('observeCluster', () => {
           reachable: true,
           raftIndex: '42',
           version: '3.6.16',
+          dbSize: 1,
+          dbSizeInUse: 1,
         },
       ],
+      alarms: [],
     });
     expect(observation.kube.map((k) => [k.name, k.pod?.ready, k.claim?.dataLost])).toEqual([
       ['main-0', true, false],

@@ -31,6 +31,7 @@ import { claimStorageOf, readStorageClasses } from './rollout-observation';
 import { podTemplate, templateObservation, withRolloutAnnotations } from './rollout-template';
 import { peerURLFor } from '../crds/tls-names';
 import { memberTLSHash, prepareMemberTLS } from './etcd-tls';
+import { createDefragActivities } from './defrag-activities';
 
 export interface ActivityDeps {
   kube: KubeObjects;
@@ -230,6 +231,8 @@ export function createActivities(deps: ActivityDeps) {
               raftIndex: s.raftIndex,
               version: s.version,
               leaderId: s.leaderId,
+              dbSize: s.dbSize,
+              dbSizeInUse: s.dbSizeInUse,
             };
           } catch {
             return { ...base, reachable: false };
@@ -237,10 +240,14 @@ export function createActivities(deps: ActivityDeps) {
         }),
       );
       const leaderId = members.find((m) => m.leaderId && m.leaderId !== '0')?.leaderId;
+      // NOSPACE and CORRUPT live in etcd's alarm list, not in any member's status; an unanswered question
+      // leaves `alarms` out rather than claiming there are none.
+      const alarms = await firstAnswer(endpoints, (e) => etcd.alarms([e])).catch(() => undefined);
       etcdView = {
         clusterId: listed.clusterId,
         ...(leaderId ? { leaderId } : {}),
         members: members.map(({ leaderId: _l, ...m }) => m),
+        ...(alarms ? { alarms } : {}),
       };
     } catch {
       etcdView = undefined;
@@ -255,6 +262,7 @@ export function createActivities(deps: ActivityDeps) {
   return {
     ...createUpgradeActivities({ kube: deps.kube }),
     ...createRolloutActivities({ kube: deps.kube }),
+    ...createDefragActivities({ etcd: deps.etcd }),
 
     /**
      * Reads Pods, claims and etcd's member list and per-member status; never changes anything. With `spec`,

@@ -1,5 +1,5 @@
 // Talks to etcd's cluster and maintenance APIs; every call is bounded by a deadline and idempotent by lookup.
-import { Etcd3 } from 'etcd3';
+import { AlarmAction, AlarmType, Etcd3 } from 'etcd3';
 import type { IOptions } from 'etcd3';
 import { noop } from 'cockatiel';
 import { clusterClientEndpoint } from '../crds/names';
@@ -52,6 +52,22 @@ export interface EtcdAdmin {
   moveLeader(leaderEndpoint: string, targetId: string): Promise<void>;
   /** `timeoutMs` overrides the per-call deadline: observation wants a quick "unreachable", not a long wait. */
   status(endpoint: string, timeoutMs?: number): Promise<EtcdMemberStatus>;
+  /** Raised alarms (Maintenance.Alarm GET), alarm names upper case as etcdctl prints them (NOSPACE, CORRUPT). */
+  alarms(endpoints: string[]): Promise<EtcdAlarmRow[]>;
+  /** Deactivates one member's NOSPACE alarm; one that is not raised counts as disarmed. */
+  disarmNoSpace(endpoints: string[], memberId: string): Promise<void>;
+  /**
+   * Compacts the key space up to the current revision and waits until that is physically applied. Only
+   * superseded revisions go; every key keeps its latest value. An already compacted revision counts as done.
+   */
+  compactToCurrent(endpoints: string[]): Promise<{ revision: string; alreadyCompacted: boolean }>;
+  /** Maintenance.Defragment against exactly this member; it blocks that member until the rewrite ends. */
+  defragment(endpoint: string, timeoutMs: number): Promise<void>;
+}
+
+export interface EtcdAlarmRow {
+  memberId: string;
+  alarm: string;
 }
 
 export interface EtcdAdminOptions {
@@ -66,6 +82,8 @@ export interface EtcdAdminOptions {
 const NOT_CAUGHT_UP =
   /can only promote a learner member which is in sync with leader|learner member not ready/i;
 const MEMBER_NOT_FOUND = /member not found/i;
+// Compact refuses a revision at or below the last compaction: a retry of our own compaction, so done.
+const ALREADY_COMPACTED = /required revision has been compacted/i;
 // etcd (--strict-reconfig-check, on by default) refuses MemberAdd until every voter has been connected for its
 // 5 s health interval: right after a member joined or was promoted. The operation waits on a short timer
 // instead of an exponential activity retry, which would overshoot the interval by seconds.
@@ -243,6 +261,52 @@ export function createEtcdAdmin(options: EtcdAdminOptions = {}): EtcdAdmin {
 
     async moveLeader(leaderEndpoint, targetId) {
       await withClient([leaderEndpoint], (c) => c.maintenance.moveLeader({ targetID: targetId }));
+    },
+
+    async alarms(endpoints) {
+      return withClient(endpoints, async (c) => {
+        const res = await c.maintenance.alarm({
+          action: AlarmAction.Get,
+          memberID: 0,
+          alarm: AlarmType.None,
+        });
+        return (res.alarms ?? []).map((a) => ({
+          memberId: String(a.memberID),
+          // The generated type says 'Nospace'; the wire enum name is NOSPACE. One spelling for the rest of the code.
+          alarm: String(a.alarm).toUpperCase(),
+        }));
+      });
+    },
+
+    async disarmNoSpace(endpoints, memberId) {
+      await withClient(endpoints, (c) =>
+        c.maintenance.alarm({ action: AlarmAction.Deactivate, memberID: memberId, alarm: AlarmType.Nospace }),
+      );
+    },
+
+    async compactToCurrent(endpoints) {
+      return withClient(
+        endpoints,
+        async (c) => {
+          // A linearizable read's header carries the current revision.
+          const res = await c.kv.range({ key: Buffer.from([0]), limit: 1, keys_only: true });
+          const revision = String(res.header.revision);
+          try {
+            await c.kv.compact({ revision, physical: true });
+            return { revision, alreadyCompacted: false };
+          } catch (err) {
+            if (ALREADY_COMPACTED.test(String((err as Error).message)))
+              return { revision, alreadyCompacted: true };
+            throw err;
+          }
+        },
+        // Physical compaction of a full database takes a while: a longer deadline than a status call.
+        Math.max(timeout, 60_000),
+      );
+    },
+
+    async defragment(endpoint, timeoutMs) {
+      await withClient([endpoint], (c) => c.maintenance.defragment(), timeoutMs);
     },
 
     async status(endpoint, timeoutMs) {

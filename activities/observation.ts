@@ -46,6 +46,9 @@ export interface EtcdMemberObservation {
   reachable: boolean;
   raftIndex?: string;
   version?: string;
+  /** Bytes of its database file and of the part in use (Maintenance.Status), when it answered. */
+  dbSize?: number;
+  dbSizeInUse?: number;
 }
 
 /** etcd's view, present only when a linearizable member list succeeded (so a quorum answered). */
@@ -53,6 +56,8 @@ export interface EtcdObservation {
   clusterId: string;
   leaderId?: string;
   members: EtcdMemberObservation[];
+  /** Alarms etcd has raised (Maintenance.Alarm GET), e.g. NOSPACE; absent when the question was not answered. */
+  alarms?: { memberId: string; alarm: string }[];
 }
 
 export interface ClusterObservation {

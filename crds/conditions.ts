@@ -54,6 +54,10 @@ export const Reasons = {
   RollingOut: 'RollingOut',
   // Progressing=False: spec.storage.size grew but the claims' StorageClass does not allow volume expansion
   StorageExpansionRefused: 'StorageExpansionRefused',
+  // Degraded: etcd raised its NOSPACE alarm (the database reached quota-backend-bytes); writes are refused
+  NoSpace: 'NoSpace',
+  // Progressing=True: a Defrag operation runs (threshold, schedule, or clearing NOSPACE)
+  Defragmenting: 'Defragmenting',
 } as const;
 export type Reason = (typeof Reasons)[keyof typeof Reasons];
 
@@ -86,6 +90,8 @@ export const FailureTypes = {
   DowngradeRefused: 'DowngradeRefused',
   /** spec.tls asks for a cert-manager issuer, but the cert-manager CRDs are not installed. */
   CertManagerMissing: 'CertManagerMissing',
+  /** NOSPACE stays after compaction and defragmentation: the live data exceeds quota-backend-bytes. */
+  NoSpacePersists: 'NoSpacePersists',
 } as const;
 export type FailureType = (typeof FailureTypes)[keyof typeof FailureTypes];
 

@@ -31,6 +31,8 @@ import type {
   EtcdClusterRestore,
   EtcdClusterSpec,
   EtcdClusterStatus,
+  EtcdDefragSpec,
+  EtcdMaintenanceSpec,
   RestorePvcSource,
   RestoreS3Source,
   RestoreSource,
@@ -81,6 +83,7 @@ const specFields = {
   backup: { shape: 'object', required: false },
   tls: { shape: 'object', required: false },
   auth: { shape: 'object', required: false },
+  maintenance: { shape: 'object', required: false },
 } as const satisfies Mirror<EtcdClusterSpec>;
 
 const tlsFields = {
@@ -107,6 +110,16 @@ const issuerRefFields = {
 const authFields = {
   rootSecretRef: { shape: 'object', required: true },
 } as const satisfies Mirror<EtcdClusterAuth>;
+
+const maintenanceFields = {
+  defrag: { shape: 'object', required: false },
+} as const satisfies Mirror<EtcdMaintenanceSpec>;
+
+const defragFields = {
+  schedule: { shape: 'string', required: false },
+  thresholdPercent: { shape: 'integer', required: false },
+  minDbSize: { shape: 'quantity', required: true },
+} as const satisfies Mirror<EtcdDefragSpec>;
 
 const backupFields = {
   destination: { shape: 'object', required: true },
@@ -188,6 +201,8 @@ const memberFields = {
   leader: { shape: 'boolean', required: true },
   version: { shape: 'string', required: false },
   upToDate: { shape: 'boolean', required: false },
+  dbSize: { shape: 'integer', required: false },
+  dbSizeInUse: { shape: 'integer', required: false },
 } as const satisfies Mirror<MemberStatus>;
 
 const conditionFields = {
@@ -274,6 +289,8 @@ describe('the EtcdCluster CRD and its TypeScript types', () => {
     ['spec.tls.client', at(root, 'spec', 'tls', 'client'), clientTLSFields],
     ['spec.tls.peer.issuerRef', at(root, 'spec', 'tls', 'peer', 'issuerRef'), issuerRefFields],
     ['spec.tls.client.issuerRef', at(root, 'spec', 'tls', 'client', 'issuerRef'), issuerRefFields],
+    ['spec.maintenance', at(root, 'spec', 'maintenance'), maintenanceFields],
+    ['spec.maintenance.defrag', at(root, 'spec', 'maintenance', 'defrag'), defragFields],
     ['spec.backup.destination', at(root, 'spec', 'backup', 'destination'), backupDestinationFields],
     ['spec.backup.destination.s3', at(root, 'spec', 'backup', 'destination', 's3'), backupS3Fields],
     ['spec.backup.destination.pvc', at(root, 'spec', 'backup', 'destination', 'pvc'), backupPvcFields],

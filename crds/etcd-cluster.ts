@@ -87,6 +87,7 @@ export const OPERATION_TYPES = [
   'Downgrade',
   'Rollout',
   'EnableAuth',
+  'Defrag',
 ] as const;
 export type OperationType = (typeof OPERATION_TYPES)[number];
 
@@ -236,6 +237,24 @@ export interface EtcdClusterAuth {
 }
 
 /**
+ * When members are defragmented (workflows/defrag-plan.ts): on a cron schedule, when a member's database is
+ * more than thresholdPercent free space, or both. CEL requires at least one of the two.
+ */
+export interface EtcdDefragSpec {
+  /** Five-field cron in UTC (e.g. "0 3 * * *") or @hourly/@daily/@weekly/@monthly; every member is defragmented. */
+  schedule?: string;
+  /** 1..99: defragment a member when (dbSize - dbSizeInUse) / dbSize exceeds this many percent. */
+  thresholdPercent?: number;
+  /** Defaulted to 100Mi: a smaller database is never defragmented for the threshold (it would only churn). */
+  minDbSize: Quantity;
+}
+
+/** Routine upkeep of the members' databases. */
+export interface EtcdMaintenanceSpec {
+  defrag?: EtcdDefragSpec;
+}
+
+/**
  * What the user asks for. Fields with a schema default are required here because the apiserver always
  * fills them in before anyone reads the object.
  */
@@ -266,6 +285,8 @@ export interface EtcdClusterSpec {
   tls?: EtcdClusterTLS;
   /** Root credentials from a Secret; once set it cannot be removed (CEL). */
   auth?: EtcdClusterAuth;
+  /** Defragmentation; a NOSPACE alarm is cleared whether or not this is set. */
+  maintenance?: EtcdMaintenanceSpec;
 }
 
 /** One etcd member as status shows it, keyed by its etcd member id. */
@@ -280,6 +301,10 @@ export interface MemberStatus {
   version?: string;
   /** Its Pod runs the spec's template and carries its podLabels/podAnnotations (absent when not known). */
   upToDate?: boolean;
+  /** Bytes of the member's database file (Maintenance.Status dbSize). */
+  dbSize?: number;
+  /** Bytes of it in use; the rest is free pages a defragmentation gives back. */
+  dbSizeInUse?: number;
 }
 
 /** The standard metav1.Condition shape. */

@@ -46,6 +46,9 @@ import type { OperationInput } from './operation-workflow';
 import { clusterOperationWorkflow } from './operation-workflow';
 import { membersRunning } from './upgrade-halt';
 import type { Observed } from './plan';
+import { defragConfigOf } from './defrag-plan';
+import type { DefragScheduleState } from './defrag-schedule';
+import { advanceSchedule, idleWaitMs, scheduleDue } from './defrag-schedule';
 import { currentSize, describeStep, operationFor, plan, summarize } from './plan';
 import { observeAuth } from './auth-step';
 
@@ -56,6 +59,8 @@ export interface CarriedState {
   halted?: Halt;
   lastOperation?: LastOperation;
   seq: number;
+  /** spec.maintenance.defrag.schedule and its next firing (workflows/defrag-schedule.ts). */
+  defragSchedule?: DefragScheduleState;
 }
 
 interface Halt {
@@ -77,6 +82,7 @@ const acts = proxyActivities<ClusterActivities>({
 export const DRIFT_CHECK_INTERVAL = '10m';
 /** The patch behind refreshing status.members while an Upgrade or Downgrade runs (histories before it did not). */
 const MEMBER_VERSIONS_DURING_UPGRADE_PATCH = 'member-versions-during-upgrade';
+const DRIFT_CHECK_MS = 10 * 60_000;
 /** While the plan waits on something outside the operator (a Pod starting, quorum coming back). */
 const WAIT_RECHECK_INTERVAL = '5s';
 
@@ -99,6 +105,7 @@ export async function etcdClusterWorkflow(
   let halted = input.carried?.halted;
   let lastOperation = input.carried?.lastOperation;
   let seq = input.carried?.seq ?? 0;
+  let defragSchedule = input.carried?.defragSchedule;
   let current: CurrentOperation | undefined;
   let stepChanged = false;
   let lastDecision = '';
@@ -330,6 +337,7 @@ export async function etcdClusterWorkflow(
           ...(halted ? { halted } : {}),
           ...(lastOperation ? { lastOperation } : {}),
           seq,
+          ...(defragSchedule ? { defragSchedule } : {}),
         },
       });
     }
@@ -341,7 +349,13 @@ export async function etcdClusterWorkflow(
     if (!observed.etcd) delete observed.etcd;
     // Only a cluster with spec.auth asks: histories of clusters without it keep their command sequence.
     if (target.spec.auth) observed.auth = await observeAuth(ref);
-    const decision = plan(desiredOf(ref, target.spec, observation.versionKnown), observed);
+    // The defrag schedule is judged by the workflow's clock; a firing is served by the next Defrag operation.
+    const now = new Date().toISOString();
+    defragSchedule = advanceSchedule(defragSchedule, target.spec.maintenance?.defrag?.schedule, now);
+    const defragDue = scheduleDue(defragSchedule, now);
+    const desiredNow = desiredOf(ref, target.spec, observation.versionKnown);
+    if (defragDue) desiredNow.defrag = defragConfigOf(target.spec, true);
+    const decision = plan(desiredNow, observed);
     lastDecision = `${decision.check}: ${describeStep(decision.step)}`;
     const step = decision.step;
     if (
@@ -400,9 +414,19 @@ export async function etcdClusterWorkflow(
           summary,
           versionKnown: observation.versionKnown,
           recorded,
+          ...(type === 'Defrag' && defragDue ? { defragScheduleDue: true } : {}),
         },
         workflowId,
       );
+      // Any Defrag that ran while the schedule was due defragmented every member: that firing is served.
+      if (type === 'Defrag' && defragDue) {
+        defragSchedule = advanceSchedule(
+          defragSchedule,
+          target.spec.maintenance?.defrag?.schedule,
+          new Date().toISOString(),
+          true,
+        );
+      }
       dirty = true;
       continue;
     }
@@ -415,7 +439,11 @@ export async function etcdClusterWorkflow(
     );
     await condition(
       () => dirty || deleted,
-      step.kind === 'Wait' ? WAIT_RECHECK_INTERVAL : DRIFT_CHECK_INTERVAL,
+      step.kind === 'Wait'
+        ? WAIT_RECHECK_INTERVAL
+        : defragSchedule
+          ? idleWaitMs(defragSchedule, new Date().toISOString(), DRIFT_CHECK_MS)
+          : DRIFT_CHECK_INTERVAL,
     );
   }
 }

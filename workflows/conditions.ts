@@ -16,6 +16,7 @@ import type {
 } from '../crds/etcd-cluster';
 import { memberOrdinal } from '../crds/labels';
 import { currentSize, memberState, operationFor, podLive, quorum } from './plan';
+import { DEFAULT_QUOTA_BACKEND_BYTES, NOSPACE_ALARM, noSpaceMessage } from './defrag-plan';
 import type { Decision, Desired, EtcdMemberView, KubeMemberView, Observed } from './plan';
 
 export interface StatusInput {
@@ -50,6 +51,7 @@ const progressingReason: Record<OperationType, Reason> = {
   Downgrade: Reasons.Downgrading,
   Rollout: Reasons.RollingOut,
   EnableAuth: Reasons.EnablingAuth,
+  Defrag: Reasons.Defragmenting,
 };
 
 const haltedReason: Record<Exclude<OperationResult, 'Succeeded'>, Reason> = {
@@ -92,6 +94,8 @@ function members(input: StatusInput): MemberStatus[] {
       if (m.version !== undefined) status.version = m.version;
       const template = kube.get(m.name)?.pod?.template;
       if (template) status.upToDate = template.upToDate && template.metadataCurrent;
+      if (m.dbSize !== undefined) status.dbSize = m.dbSize;
+      if (m.dbSizeInUse !== undefined) status.dbSizeInUse = m.dbSizeInUse;
       return status;
     })
     .sort(byName);
@@ -141,6 +145,19 @@ function degraded(input: StatusInput, availability: Verdict): Verdict {
   }
   if (availability.status === 'False')
     return { status: 'True', reason: Reasons.QuorumLost, message: availability.message };
+  // NOSPACE refuses every write cluster-wide: the most urgent thing a user should read here.
+  const noSpace = (etcd?.alarms ?? []).filter((a) => a.alarm === NOSPACE_ALARM);
+  if (noSpace.length > 0 && etcd) {
+    return {
+      status: 'True',
+      reason: Reasons.NoSpace,
+      message: noSpaceMessage(
+        noSpace,
+        etcd.members.map((m) => ({ ...m, ordinal: 0, healthy: true, ready: true })),
+        desired.defrag?.quotaBytes ?? DEFAULT_QUOTA_BACKEND_BYTES,
+      ),
+    };
+  }
   const kube = new Map(observed.kube.map((k) => [k.name, k]));
   const all = etcd?.members ?? [];
   const lost = all.filter((m) => {

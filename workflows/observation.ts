@@ -2,6 +2,7 @@
 import type { ClusterObservation } from '../activities/observation';
 import type { ClusterRef } from '../activities/member-manifests';
 import type { EtcdClusterSpec } from '../crds/etcd-cluster';
+import { defragConfigOf } from './defrag-plan';
 import type { Desired, Observed } from './plan';
 
 export function desiredOf(
@@ -17,6 +18,7 @@ export function desiredOf(
     version: spec.version,
     storageSize: String(spec.storage.size),
     ...(spec.auth ? { auth: true } : {}),
+    defrag: defragConfigOf(spec),
   };
 }
 

@@ -29,6 +29,7 @@ import { takePreUpgradeSnapshot } from './upgrade-snapshot';
 import { DowngradeEvents, observeDowngradeIfDue } from './downgrade-steps';
 import { executeRolloutStep } from './rollout-execute';
 import { enableAuthStep, observeAuth } from './auth-step';
+import { runDefragOperation } from './defrag-operation';
 
 export interface OperationInput {
   ref: ClusterRef;
@@ -38,6 +39,8 @@ export interface OperationInput {
   summary: string;
   versionKnown: boolean;
   recorded: Observed['recorded'];
+  /** Defrag only: started because spec.maintenance.defrag.schedule fired. */
+  defragScheduleDue?: boolean;
 }
 
 export interface OperationOutcome {
@@ -279,6 +282,10 @@ export async function clusterOperationWorkflow(input: OperationInput): Promise<O
   let authSeenEnabled = false;
 
   async function run(): Promise<string> {
+    // A Defrag keeps its own member order and gates (workflows/defrag-operation.ts); membership is not its business.
+    if (type === 'Defrag') {
+      return runDefragOperation({ ref, spec, scheduleDue: input.defragScheduleDue === true, details });
+    }
     for (;;) {
       // With the spec, Pods are compared with its template (rollouts); an added input field replays as before.
       const observation = await acts.observeCluster({ ref, version: spec.version, spec });

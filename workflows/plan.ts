@@ -8,6 +8,8 @@ import type { EtcdMemberObservation, EtcdObservation, PodPhase } from '../activi
 import { Reasons } from '../crds/conditions';
 import type { OperationType, StorageMedium } from '../crds/etcd-cluster';
 import { memberName, memberOrdinal } from '../crds/labels';
+import type { DefragConfig, DefragStep } from './defrag-plan';
+import { defragTrigger } from './defrag-plan';
 import type { UpgradeLeaderStep, UpgradeMemberStep } from './upgrade-plan';
 import { planUpgrade } from './upgrade-plan';
 import { upgradePath } from './upgrade-path';
@@ -45,6 +47,8 @@ export interface Desired {
   storageSize?: string;
   /** spec.auth is set: root must exist with the Secret's password and auth be on (workflows/auth-plan.ts). */
   auth?: boolean;
+  /** spec.maintenance.defrag with the schedule's due state (absent: only a NOSPACE alarm starts a Defrag). */
+  defrag?: DefragConfig;
 }
 
 /** One member as etcd's member list and its own status describe it (the observer's type, see activities/observation.ts). */
@@ -149,6 +153,8 @@ export type Step =
   | ExpandClaimStep
   /** Make sure etcd's root user has the Secret's password and the root role, and auth is on. */
   | EnableAuthStep
+  /** Defragment members one at a time (workflows/defrag-plan.ts), clearing NOSPACE first when it is raised. */
+  | DefragStep
   | { kind: 'Wait'; reason: WaitReason; message: string }
   | {
       kind: 'None';
@@ -536,6 +542,28 @@ const withEtcdChain: Check<WithEtcd>[] = [
     },
   },
   {
+    // Last before converged: only a cluster whose membership and versions are settled and whose members
+    // all answer is defragmented (workflows/defrag-plan.ts).
+    name: 'maintenance',
+    run: (c) => {
+      const kube = new Map(c.observed.kube.map((k) => [k.name, k]));
+      return defragTrigger({
+        alarms: c.etcd.alarms ?? [],
+        config: c.desired.defrag,
+        members: c.members.map((m) => ({
+          id: m.id,
+          name: m.name,
+          ordinal: m.ordinal,
+          isLearner: m.isLearner,
+          healthy: m.healthy,
+          ready: kube.get(m.name)?.pod?.ready === true,
+          ...(m.dbSize !== undefined ? { dbSize: m.dbSize } : {}),
+          ...(m.dbSizeInUse !== undefined ? { dbSizeInUse: m.dbSizeInUse } : {}),
+        })),
+      });
+    },
+  },
+  {
     name: 'converged',
     run: (c) => ({
       kind: 'None',
@@ -768,6 +796,8 @@ export function operationFor(step: ActionStep, desiredReplicas: number): Operati
       return 'Heal';
     case 'EnableAuth':
       return 'EnableAuth';
+    case 'Defrag':
+      return 'Defrag';
   }
 }
 
@@ -787,6 +817,8 @@ const alsoContinues: Record<OperationType, readonly StepKind[]> = {
   // Likewise the member a rollout restarted.
   Rollout: ['RecreatePod'],
   EnableAuth: [],
+  // A Defrag runs its own member loop (workflows/defrag-operation.ts), never the generic one.
+  Defrag: [],
 };
 
 /**
@@ -865,6 +897,8 @@ export function describeStep(step: Step): string {
       return `start ${step.member} again from its kept claim`;
     case 'EnableAuth':
       return "make sure the root user has the Secret's password and the root role, and enable auth";
+    case 'Defrag':
+      return step.message;
     case 'Wait':
       return `wait (${step.reason}): ${step.message}`;
     case 'None':
@@ -924,5 +958,9 @@ export function summarize(
       );
     case 'EnableAuth':
       return `enable auth on ${ref}`;
+    case 'Defrag':
+      return first?.kind === 'Defrag'
+        ? `defrag ${ref} (${first.trigger}): ${first.members.join(', ')}`
+        : `defrag ${ref}`;
   }
 }

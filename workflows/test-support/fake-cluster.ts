@@ -88,6 +88,13 @@ export function createFakeCluster(options: FakeClusterOptions = {}) {
   let nextPodUid = 1;
   let clusterObjectGone = false;
   let clusterUid: string | undefined;
+  /** Database sizes by member name (absent: the observation reports none); NOSPACE alarms by member id. */
+  const dbSizes = new Map<string, { dbSize: number; dbSizeInUse: number }>();
+  const alarms: { memberId: string; alarm: string }[] = [];
+  /** What a compaction leaves in use on every member (default: what is in use now). */
+  let liveBytes: number | undefined;
+  /** Each defragmentation with the member that led at that moment. */
+  const defrags: { member: string; leader?: string }[] = [];
   const calls: ActivityCall[] = [];
   const statusWrites: EtcdClusterStatus[] = [];
   const events: { type: string; reason: string; message: string }[] = [];
@@ -194,10 +201,16 @@ export function createFakeCluster(options: FakeClusterOptions = {}) {
           ...(reachable
             ? { raftIndex: String(raftIndex), version: pods.get(m.name)?.version ?? input.version }
             : {}),
+          ...(reachable ? (dbSizes.get(m.name) ?? {}) : {}),
         };
       });
       const observation: ClusterObservation = {
-        etcd: { clusterId, leaderId: leader.id, members: etcdMembers },
+        etcd: {
+          clusterId,
+          leaderId: leader.id,
+          members: etcdMembers,
+          ...(alarms.length > 0 ? { alarms: structuredClone(alarms) } : {}),
+        },
         kube,
         versionKnown,
       };
@@ -392,6 +405,36 @@ export function createFakeCluster(options: FakeClusterOptions = {}) {
       return 'written';
     },
 
+    async defragmentMember(input) {
+      record('defragmentMember', input);
+      const m = members.get(input.member);
+      if (!m || !answers(m)) throw new Error(`dial ${input.member}: connection refused`);
+      const leader = leaderId !== undefined ? memberById(leaderId)?.name : undefined;
+      defrags.push({ member: input.member, ...(leader ? { leader } : {}) });
+      const before = dbSizes.get(input.member);
+      if (!before) return { member: input.member };
+      const after = { dbSize: before.dbSizeInUse, dbSizeInUse: before.dbSizeInUse };
+      dbSizes.set(input.member, after);
+      return { member: input.member, before, after };
+    },
+
+    async compactToCurrentRevision(input) {
+      record('compactToCurrentRevision', input);
+      requireQuorum('Compact');
+      if (liveBytes !== undefined) {
+        for (const [name, size] of dbSizes) dbSizes.set(name, { ...size, dbSizeInUse: liveBytes });
+      }
+      return { revision: '1234', alreadyCompacted: false };
+    },
+
+    async disarmNoSpace(input) {
+      record('disarmNoSpace', input);
+      requireQuorum('AlarmDisarm');
+      const ids = alarms.filter((a) => a.alarm === 'NOSPACE').map((a) => a.memberId);
+      alarms.splice(0, alarms.length, ...alarms.filter((a) => a.alarm !== 'NOSPACE'));
+      return ids;
+    },
+
     async recordEvent(input) {
       record('recordEvent', input);
       events.push({ type: input.type, reason: input.reason, message: input.message });
@@ -427,6 +470,21 @@ export function createFakeCluster(options: FakeClusterOptions = {}) {
     callsOf: (name: keyof ClusterActivities) => calls.filter((c) => c.name === name),
     /** MemberAdd calls etcd accepted. */
     memberAdds: (): number => memberAdds,
+
+    /** Each defragmentation in order, with who led then. */
+    defrags: () => defrags.map((d) => ({ ...d })),
+    dbSize: (member: string) => dbSizes.get(member),
+    /** Sets a member's database size and in-use size as its status reports them. */
+    setDbSize(member: string, dbSize: number, dbSizeInUse: number) {
+      dbSizes.set(member, { dbSize, dbSizeInUse });
+    },
+    /** etcd raises NOSPACE for this member; a compaction leaves `live` bytes in use on every member. */
+    raiseNoSpace(member: string, live?: number) {
+      const m = members.get(member);
+      if (m) alarms.push({ memberId: m.id, alarm: 'NOSPACE' });
+      if (live !== undefined) liveBytes = live;
+    },
+    alarms: () => alarms.map((a) => ({ ...a })),
 
     faults: {
       /** The member's process stops answering (network cut, hung process); its Pod stays. */

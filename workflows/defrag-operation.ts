@@ -1,0 +1,153 @@
+// The Defrag operation's loop inside the operation workflow: (compact when NOSPACE is raised,) defragment members one at a time in defrag-plan's order, then disarm NOSPACE.
+//
+// Invariants: one member is blocked at a time and only while every member is healthy; the leader is never
+// the one blocked (leadership moves first); no key is deleted (compaction drops only superseded revisions);
+// NOSPACE is disarmed only after every member was defragmented, and a NOSPACE that defragmentation cannot
+// cure (the live data itself exceeds the quota) fails the operation with what to do instead of looping.
+import { ApplicationFailure, proxyActivities, sleep } from '@temporalio/workflow';
+import type { ClusterActivities } from '../activities/cluster-activities';
+import type { DefragActivities, DefragmentResult } from '../activities/defrag-activities';
+import type { ClusterRef } from '../activities/member-manifests';
+import type { ClusterObservation } from '../activities/observation';
+import { FailureTypes } from '../crds/conditions';
+import type { EtcdClusterSpec } from '../crds/etcd-cluster';
+import { memberOrdinal } from '../crds/labels';
+import type { DefragMemberView } from './defrag-plan';
+import {
+  NOSPACE_ALARM,
+  defragConfigOf,
+  defragTrigger,
+  describeDefragDecision,
+  planDefragMember,
+} from './defrag-plan';
+import { podLive } from './plan';
+
+const acts = proxyActivities<ClusterActivities>({
+  startToCloseTimeout: '30s',
+  retry: { initialInterval: '500ms', backoffCoefficient: 2, maximumInterval: '10s' },
+});
+
+// Longer than DEFRAG_CALL_TIMEOUT_MS (activities/defrag-activities.ts): etcd's answer ends a slow rewrite.
+const defragActs = proxyActivities<DefragActivities>({
+  startToCloseTimeout: '6m',
+  retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '30s' },
+});
+
+const WAIT_INTERVAL = '1s';
+const MIB = 1024 * 1024;
+const mib = (bytes: number) => `${(bytes / MIB).toFixed(1)} MiB`;
+
+/** The members as defrag-plan sees them in one observation. */
+export function defragViews(ref: Pick<ClusterRef, 'name'>, o: ClusterObservation): DefragMemberView[] {
+  const kube = new Map(o.kube.map((k) => [k.name, k]));
+  return (o.etcd?.members ?? []).map((m) => ({
+    id: m.id,
+    name: m.name,
+    ordinal: memberOrdinal(ref.name, m.name) ?? Number.MAX_SAFE_INTEGER,
+    isLearner: m.isLearner,
+    healthy: m.started && m.reachable && podLive(kube.get(m.name)),
+    ready: kube.get(m.name)?.pod?.ready === true,
+    ...(m.dbSize !== undefined ? { dbSize: m.dbSize } : {}),
+    ...(m.dbSizeInUse !== undefined ? { dbSizeInUse: m.dbSizeInUse } : {}),
+    ...(m.raftIndex !== undefined ? { raftIndex: m.raftIndex } : {}),
+  }));
+}
+
+function describeResult(r: DefragmentResult): string {
+  if (!r.before || !r.after) return `${r.member} defragmented`;
+  return `${r.member} defragmented: dbSize ${mib(r.before.dbSize)} -> ${mib(r.after.dbSize)} (in use ${mib(r.after.dbSizeInUse)})`;
+}
+
+export async function runDefragOperation(input: {
+  ref: ClusterRef;
+  spec: EtcdClusterSpec;
+  /** The schedule's firing was what started this operation (the cluster workflow knows; the observation does not). */
+  scheduleDue: boolean;
+  details: (line: string) => void;
+}): Promise<string> {
+  const { ref, spec, details } = input;
+  const observe = () => acts.observeCluster({ ref, version: spec.version });
+  const voters = (o: ClusterObservation) =>
+    (o.etcd?.members ?? []).filter((m) => !m.isLearner && m.reachable).map((m) => m.name);
+
+  const first = await observe();
+  const trigger = defragTrigger({
+    members: defragViews(ref, first),
+    alarms: first.etcd?.alarms ?? [],
+    config: defragConfigOf(spec, input.scheduleDue),
+  });
+  if (!trigger) return 'nothing to defragment any more';
+  const noSpace = trigger.trigger === 'NoSpace';
+  details(trigger.message);
+
+  if (noSpace) {
+    details('compacting to the current revision (only superseded revisions go; every key keeps its value)');
+    const c = await defragActs.compactToCurrentRevision({ ref, voters: voters(first) });
+    await acts.recordEvent({
+      ref,
+      type: 'Normal',
+      reason: 'Compacted',
+      message: c.alreadyCompacted
+        ? `revision ${c.revision} was already compacted`
+        : `compacted to revision ${c.revision} to clear NOSPACE`,
+    });
+  }
+
+  let pending = [...trigger.members];
+  const done: string[] = [];
+  for (;;) {
+    const o = await observe();
+    const decision = planDefragMember({
+      members: defragViews(ref, o),
+      ...(o.etcd?.leaderId !== undefined ? { leaderId: o.etcd.leaderId } : {}),
+      pending,
+    });
+    if (decision.kind === 'Done') break;
+    details(describeDefragDecision(decision));
+    if (decision.kind === 'Wait') {
+      await sleep(WAIT_INTERVAL, { summary: decision.reason });
+      continue;
+    }
+    if (decision.kind === 'MoveLeader') {
+      await acts.moveLeader({ ref, from: decision.from.name, toId: decision.to.id });
+      continue;
+    }
+    const result = await defragActs.defragmentMember({ ref, member: decision.member });
+    pending = pending.filter((m) => m !== decision.member);
+    done.push(describeResult(result));
+    await acts.recordEvent({
+      ref,
+      type: 'Normal',
+      reason: 'MemberDefragmented',
+      message: describeResult(result),
+    });
+  }
+
+  const after = await observe();
+  const stillRaised = (after.etcd?.alarms ?? []).some((a) => a.alarm === NOSPACE_ALARM);
+  let disarmed = '';
+  if (noSpace || stillRaised) {
+    const config = defragConfigOf(spec);
+    const inUse = Math.max(0, ...(after.etcd?.members ?? []).map((m) => m.dbSizeInUse ?? 0));
+    if (inUse >= config.quotaBytes) {
+      // Disarming would only let the next write raise it again: the live data itself does not fit.
+      throw ApplicationFailure.nonRetryable(
+        `NOSPACE cannot be cleared: after compaction and defragmentation ${mib(inUse)} is still in use, ` +
+          `at or above quota-backend-bytes ${config.quotaBytes} (${mib(config.quotaBytes)}); raise ` +
+          `spec.options quota-backend-bytes (etcd suggests at most 8 GiB) or delete keys you no longer need`,
+        FailureTypes.NoSpacePersists,
+      );
+    }
+    details('disarming NOSPACE');
+    const ids = await defragActs.disarmNoSpace({ ref, voters: voters(after) });
+    disarmed =
+      ids.length > 0 ? '; NOSPACE disarmed, writes accepted again' : '; NOSPACE was no longer raised';
+    await acts.recordEvent({
+      ref,
+      type: 'Normal',
+      reason: 'NoSpaceCleared',
+      message: `compacted, defragmented ${trigger.members.join(', ')} and disarmed NOSPACE (${ids.length} alarm${ids.length === 1 ? '' : 's'})`,
+    });
+  }
+  return `${trigger.trigger}: ${done.join('; ') || 'no member needed it'}${disarmed}`;
+}
