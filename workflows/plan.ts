@@ -487,6 +487,7 @@ const withEtcdChain: Check<WithEtcd>[] = [
       const kube = new Map(c.observed.kube.map((k) => [k.name, k]));
       return planRollout({
         ...(c.etcd.leaderId !== undefined ? { leaderId: c.etcd.leaderId } : {}),
+        belowSize: c.members.length < c.target,
         members: c.members.map((m) => {
           const pod = kube.get(m.name)?.pod;
           return {

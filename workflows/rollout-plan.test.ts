@@ -127,6 +127,19 @@ describe('planRollout', () => {
     expect(text).toBe(expected);
   });
 
+  it('restarts nothing while the cluster is below its size, but still patches metadata', () => {
+    expect(
+      planRollout({ leaderId: id(0), belowSize: true, members: [member({ n: 0 }), member({ n: 1 })] }),
+    ).toBeUndefined();
+    expect(
+      planRollout({
+        leaderId: id(0),
+        belowSize: true,
+        members: [member({ n: 0, template: staleMeta }), member({ n: 1 })],
+      }),
+    ).toEqual({ kind: 'UpdateMemberMetadata', member: 'main-0' });
+  });
+
   it('the restart step carries the wanted hash and what changed', () => {
     expect(planRollout({ leaderId: id(0), members: [member({ n: 0 }), member({ n: 1 })] })).toEqual({
       kind: 'RolloutMember',
@@ -289,6 +302,10 @@ describe('plan with rollouts', () => {
     const done = plan({ ...desired, replicas: 2, storageSize: '2Gi' }, observed);
     expect(done.check).toBe('growStorage');
     expect(done.step).toMatchObject({ kind: 'None', reason: Reasons.StorageExpansionRefused });
+  });
+  it('a member short of the spec is added before any restart (a Memory member a restart lost is replaced first)', () => {
+    const d = plan({ ...desired, medium: 'Memory' }, observedOf([stale, stale]));
+    expect(d.step.kind).toBe('AddMember');
   });
   it('a Memory cluster has no claims to grow', () => {
     const observed = observedOf([current], { storage: { requested: '1Gi', expansion: 'Allowed' } });

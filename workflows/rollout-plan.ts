@@ -76,11 +76,17 @@ const byOrdinal = (a: { ordinal: number }, b: { ordinal: number }) => a.ordinal 
 export function planRollout(input: {
   leaderId?: string;
   members: readonly RolloutMemberView[];
+  /**
+   * Fewer members than the spec asks for (a scale up, or the replacement of a member a Memory restart lost, is
+   * due): restarts wait until it is added, so none runs one member short. Metadata is patched regardless.
+   */
+  belowSize?: boolean;
 }): RolloutDecision | undefined {
   const { leaderId } = input;
   const members = [...input.members].sort(byOrdinal);
   const metadata = members.find((m) => m.template && !m.template.metadataCurrent && m.healthy);
   if (metadata) return { kind: 'UpdateMemberMetadata', member: metadata.name };
+  if (input.belowSize) return undefined;
 
   const pending = members.filter((m) => m.template?.upToDate === false);
   if (pending.length === 0) return undefined;

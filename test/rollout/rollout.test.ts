@@ -126,7 +126,12 @@ describe('config rollout', () => {
     );
 
     expect(done.status?.lastOperation).toMatchObject({ type: 'Rollout', result: 'Succeeded' });
-    expect(summary).toMatch(/-Rollout$/);
+    expect(summary).toMatch(/\/op\/\d+-rollout$/);
+    // The operation's summary (Temporal UI, Event) says what changed.
+    const started = (await h.core.listNamespacedEvent({ namespace: ns })).items.filter(
+      (e) => e.reason === 'RolloutStarted',
+    );
+    expect(started.map((e) => e.message)).toContain(`roll out ${ns}/${name}: options changed (${summary})`);
     // Each member restarted exactly once, followers by ordinal and the leader last; never two down at once.
     expect([...uids.values()].map((u) => u.length)).toEqual([2, 2, 2]);
     const followers = ['ro-0', 'ro-1', 'ro-2'].filter((m) => m !== oldLeader);
