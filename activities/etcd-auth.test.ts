@@ -2,6 +2,7 @@
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Etcd3 } from 'etcd3';
@@ -100,10 +101,22 @@ describe('authConnection', () => {
   });
 });
 
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.on('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() =>
+        typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port')),
+      );
+    });
+  });
+}
+
 // A real single-member etcd: the fallback's whole point is what etcd answers before and after auth enable.
 describe('withEtcdClient against etcd with and without auth', () => {
-  const port = 20000 + Math.floor(Math.random() * 20000);
-  const url = `http://127.0.0.1:${port}`;
+  let url = '';
   let proc: ChildProcess;
   let dir: string;
   const root = { username: 'root', password: 'test-pw' };
@@ -112,6 +125,10 @@ describe('withEtcdClient against etcd with and without auth', () => {
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'etcd-auth-'));
+    // Ports the kernel hands out now, instead of random ones that may be taken (etcd would exit at once).
+    const [port, peerPort] = [await freePort(), await freePort()];
+    url = `http://127.0.0.1:${port}`;
+    let exited: string | undefined;
     proc = spawn(
       binaryPath(cacheRoot(), ETCD_TOOLS['3.6.16'], 'etcd'),
       [
@@ -119,18 +136,20 @@ describe('withEtcdClient against etcd with and without auth', () => {
         `--data-dir=${join(dir, 'data')}`,
         `--listen-client-urls=${url}`,
         `--advertise-client-urls=${url}`,
-        `--listen-peer-urls=http://127.0.0.1:${port + 1}`,
-        `--initial-advertise-peer-urls=http://127.0.0.1:${port + 1}`,
-        `--initial-cluster=a=http://127.0.0.1:${port + 1}`,
+        `--listen-peer-urls=http://127.0.0.1:${peerPort}`,
+        `--initial-advertise-peer-urls=http://127.0.0.1:${peerPort}`,
+        `--initial-cluster=a=http://127.0.0.1:${peerPort}`,
       ],
       { stdio: 'ignore' },
     );
+    proc.on('exit', (code, signal) => (exited = `etcd exited (${code ?? signal}) before answering`));
     const deadline = Date.now() + 60_000;
     for (;;) {
       try {
         await withEtcdClient(anonymous, [url], (c) => c.maintenance.status());
         break;
       } catch (err) {
+        if (exited) throw new Error(exited, { cause: err });
         if (Date.now() > deadline) throw err;
         await new Promise((r) => setTimeout(r, 200));
       }
