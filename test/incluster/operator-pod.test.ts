@@ -8,6 +8,7 @@ import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import type { V1Pod } from '@kubernetes/client-node';
+import { parseAllDocuments } from 'yaml';
 import { helmTemplate } from '../../localcluster/render-chart';
 import { repoRoot } from '../../localcluster/stack-info';
 import { IN_CLUSTER_NAMESPACE } from '../../localcluster/stack';
@@ -109,9 +110,21 @@ describe('the operator installed from the chart, running as a Pod', () => {
         'logLevel=debug',
       ],
     });
-    // Namespace-scoped: a Role and RoleBinding, no ClusterRole (helm template leaves the CRDs out; the stack has them).
+    // Namespace-scoped: a Role and RoleBinding; the only cluster-wide grant is reading StorageClasses (cluster-scoped
+    // objects, which a Role cannot grant), so storage growth can tell whether a class allows expansion.
+    // (helm template leaves the CRDs out; the stack has them.)
     expect(rendered).toContain('kind: Role\n');
-    expect(rendered).not.toContain('kind: ClusterRole');
+    const clusterRoles = parseAllDocuments(rendered)
+      .map((d) => d.toJS() as { kind?: string; metadata?: { name?: string }; rules?: unknown } | null)
+      .filter((o) => o?.kind === 'ClusterRole');
+    expect(clusterRoles).toEqual([
+      {
+        apiVersion: 'rbac.authorization.k8s.io/v1',
+        kind: 'ClusterRole',
+        metadata: expect.objectContaining({ name: `${RELEASE}-cluster-read` }),
+        rules: [{ apiGroups: ['storage.k8s.io'], resources: ['storageclasses'], verbs: ['get'] }],
+      },
+    ]);
     kubectl(['apply', '-n', ns, '-f', '-'], rendered);
 
     const pod = await eventually(
