@@ -1,19 +1,21 @@
 // The Rollout operation on the real Temporal dev server against the in-memory fake world: restart order and leader hand-off, metadata without restarts, claim growth and its refusal.
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import type { WorkflowBundleWithSourceMap } from '@temporalio/worker';
-import { Worker } from '@temporalio/worker';
 import type { EtcdClusterSpec, EtcdClusterStatus } from '../crds/etcd-cluster';
-import { etcdClusterWorkflow } from './cluster-workflow';
-import { clusterChangedSignal, clusterWorkflowId, operationWorkflowId } from './messages';
+import { operationWorkflowId } from './messages';
 import type { FakeCluster, FakeClusterOptions } from './test-support/fake-cluster';
-import { createFakeCluster } from './test-support/fake-cluster';
-import { DEV_SERVER_START_TIMEOUT_MS, eventually, startDevServer } from './test-support/dev-server';
+import {
+  afterSpecChange,
+  DEV_SERVER_START_TIMEOUT_MS,
+  eventually,
+  operationFinished,
+  startDevServer,
+} from './test-support/dev-server';
 
 jest.setTimeout(120_000);
 
 let env: TestWorkflowEnvironment;
 let workflowBundle: WorkflowBundleWithSourceMap;
-let queue = 0;
 
 beforeAll(async () => {
   ({ env, workflowBundle } = await startDevServer());
@@ -33,44 +35,16 @@ const spec = (more: Partial<EtcdClusterSpec> = {}): EtcdClusterSpec => ({
 
 const condition = (s: EtcdClusterStatus | undefined, type: string) =>
   s?.conditions?.find((c) => c.type === type);
-const finished = (fake: FakeCluster, workflowId: string) =>
-  eventually(`${workflowId} to finish`, () => {
-    const s = fake.status;
-    return s?.lastOperation?.workflowId === workflowId && !s.currentOperation ? s : undefined;
-  });
+const finished = operationFinished;
 
 /** A 3-member cluster bootstrapped on `from`, then its spec changed to `to` (generation 2). */
-async function rollout(
+const rollout = (
   name: string,
   from: EtcdClusterSpec,
   to: EtcdClusterSpec,
   options: FakeClusterOptions,
   body: (fake: FakeCluster) => Promise<void>,
-): Promise<void> {
-  const fake = createFakeCluster(options);
-  const taskQueue = `rollout-workflow-test-${++queue}`;
-  const uid = `uid-${name}`;
-  const worker = await Worker.create({
-    connection: env.nativeConnection,
-    taskQueue,
-    workflowBundle,
-    activities: fake.activities,
-  });
-  await worker.runUntil(async () => {
-    const handle = await env.client.workflow.start(etcdClusterWorkflow, {
-      workflowId: clusterWorkflowId('default', name),
-      taskQueue,
-      args: [{ ref: { namespace: 'default', name, uid }, change: { uid, generation: 1, spec: from } }],
-    });
-    try {
-      await finished(fake, operationWorkflowId('default', name, 1, 'Bootstrap'));
-      await handle.signal(clusterChangedSignal, { uid, generation: 2, spec: to });
-      await body(fake);
-    } finally {
-      if ((await handle.describe()).status.name === 'RUNNING') await handle.terminate('test over');
-    }
-  });
-}
+) => afterSpecChange({ env, workflowBundle }, { name, from, to, options }, body);
 
 const members = (fake: FakeCluster, activity: 'deleteMemberPodForRollout' | 'patchMemberPodMetadata') =>
   fake.callsOf(activity).map((c) => (c.input as { member: string }).member);

@@ -2,19 +2,22 @@
 import type { WorkflowHandle } from '@temporalio/client';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import type { WorkflowBundleWithSourceMap } from '@temporalio/worker';
-import { Worker } from '@temporalio/worker';
 import type { EtcdClusterSpec, EtcdClusterStatus } from '../crds/etcd-cluster';
-import { etcdClusterWorkflow } from './cluster-workflow';
-import { clusterChangedSignal, clusterWorkflowId, operationWorkflowId } from './messages';
+import type { etcdClusterWorkflow } from './cluster-workflow';
+import { operationWorkflowId } from './messages';
 import type { FakeCluster, FakeClusterOptions } from './test-support/fake-cluster';
-import { createFakeCluster } from './test-support/fake-cluster';
-import { DEV_SERVER_START_TIMEOUT_MS, eventually, startDevServer } from './test-support/dev-server';
+import {
+  afterSpecChange,
+  DEV_SERVER_START_TIMEOUT_MS,
+  eventually,
+  operationFinished,
+  startDevServer,
+} from './test-support/dev-server';
 
 jest.setTimeout(120_000);
 
 let env: TestWorkflowEnvironment;
 let workflowBundle: WorkflowBundleWithSourceMap;
-let queue = 0;
 
 beforeAll(async () => {
   ({ env, workflowBundle } = await startDevServer());
@@ -47,44 +50,16 @@ const backup: EtcdClusterSpec['backup'] = {
 
 const condition = (s: EtcdClusterStatus | undefined, type: string) =>
   s?.conditions?.find((c) => c.type === type);
-const finished = (fake: FakeCluster, workflowId: string) =>
-  eventually(`${workflowId} to finish`, () => {
-    const s = fake.status;
-    return s?.lastOperation?.workflowId === workflowId && !s.currentOperation ? s : undefined;
-  });
+const finished = operationFinished;
 
 /** A 3-member cluster bootstrapped on `from`, then its spec changed to `to` (generation 2). */
-async function upgrade(
+const upgrade = (
   name: string,
   from: EtcdClusterSpec,
   to: EtcdClusterSpec,
   options: FakeClusterOptions,
   body: (fake: FakeCluster, handle: WorkflowHandle<typeof etcdClusterWorkflow>) => Promise<void>,
-): Promise<void> {
-  const fake = createFakeCluster(options);
-  const taskQueue = `upgrade-workflow-test-${++queue}`;
-  const uid = `uid-${name}`;
-  const worker = await Worker.create({
-    connection: env.nativeConnection,
-    taskQueue,
-    workflowBundle,
-    activities: fake.activities,
-  });
-  await worker.runUntil(async () => {
-    const handle = await env.client.workflow.start(etcdClusterWorkflow, {
-      workflowId: clusterWorkflowId('default', name),
-      taskQueue,
-      args: [{ ref: { namespace: 'default', name, uid }, change: { uid, generation: 1, spec: from } }],
-    });
-    try {
-      await finished(fake, operationWorkflowId('default', name, 1, 'Bootstrap'));
-      await handle.signal(clusterChangedSignal, { uid, generation: 2, spec: to });
-      await body(fake, handle);
-    } finally {
-      if ((await handle.describe()).status.name === 'RUNNING') await handle.terminate('test over');
-    }
-  });
-}
+) => afterSpecChange({ env, workflowBundle }, { name, from, to, options }, body);
 
 const deleted = (fake: FakeCluster) =>
   fake.callsOf('deleteMemberPodForUpgrade').map((c) => (c.input as { member: string }).member);
