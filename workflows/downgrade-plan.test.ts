@@ -86,6 +86,29 @@ describe('planDowngradeGate', () => {
       undefined,
     ],
     [
+      'right after an upgrade, every member on 3.6 but the cluster version still 3.5 and nothing enabled: wait for etcd to raise it, roll no one',
+      all36,
+      '3.5.35',
+      seen({
+        clusterVersion: '3.5.0',
+        storageVersions: { 'm-0': '3.5.0', 'm-1': '3.5.0', 'm-2': '3.5.0' },
+        enabled: false,
+      }),
+      { kind: 'Wait', reason: Reasons.WaitingForClusterVersion },
+      /every member runs 3\.6 but etcd's cluster version is still 3\.5\.0; waiting for etcd to finish the upgrade/,
+    ],
+    [
+      'a rollback of an unfinished upgrade (one member still runs 3.5, cluster version 3.5, nothing enabled) rolls on',
+      mixed,
+      '3.5.35',
+      seen({
+        clusterVersion: '3.5.0',
+        storageVersions: { 'm-0': '3.5.0', 'm-1': '3.5.0', 'm-2': '3.5.0' },
+        enabled: false,
+      }),
+      undefined,
+    ],
+    [
       'a member already on 3.5 means the cluster version is 3.5 (a rollback): no enable without an observation',
       mixed,
       '3.5.35',

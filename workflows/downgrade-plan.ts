@@ -96,6 +96,20 @@ export function planDowngradeGate(input: {
     if (runsTargetMinor) return undefined;
     if (observation) return wait(Reasons.MemberNotReady, "no member reports etcd's cluster version yet");
   } else if (!above(clusterVersion, target)) {
+    // A cluster version at the target minor with no downgrade enabled and no member running that minor is an
+    // upgrade etcd has not finished: the leader raises the cluster version only a few seconds after the last
+    // member restarted. Rolling now would put a 3.5 binary into what is about to be a 3.6 cluster, which it
+    // cannot join (seen in the bench: a downgrade asked for right after an upgrade). Wait for etcd, then enable.
+    const runsTargetMinor = members.some((m) => {
+      const v = parseVersion(m.version);
+      return v !== undefined && !above(v, target);
+    });
+    if (observation.enabled !== true && !runsTargetMinor) {
+      return wait(
+        Reasons.WaitingForClusterVersion,
+        `every member runs ${minorText(parseVersion(higher[0]?.version) ?? clusterVersion)} but etcd's cluster version is still ${observation.clusterVersion}; waiting for etcd to finish the upgrade before enabling the downgrade`,
+      );
+    }
     const unmigrated = Object.entries(observation.storageVersions)
       .filter(([, s]) => {
         const v = parseVersion(s);
