@@ -12,7 +12,13 @@ describe('configFromEnv', () => {
         temporalNamespace: 'default',
         identity: 'localhost-0',
         operatorNamespace: 'default',
+        alarmPollSeconds: 15,
       },
+    ],
+    [
+      'the etcd alarm poller runs at the interval asked, and 0 turns it off',
+      { ALARM_POLL_INTERVAL_SECONDS: '0' },
+      { alarmPollSeconds: 0 },
     ],
     [
       'in a Pod the Lease identity is the Pod name and its namespace the operator namespace',
@@ -99,6 +105,11 @@ describe('configFromEnv', () => {
       'a certificate without its key is refused',
       { TEMPORAL_TLS_CERT_FILE: '/t/tls.crt' },
       /must be set together/,
+    ],
+    [
+      'an alarm poll interval that is not whole seconds is refused',
+      { ALARM_POLL_INTERVAL_SECONDS: '2.5' },
+      /ALARM_POLL_INTERVAL_SECONDS: expected whole seconds/,
     ],
     ['TEMPORAL_TLS must be a boolean', { TEMPORAL_TLS: 'yes' }, /expected true or false/],
     ['the HTTP address needs a port', { OPERATOR_HTTP_ADDRESS: '0.0.0.0' }, /expected host:port/],

@@ -3,6 +3,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { DEFAULT_ETCD_REPOSITORY } from '../activities/etcd-images';
 import { DEFAULT_AGENT_IMAGE } from '../activities/snapshot-manifests';
+import { DEFAULT_ALARM_POLL_INTERVAL_SECONDS } from '../watcher/alarm-poller';
 
 export type Role = 'worker' | 'watcher';
 export const LOG_LEVELS = ['debug', 'info', 'warn', 'error'] as const;
@@ -39,6 +40,8 @@ export interface OperatorConfig {
   identity: string;
   /** Where the watcher Lease lives: the operator's own namespace. */
   operatorNamespace: string;
+  /** Seconds between rounds of the etcd alarm poller (watcher/alarm-poller.ts); 0 turns it off. */
+  alarmPollSeconds: number;
 }
 
 /** What the process knows about where it runs, besides its environment. */
@@ -88,6 +91,11 @@ export function configFromEnv(
     .filter(Boolean);
   if (excludeNamespaces.length > 0 && env.WATCH_NAMESPACE)
     throw new Error('EXCLUDE_NAMESPACES applies to an operator of all namespaces; WATCH_NAMESPACE is set');
+  const alarmPollSeconds = Number(env.ALARM_POLL_INTERVAL_SECONDS ?? DEFAULT_ALARM_POLL_INTERVAL_SECONDS);
+  if (!Number.isInteger(alarmPollSeconds) || alarmPollSeconds < 0)
+    throw new Error(
+      `ALARM_POLL_INTERVAL_SECONDS: expected whole seconds (0 turns the alarm poller off), got "${env.ALARM_POLL_INTERVAL_SECONDS}"`,
+    );
   const httpAddress = env.OPERATOR_HTTP_ADDRESS;
   if (httpAddress !== undefined && !/^[^:\s]+:\d+$/.test(httpAddress))
     throw new Error(`OPERATOR_HTTP_ADDRESS: expected host:port, got "${httpAddress}"`);
@@ -117,5 +125,6 @@ export function configFromEnv(
     // hostname-pid outside a Pod: two operators started by hand on one machine must not share an identity.
     identity: env.OPERATOR_IDENTITY || env.POD_NAME || `${facts.hostname}-${facts.pid}`,
     operatorNamespace: env.OPERATOR_NAMESPACE || facts.serviceAccountNamespace || 'default',
+    alarmPollSeconds,
   };
 }

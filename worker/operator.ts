@@ -26,6 +26,7 @@ import { createScheduleActivities } from '../activities/snapshot-schedule-activi
 import { API_GROUP, API_VERSION_NAME, ETCD_CLUSTER } from '../crds/etcd-cluster';
 import { ETCD_SNAPSHOT } from '../crds/etcd-snapshot';
 import { ETCD_SNAPSHOT_SCHEDULE } from '../crds/etcd-snapshot-schedule';
+import { startAlarmPoller } from '../watcher/alarm-poller';
 import { startClusterWatcher } from '../watcher/cluster-watcher';
 import { startSnapshotWatcher } from '../watcher/snapshot-watcher';
 import { TASK_QUEUE } from '../workflows/messages';
@@ -189,6 +190,13 @@ export async function startOperator(
         ...(config.excludeNamespaces ? { excludeNamespaces: config.excludeNamespaces } : {}),
       };
       let running: { stop(): Promise<void> }[] = [];
+      // The alarm poller reads etcd with each cluster's own TLS and auth, resolved in this process like the
+      // activities do; a short deadline, so one unreachable cluster does not hold a round up.
+      const alarmKube = createKubeObjects(kc);
+      const alarmEtcd = createEtcdAdmin({
+        callTimeoutMs: 3000,
+        connectionFor: createConnectionResolver([tlsConnection(alarmKube), authConnection(alarmKube)]),
+      });
       const lease = startWatcherLease({
         kubeConfig: kc,
         namespace: config.operatorNamespace,
@@ -198,6 +206,14 @@ export async function startOperator(
         async onLeading() {
           const common = { kubeConfig: kc, temporal: client, taskQueue, log, ...hooks };
           running = [await startClusterWatcher(common), await startSnapshotWatcher(common)];
+          if (config.alarmPollSeconds > 0)
+            running.push(
+              startAlarmPoller({
+                ...common,
+                intervalSeconds: config.alarmPollSeconds,
+                readAlarms: (endpoint) => alarmEtcd.alarms([endpoint]),
+              }),
+            );
         },
         async onStopLeading() {
           const stopping = running;

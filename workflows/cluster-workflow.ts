@@ -61,6 +61,8 @@ export interface CarriedState {
   seq: number;
   /** spec.maintenance.defrag.schedule and its next firing (workflows/defrag-schedule.ts). */
   defragSchedule?: DefragScheduleState;
+  /** When the last Defrag operation ended: the threshold's cooldown counts from it (workflows/defrag-plan.ts). */
+  lastDefragAt?: string;
 }
 
 interface Halt {
@@ -82,6 +84,8 @@ const acts = proxyActivities<ClusterActivities>({
 export const DRIFT_CHECK_INTERVAL = '10m';
 /** The patch behind refreshing status.members while an Upgrade or Downgrade runs (histories before it did not). */
 const MEMBER_VERSIONS_DURING_UPGRADE_PATCH = 'member-versions-during-upgrade';
+/** The patch behind remembering when a Defrag ended (histories before it started threshold Defrags without a cooldown). */
+const DEFRAG_COOLDOWN_PATCH = 'defrag-threshold-cooldown';
 const DRIFT_CHECK_MS = 10 * 60_000;
 /** While the plan waits on something outside the operator (a Pod starting, quorum coming back). */
 const WAIT_RECHECK_INTERVAL = '5s';
@@ -106,6 +110,7 @@ export async function etcdClusterWorkflow(
   let lastOperation = input.carried?.lastOperation;
   let seq = input.carried?.seq ?? 0;
   let defragSchedule = input.carried?.defragSchedule;
+  let lastDefragAt = input.carried?.lastDefragAt;
   let current: CurrentOperation | undefined;
   let stepChanged = false;
   let lastDecision = '';
@@ -338,6 +343,7 @@ export async function etcdClusterWorkflow(
           ...(lastOperation ? { lastOperation } : {}),
           seq,
           ...(defragSchedule ? { defragSchedule } : {}),
+          ...(lastDefragAt ? { lastDefragAt } : {}),
         },
       });
     }
@@ -355,6 +361,8 @@ export async function etcdClusterWorkflow(
     const defragDue = scheduleDue(defragSchedule, now);
     const desiredNow = desiredOf(ref, target.spec, observation.versionKnown);
     if (defragDue) desiredNow.defrag = defragConfigOf(target.spec, true);
+    // The threshold waits out its cooldown after any Defrag; the schedule and NOSPACE do not (defrag-plan.ts).
+    if (lastDefragAt && desiredNow.defrag) desiredNow.defrag.cooldown = { lastDefragAt, now };
     const decision = plan(desiredNow, observed);
     lastDecision = `${decision.check}: ${describeStep(decision.step)}`;
     const step = decision.step;
@@ -418,6 +426,7 @@ export async function etcdClusterWorkflow(
         },
         workflowId,
       );
+      if (type === 'Defrag' && patched(DEFRAG_COOLDOWN_PATCH)) lastDefragAt = new Date().toISOString();
       // Any Defrag that ran while the schedule was due defragmented every member: that firing is served.
       if (type === 'Defrag' && defragDue) {
         defragSchedule = advanceSchedule(

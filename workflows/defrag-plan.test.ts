@@ -8,6 +8,8 @@ import {
   planDefragMember,
   quantityBytes,
   quotaBytesOf,
+  THRESHOLD_DEFRAG_COOLDOWN_MS,
+  thresholdCoolingDown,
 } from './defrag-plan';
 
 const MIB = 1024 * 1024;
@@ -98,6 +100,77 @@ describe('defragTrigger', () => {
     });
     expect(step?.trigger).toBe('NoSpace');
     expect(step?.message).toContain('main-1');
+  });
+});
+
+describe('the threshold cooldown', () => {
+  const sized = (ordinal: number, dbMiB: number, inUseMiB: number) =>
+    member(ordinal, { dbSize: dbMiB * MIB, dbSizeInUse: inUseMiB * MIB });
+  const ended = '2026-11-21T03:00:00.000Z';
+  const after = (minutes: number) => new Date(Date.parse(ended) + minutes * 60_000).toISOString();
+  const fragmented = [sized(0, 200, 20), sized(1, 200, 20)];
+
+  test('lasts an hour', () => {
+    expect(THRESHOLD_DEFRAG_COOLDOWN_MS).toBe(60 * 60_000);
+  });
+
+  test.each<[string, { lastDefragAt: string; now: string } | undefined, boolean]>([
+    ['no Defrag remembered holds nothing back', undefined, false],
+    [
+      'a Defrag that ended a minute ago holds the threshold back',
+      { lastDefragAt: ended, now: after(1) },
+      true,
+    ],
+    ['59 minutes later it still does', { lastDefragAt: ended, now: after(59) }, true],
+    ['an hour later it no longer does', { lastDefragAt: ended, now: after(60) }, false],
+    ['an unreadable time holds nothing back', { lastDefragAt: 'yesterday', now: after(1) }, false],
+  ])('%s', (_name, cooldown, cooling) => {
+    expect(thresholdCoolingDown(cooldown)).toBe(cooling);
+  });
+
+  test.each<[string, Parameters<typeof defragTrigger>[0], string | undefined]>([
+    [
+      'fragmentation that came back within the hour starts no second threshold Defrag',
+      {
+        members: fragmented,
+        alarms: [],
+        config: config({ thresholdPercent: 50, cooldown: { lastDefragAt: ended, now: after(10) } }),
+      },
+      undefined,
+    ],
+    [
+      'after the hour the threshold applies again',
+      {
+        members: fragmented,
+        alarms: [],
+        config: config({ thresholdPercent: 50, cooldown: { lastDefragAt: ended, now: after(61) } }),
+      },
+      'Threshold',
+    ],
+    [
+      'a due schedule is not subject to the cooldown',
+      {
+        members: fragmented,
+        alarms: [],
+        config: config({
+          thresholdPercent: 50,
+          scheduleDue: true,
+          cooldown: { lastDefragAt: ended, now: after(1) },
+        }),
+      },
+      'Schedule',
+    ],
+    [
+      'a NOSPACE alarm is not subject to the cooldown',
+      {
+        members: fragmented,
+        alarms: [{ memberId: '100', alarm: 'NOSPACE' }],
+        config: config({ thresholdPercent: 50, cooldown: { lastDefragAt: ended, now: after(1) } }),
+      },
+      'NoSpace',
+    ],
+  ])('%s', (_name, input, trigger) => {
+    expect(defragTrigger(input)?.trigger).toBe(trigger);
   });
 });
 

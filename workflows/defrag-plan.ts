@@ -40,6 +40,20 @@ export interface DefragMemberView {
   raftIndex?: string;
 }
 
+/**
+ * No threshold-triggered Defrag within this long of the end of the last Defrag (of any trigger). A constant,
+ * not a spec field: a database whose free pages come back within an hour churns faster than a blocking
+ * rewrite helps, and looping on it would block each member in turn around the clock; who wants a cadence
+ * sets spec.maintenance.defrag.schedule, and NOSPACE is always cleared at once. Neither is subject to it.
+ */
+export const THRESHOLD_DEFRAG_COOLDOWN_MS = 60 * 60_000;
+
+/** When the last Defrag ended, by the cluster workflow's clock (workflow state, so replay sees the same). */
+export interface DefragCooldown {
+  lastDefragAt: string;
+  now: string;
+}
+
 /** What the spec and the cluster workflow's clock say about defragmentation. */
 export interface DefragConfig {
   thresholdPercent?: number;
@@ -49,6 +63,8 @@ export interface DefragConfig {
   scheduleDue: boolean;
   /** quota-backend-bytes the members run with (for messages). */
   quotaBytes: number;
+  /** Absent: no Defrag has ended that the cluster workflow remembers, so nothing holds the threshold back. */
+  cooldown?: DefragCooldown;
 }
 
 /** Start a Defrag operation over `members` (names) for `trigger`. */
@@ -118,6 +134,13 @@ export function overThreshold(m: DefragMemberView, config: DefragConfig): boolea
   return m.dbSize >= config.minDbSizeBytes && fragmentationPercent(m) > config.thresholdPercent;
 }
 
+/** Whether the threshold is held back: the last Defrag ended less than THRESHOLD_DEFRAG_COOLDOWN_MS ago. */
+export function thresholdCoolingDown(cooldown: DefragCooldown | undefined): boolean {
+  if (!cooldown) return false;
+  const since = Date.parse(cooldown.now) - Date.parse(cooldown.lastDefragAt);
+  return Number.isFinite(since) && since < THRESHOLD_DEFRAG_COOLDOWN_MS;
+}
+
 const byOrdinal = (a: DefragMemberView, b: DefragMemberView) => a.ordinal - b.ordinal;
 const mib = (bytes: number) => `${(bytes / MIB).toFixed(1)} MiB`;
 
@@ -144,7 +167,8 @@ export function noSpaceMessage(
 
 /**
  * Whether a Defrag operation should start, and over which members. NOSPACE comes first (writes fail until
- * it is cleared), then a due schedule (every member), then the threshold (only the members over it).
+ * it is cleared), then a due schedule (every member), then the threshold (only the members over it, and
+ * not within THRESHOLD_DEFRAG_COOLDOWN_MS of the last Defrag).
  */
 export function defragTrigger(input: {
   members: readonly DefragMemberView[];
@@ -171,6 +195,8 @@ export function defragTrigger(input: {
       message: `scheduled defragmentation of ${all.join(', ')}`,
     };
   }
+  // After the schedule: a due firing is served whatever the cooldown says.
+  if (thresholdCoolingDown(config.cooldown)) return undefined;
   const over = members.filter((m) => overThreshold(m, config));
   if (over.length === 0) return undefined;
   const detail = over.map((m) => `${m.name} ${fragmentationPercent(m)}% free of ${mib(m.dbSize ?? 0)}`);

@@ -84,11 +84,16 @@ describe('NOSPACE', () => {
     });
     expect(refused?.error).toMatch(/database space exceeded/);
 
-    await nudge(ns, name);
-    const shown = await eventually('Degraded=True NoSpace', async () => {
-      const c = await getCluster(h, ns, name);
-      return degraded(c)?.reason === 'NoSpace' ? c : undefined;
-    });
+    // Nothing prompts the operator: no Kubernetes object changes under NOSPACE (member Pods stay Ready, as
+    // /readyz ignores it), so this is the operator's own alarm poller (watcher/alarm-poller.ts) noticing.
+    const shown = await eventually(
+      'the operator to notice NOSPACE by itself: Degraded=True NoSpace',
+      async () => {
+        const c = await getCluster(h, ns, name);
+        return degraded(c)?.reason === 'NoSpace' ? c : undefined;
+      },
+      300_000,
+    );
     expect(degraded(shown)?.status).toBe('True');
     expect(degraded(shown)?.message).toContain(String(16 * MIB));
 

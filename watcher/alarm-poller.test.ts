@@ -1,0 +1,100 @@
+// Table tests of the alarm poller's decisions: which clusters it asks, how alarm lists compare, and when it signals.
+import type { EtcdCluster } from '../crds/etcd-cluster';
+import { alarmSetKey, alarmSignalNeeded, alarmTargets } from './alarm-poller';
+
+const cluster = (
+  namespace: string,
+  name: string,
+  more: { replicas?: number; deleting?: boolean; tls?: boolean } = {},
+): Pick<EtcdCluster, 'metadata' | 'spec'> => ({
+  metadata: {
+    namespace,
+    name,
+    ...(more.deleting ? { deletionTimestamp: '2026-11-21T00:00:00Z' } : {}),
+  },
+  spec: {
+    replicas: more.replicas ?? 3,
+    version: '3.6.16',
+    storage: { size: '1Gi' },
+    progressDeadlineSeconds: 600,
+    ...(more.tls ? { tls: { client: { secretName: 'client-tls', operatorSecretName: 'op-tls' } } } : {}),
+  } as EtcdCluster['spec'],
+});
+
+describe('alarmTargets', () => {
+  test.each<[string, Pick<EtcdCluster, 'metadata' | 'spec'>[], string[], string[]]>([
+    [
+      'a running cluster is asked through its client Service',
+      [cluster('a', 'main')],
+      [],
+      ['http://main-client.a.svc:2379'],
+    ],
+    [
+      'a cluster with client TLS is asked over https',
+      [cluster('a', 'secure', { tls: true })],
+      [],
+      ['https://secure-client.a.svc:2379'],
+    ],
+    [
+      'a paused cluster (replicas 0) has no member to answer',
+      [cluster('a', 'paused', { replicas: 0 })],
+      [],
+      [],
+    ],
+    ['a cluster being deleted is not asked', [cluster('a', 'gone', { deleting: true })], [], []],
+    ['an excluded namespace is left to the other installation', [cluster('other', 'main')], ['other'], []],
+    [
+      'clusters are asked in a stable order',
+      [cluster('b', 'x'), cluster('a', 'y')],
+      [],
+      ['http://y-client.a.svc:2379', 'http://x-client.b.svc:2379'],
+    ],
+  ])('%s', (_name, clusters, exclude, endpoints) => {
+    expect(alarmTargets(clusters, exclude).map((t) => t.endpoint)).toEqual(endpoints);
+  });
+});
+
+describe('alarmSetKey', () => {
+  test.each<[string, { memberId: string; alarm: string }[], string]>([
+    ['no alarm is the empty key', [], ''],
+    ['one alarm names its kind and member', [{ memberId: '101', alarm: 'NOSPACE' }], 'NOSPACE@101'],
+    [
+      'order does not matter',
+      [
+        { memberId: '102', alarm: 'NOSPACE' },
+        { memberId: '101', alarm: 'NOSPACE' },
+      ],
+      'NOSPACE@101,NOSPACE@102',
+    ],
+    [
+      'a repeated row counts once',
+      [
+        { memberId: '101', alarm: 'CORRUPT' },
+        { memberId: '101', alarm: 'CORRUPT' },
+      ],
+      'CORRUPT@101',
+    ],
+  ])('%s', (_name, rows, key) => {
+    expect(alarmSetKey(rows)).toBe(key);
+  });
+});
+
+describe('alarmSignalNeeded', () => {
+  test.each<[string, string | undefined, string, boolean]>([
+    [
+      'a healthy cluster never signalled sends nothing (an idle fleet costs no Temporal action)',
+      undefined,
+      '',
+      false,
+    ],
+    ['a healthy cluster told nothing before stays quiet', '', '', false],
+    ['a NOSPACE raised on a cluster never signalled is told at once', undefined, 'NOSPACE@101', true],
+    ['a newly raised NOSPACE is told', '', 'NOSPACE@101', true],
+    ['the same raised alarm is told only once', 'NOSPACE@101', 'NOSPACE@101', false],
+    ['another member raising NOSPACE is a change', 'NOSPACE@101', 'NOSPACE@101,NOSPACE@102', true],
+    ['a cleared alarm is told so status stops showing it', 'NOSPACE@101', '', true],
+    ['a CORRUPT alarm is told like any other', '', 'CORRUPT@102', true],
+  ])('%s', (_name, last, now, signal) => {
+    expect(alarmSignalNeeded(last, now)).toBe(signal);
+  });
+});

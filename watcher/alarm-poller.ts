@@ -1,0 +1,189 @@
+// Notices etcd alarms (NOSPACE, CORRUPT) within seconds: asks each EtcdCluster's etcd for its alarm list on a short interval and tells the cluster workflow only when that list changed.
+//
+// Why a poller in the operator process and not a faster timer in the workflow: member Pods stay Ready under
+// NOSPACE (readiness is /readyz, which ignores it), so no Kubernetes watch reports the alarm, and a workflow
+// timer of a few seconds would cost every idle cluster Temporal actions around the clock (bench/fleet.ts
+// measures them). The poller costs Temporal nothing while a cluster's alarm list stays as it was: a healthy
+// idle cluster is one cheap etcd call per interval and no signal. It runs beside the watchers, only in the
+// replica holding the watcher Lease, and stops with them.
+//
+// Invariants: at most one round runs at a time (the next starts an interval after the last ended), each
+// round asks at most MAX_CONCURRENT_ALARM_READS clusters at once, each with a short deadline; a cluster
+// that does not answer keeps its last known list (no signal either way); a signal that fails is retried next
+// round because the list is recorded only after the signal was delivered.
+import type { KubeConfig } from '@kubernetes/client-node';
+import { CustomObjectsApi } from '@kubernetes/client-node';
+import type { Client } from '@temporalio/client';
+import { WorkflowNotFoundError } from '@temporalio/client';
+import type { EtcdCluster } from '../crds/etcd-cluster';
+import { API_GROUP, API_VERSION_NAME, ETCD_CLUSTER } from '../crds/etcd-cluster';
+import { clientEndpointFor } from '../crds/tls-names';
+import { clusterWorkflowId, membersChangedSignal } from '../workflows/messages';
+
+/** etcd's raised alarms as etcd-admin reports them (alarm names upper case). */
+export interface AlarmRow {
+  memberId: string;
+  alarm: string;
+}
+
+/** One cluster the poller asks: where its clients connect and which workflow to tell. */
+export interface AlarmTarget {
+  /** namespace/name */
+  key: string;
+  namespace: string;
+  name: string;
+  endpoint: string;
+}
+
+/** Default seconds between rounds: NOSPACE refuses every write, so it should be noticed in seconds, not minutes. */
+export const DEFAULT_ALARM_POLL_INTERVAL_SECONDS = 15;
+/** Clusters asked at once; a fleet of many is walked in batches rather than all in one burst. */
+export const MAX_CONCURRENT_ALARM_READS = 4;
+
+/**
+ * The clusters worth asking: not being deleted, not paused (replicas 0: no member answers), not in an
+ * excluded namespace. The endpoint is the client Service, TLS or not as the spec says.
+ */
+export function alarmTargets(
+  clusters: readonly Pick<EtcdCluster, 'metadata' | 'spec'>[],
+  excludeNamespaces: readonly string[] = [],
+): AlarmTarget[] {
+  const out: AlarmTarget[] = [];
+  for (const c of clusters) {
+    const { namespace, name, deletionTimestamp } = c.metadata;
+    if (!namespace || !name || deletionTimestamp) continue;
+    if (excludeNamespaces.includes(namespace)) continue;
+    if (!c.spec || c.spec.replicas < 1) continue;
+    out.push({
+      key: `${namespace}/${name}`,
+      namespace,
+      name,
+      endpoint: clientEndpointFor(c.spec, { namespace, name }),
+    });
+  }
+  return out.sort((a, b) => a.key.localeCompare(b.key));
+}
+
+/** One comparable string for an alarm list: order and duplicates do not matter. Empty means no alarm. */
+export function alarmSetKey(rows: readonly AlarmRow[]): string {
+  return [...new Set(rows.map((r) => `${r.alarm}@${r.memberId}`))].sort().join(',');
+}
+
+/**
+ * Whether to tell the workflow. A cluster never signalled counts as "no alarm" (what a healthy cluster has),
+ * so a healthy fleet sends nothing, even after the poller restarts; any other change is told once, in both
+ * directions: a raised alarm so the workflow clears it, a cleared one so status stops showing it.
+ */
+export function alarmSignalNeeded(lastSignalled: string | undefined, now: string): boolean {
+  return (lastSignalled ?? '') !== now;
+}
+
+export interface AlarmPollerOptions {
+  kubeConfig: KubeConfig;
+  temporal: Client;
+  /** Limit to one namespace; all namespaces when absent. */
+  namespace?: string;
+  excludeNamespaces?: readonly string[];
+  intervalSeconds?: number;
+  /**
+   * The cluster's raised alarms. Injected by worker/operator.ts (the watcher does not import activities/),
+   * which reads them with the same per-cluster connection resolver as the activities, so TLS and auth work.
+   */
+  readAlarms: (endpoint: string) => Promise<AlarmRow[]>;
+  log: (msg: string, fields?: Record<string, unknown>) => void;
+  onSignal?: (kind: 'alarms') => void;
+}
+
+export interface AlarmPoller {
+  stop(): Promise<void>;
+}
+
+export function startAlarmPoller(opts: AlarmPollerOptions): AlarmPoller {
+  const { log } = opts;
+  const intervalMs = (opts.intervalSeconds ?? DEFAULT_ALARM_POLL_INTERVAL_SECONDS) * 1000;
+  const custom = opts.kubeConfig.makeApiClient(CustomObjectsApi);
+  const signalled = new Map<string, string>();
+  const unreachable = new Set<string>();
+  let stopped = false;
+  let timer: NodeJS.Timeout | undefined;
+  let round: Promise<void> = Promise.resolve();
+
+  async function listClusters(): Promise<EtcdCluster[]> {
+    // resourceVersion 0: served from the apiserver's watch cache, not a quorum read of etcd.
+    const page = (await (opts.namespace
+      ? custom.listNamespacedCustomObject({
+          group: API_GROUP,
+          version: API_VERSION_NAME,
+          namespace: opts.namespace,
+          plural: ETCD_CLUSTER.plural,
+          resourceVersion: '0',
+        })
+      : custom.listClusterCustomObject({
+          group: API_GROUP,
+          version: API_VERSION_NAME,
+          plural: ETCD_CLUSTER.plural,
+          resourceVersion: '0',
+        }))) as { items?: EtcdCluster[] };
+    return page.items ?? [];
+  }
+
+  async function pollOne(t: AlarmTarget): Promise<void> {
+    let rows: AlarmRow[];
+    try {
+      rows = await opts.readAlarms(t.endpoint);
+    } catch (err) {
+      // Told once per outage: an unreachable cluster (starting, quorum lost) is the workflow's to report.
+      if (!unreachable.has(t.key)) {
+        unreachable.add(t.key);
+        log('cannot read etcd alarms; keeping the last known list', { cluster: t.key, error: String(err) });
+      }
+      return;
+    }
+    unreachable.delete(t.key);
+    const now = alarmSetKey(rows);
+    if (!alarmSignalNeeded(signalled.get(t.key), now)) return;
+    try {
+      await opts.temporal.workflow
+        .getHandle(clusterWorkflowId(t.namespace, t.name))
+        .signal(membersChangedSignal);
+    } catch (err) {
+      // No workflow yet: the cluster watcher starts it, and its first look reads the alarms itself.
+      if (err instanceof WorkflowNotFoundError) return;
+      throw err;
+    }
+    signalled.set(t.key, now);
+    opts.onSignal?.('alarms');
+    log('etcd alarms changed; signalled the cluster workflow', { cluster: t.key, alarms: now || '(none)' });
+  }
+
+  async function pollRound(): Promise<void> {
+    const targets = alarmTargets(await listClusters(), opts.excludeNamespaces);
+    const keys = new Set(targets.map((t) => t.key));
+    for (const k of [...signalled.keys()]) if (!keys.has(k)) signalled.delete(k);
+    for (const k of [...unreachable]) if (!keys.has(k)) unreachable.delete(k);
+    for (let i = 0; i < targets.length && !stopped; i += MAX_CONCURRENT_ALARM_READS) {
+      await Promise.all(targets.slice(i, i + MAX_CONCURRENT_ALARM_READS).map((t) => pollOne(t)));
+    }
+  }
+
+  function schedule(): void {
+    if (stopped) return;
+    timer = setTimeout(() => {
+      round = pollRound()
+        .catch((err: unknown) =>
+          log('alarm poll round failed; trying again next interval', { error: String(err) }),
+        )
+        .finally(schedule);
+    }, intervalMs);
+  }
+  schedule();
+  log('polling etcd alarms', { intervalSeconds: intervalMs / 1000 });
+
+  return {
+    async stop() {
+      stopped = true;
+      if (timer) clearTimeout(timer);
+      await round;
+    },
+  };
+}
