@@ -1,4 +1,4 @@
-// The EnableAuth step's effects on etcd: observe auth, add the root user, grant it the root role, enable auth; each looks before it acts.
+// The EnableAuth and RotateAuth steps' effects on etcd: observe auth, add the root user, grant it the root role, enable auth, apply a changed password; each looks before it acts.
 //
 // Invariant: inputs and results carry names and states only. The password is read from the Secret inside
 // these functions (activities/etcd-auth.ts) and goes to etcd only, so nothing secret reaches Temporal.
@@ -8,7 +8,15 @@ import { Labels } from '../crds/labels';
 import { memberClientURL } from '../crds/names';
 import type { EtcdAdminOptions } from './etcd-admin';
 import { withEtcdClient } from './etcd-admin';
-import { readRootCredentials, ROOT_USER } from './etcd-auth';
+import { applyRootPassword, checkPassword } from './auth-rotation';
+import type { RotationIO, RotationResult } from './auth-rotation';
+import {
+  appliedSecretName,
+  readAppliedPassword,
+  readRootCredentials,
+  ROOT_USER,
+  writeAppliedPassword,
+} from './etcd-auth';
 import type { RootCredentials } from './etcd-auth';
 import type { KubeObjects } from './kube-objects';
 import type { ClusterRef } from './member-manifests';
@@ -26,6 +34,11 @@ export interface AuthObservation {
   /** Why the Secret spec.auth names cannot be used (missing, no password, another user); absent when it can. */
   secretProblem?: string;
   etcd: EtcdAuthState;
+  /**
+   * With auth enabled and a usable Secret: whether the operator's applied copy (the password etcd has) equals
+   * the Secret's; 'stale' or 'missing' plans RotateAuth. Absent otherwise (and in histories from before it).
+   */
+  applied?: 'current' | 'stale' | 'missing';
 }
 
 export interface AuthActivityDeps {
@@ -67,6 +80,23 @@ export function createAuthActivities(deps: AuthActivityDeps) {
     return withEtcdClient(deps.etcd, await endpointsOf(ref), fn, AUTH_CALL_TIMEOUT_MS);
   }
 
+  /** Calls etcd as root with this password instead of the one the connection contributor chose. */
+  function rotationIO(ref: ClusterRef): RotationIO {
+    return {
+      async withPassword(password, fn) {
+        const options: EtcdAdminOptions = {
+          ...deps.etcd,
+          connectionFor: async (hosts) => ({
+            ...(deps.etcd.connectionFor ? await deps.etcd.connectionFor(hosts) : {}),
+            auth: { username: ROOT_USER, password },
+          }),
+        };
+        return withEtcdClient(options, await endpointsOf(ref), fn, AUTH_CALL_TIMEOUT_MS);
+      },
+      record: (password) => writeAppliedPassword(kube, ref, password),
+    };
+  }
+
   async function usableCredentials(ref: ClusterRef): Promise<Extract<RootCredentials, { ok: true }>> {
     const c = await readRootCredentials(kube, ref);
     if (!c.ok) throw new Error(c.problem ?? `EtcdCluster ${ref.namespace}/${ref.name} has no spec.auth`);
@@ -83,11 +113,23 @@ export function createAuthActivities(deps: AuthActivityDeps) {
         ...(secretProblem ? { secretProblem } : {}),
         etcd,
       });
+      const appliedPassword = creds.ok ? await readAppliedPassword(kube, ref) : undefined;
+      const appliedState = (): AuthObservation['applied'] =>
+        !creds.ok
+          ? undefined
+          : appliedPassword === undefined
+            ? 'missing'
+            : appliedPassword === creds.password
+              ? 'current'
+              : 'stale';
       if ((await endpointsOf(ref)).length === 0)
         return withSecret({ state: 'unknown', message: 'no member Pod runs' });
       try {
         const status = await call(ref, (c) => c.auth.authStatus());
-        if (status.enabled) return withSecret({ state: 'enabled' });
+        if (status.enabled) {
+          const applied = appliedState();
+          return { ...withSecret({ state: 'enabled' }), ...(applied ? { applied } : {}) };
+        }
         try {
           const user = await call(ref, (c) => c.auth.userGet({ name: ROOT_USER }));
           return withSecret({ state: 'disabled', rootUser: true, rootRole: user.roles.includes(ROOT_USER) });
@@ -99,6 +141,15 @@ export function createAuthActivities(deps: AuthActivityDeps) {
       } catch (err) {
         const text = message(err);
         if (AUTH_FAILED.test(text)) {
+          // The contributor used the applied copy: the Secret's password may be the one etcd has (changed by hand).
+          if (creds.ok && appliedPassword !== undefined && appliedPassword !== creds.password) {
+            if ((await checkPassword(rotationIO(ref), creds.password)) === 'accepted')
+              return { ...withSecret({ state: 'enabled' }), applied: 'stale' };
+            return withSecret({
+              state: 'rejected',
+              message: `etcd refuses both the root password of the Secret named by spec.auth.rootSecretRef and the one the operator last applied (Secret ${ref.namespace}/${appliedSecretName(ref.name)}), so the new password cannot be applied (${text}); put the password etcd's root user has into the Secret named by spec.auth.rootSecretRef`,
+            });
+          }
           return withSecret({
             state: 'rejected',
             message: `etcd refuses the root credentials of the Secret named by spec.auth.rootSecretRef (${text}); put the password etcd's root user has into the Secret`,
@@ -141,6 +192,18 @@ export function createAuthActivities(deps: AuthActivityDeps) {
         await c.auth.userChangePassword({ name: ROOT_USER, password });
         await c.auth.authEnable();
       });
+      // After etcd has it: a crash before this leaves the copy missing, and RotateAuth records it later.
+      await writeAppliedPassword(kube, input.ref, password);
+    },
+
+    /**
+     * Applies the Secret's root password to etcd (RotateAuth): authenticates with the applied copy and calls
+     * UserChangePassword, or only records the copy when etcd already accepts the Secret's password.
+     */
+    async rotateRootPassword(input: { ref: ClusterRef }): Promise<RotationResult> {
+      const { password } = await usableCredentials(input.ref);
+      const applied = await readAppliedPassword(kube, input.ref);
+      return applyRootPassword(rotationIO(input.ref), password, applied);
     },
   };
 }

@@ -99,6 +99,34 @@ describe('authConnection', () => {
   ])('%s adds no credentials', async (_name, objects) => {
     await expect(authConnection(fakeKube(objects))(cluster)).resolves.toEqual({});
   });
+  test('the applied copy (what etcd has) comes before a Secret whose password was just changed', async () => {
+    const kube = fakeKube({
+      'EtcdCluster/ns/main': { spec: { auth: { rootSecretRef: { name: 'root-auth' } } } },
+      'Secret/ns/root-auth': secret({ password: 'new' }),
+      'Secret/ns/main-auth-applied': secret({ password: 'old' }),
+    });
+    await expect(authConnection(kube)(cluster)).resolves.toEqual({
+      auth: { username: 'root', password: 'old' },
+    });
+  });
+
+  test('the applied copy keeps the operator working while the user’s Secret is unusable', async () => {
+    const kube = fakeKube({
+      'EtcdCluster/ns/main': { spec: { auth: { rootSecretRef: { name: 'gone' } } } },
+      'Secret/ns/main-auth-applied': secret({ password: 'old' }),
+    });
+    await expect(authConnection(kube)(cluster)).resolves.toEqual({
+      auth: { username: 'root', password: 'old' },
+    });
+  });
+
+  test('a cluster without spec.auth ignores a leftover applied copy', async () => {
+    const kube = fakeKube({
+      'EtcdCluster/ns/main': { spec: {} },
+      'Secret/ns/main-auth-applied': secret({ password: 'old' }),
+    });
+    await expect(authConnection(kube)(cluster)).resolves.toEqual({});
+  });
 });
 
 function freePort(): Promise<number> {

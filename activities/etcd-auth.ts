@@ -7,6 +7,7 @@ import type { EtcdClusterSpec } from '../crds/etcd-cluster';
 import { API_VERSION, ETCD_CLUSTER } from '../crds/etcd-cluster';
 import type { ClusterKey, ConnectionContributor } from './etcd-connection';
 import type { KubeObjects } from './kube-objects';
+import type { ClusterRef } from './member-manifests';
 
 /** etcd's one user that may enable auth and change membership; the Secret's `username` must be this one. */
 export const ROOT_USER = 'root';
@@ -64,14 +65,80 @@ export async function readRootCredentials(kube: KubeObjects, cluster: ClusterKey
 }
 
 /**
+ * The operator-owned Secret holding the root password etcd has now (the last one the operator applied). A
+ * changed password in the user's Secret is applied by authenticating with this copy (RotateAuth), so the
+ * operator never needs the old password from anyone, and the copy never leaves the cluster's namespace.
+ */
+export function appliedSecretName(cluster: string): string {
+  return `${cluster}-auth-applied`;
+}
+
+/** The applied copy's password, or undefined when the operator has not recorded one yet. */
+export async function readAppliedPassword(
+  kube: KubeObjects,
+  cluster: ClusterKey,
+): Promise<string | undefined> {
+  const secret = await kube.read<SecretLike>({
+    apiVersion: 'v1',
+    kind: 'Secret',
+    namespace: cluster.namespace,
+    name: appliedSecretName(cluster.name),
+  });
+  const b64 = secret?.data?.[AUTH_SECRET_KEYS.password];
+  const password = b64 === undefined ? undefined : Buffer.from(b64, 'base64').toString('utf8');
+  return password ? password : undefined;
+}
+
+/**
+ * Records `password` as the one etcd's root user has: creates the copy owned by the EtcdCluster (so it goes
+ * with it), or replaces its value. Idempotent: writing the same value again changes nothing.
+ */
+export async function writeAppliedPassword(
+  kube: KubeObjects,
+  ref: ClusterRef,
+  password: string,
+): Promise<void> {
+  const data = { [AUTH_SECRET_KEYS.password]: Buffer.from(password, 'utf8').toString('base64') };
+  const name = appliedSecretName(ref.name);
+  const created = await kube.createIfAbsent({
+    apiVersion: 'v1',
+    kind: 'Secret',
+    metadata: {
+      name,
+      namespace: ref.namespace,
+      labels: { 'app.kubernetes.io/managed-by': 'etcd-conductor', 'app.kubernetes.io/instance': ref.name },
+      ownerReferences: [
+        {
+          apiVersion: API_VERSION,
+          kind: ETCD_CLUSTER.kind,
+          name: ref.name,
+          uid: ref.uid,
+          controller: true,
+          blockOwnerDeletion: true,
+        },
+      ],
+    },
+    type: 'Opaque',
+    data,
+  } as KubernetesObject);
+  if (created === 'exists') {
+    await kube.mergePatch({ apiVersion: 'v1', kind: 'Secret', namespace: ref.namespace, name }, { data });
+  }
+}
+
+/**
  * The contributor worker/operator.ts registers: the root user and password for a cluster with spec.auth.
- * A cluster without auth, or whose Secret is unusable, gets none: before auth is enabled calls work without,
- * and afterwards etcd's refusal ("user name is empty") says what is missing, while the EnableAuth step and
- * status name the Secret's problem.
+ * The applied copy comes first: it is what etcd has, so a password just changed in the user's Secret does not
+ * lock the operator out before RotateAuth applies it. Without a copy, the user's Secret's. A cluster without
+ * auth, or with neither, gets none: before auth is enabled calls work without, and afterwards etcd's refusal
+ * ("user name is empty") says what is missing, while the EnableAuth step and status name the Secret's problem.
  */
 export function authConnection(kube: KubeObjects): ConnectionContributor {
   return async (cluster) => {
     const c = await readRootCredentials(kube, cluster);
+    if (!c.ok && c.problem === undefined) return {};
+    const applied = await readAppliedPassword(kube, cluster);
+    if (applied !== undefined) return { auth: { username: ROOT_USER, password: applied } };
     return c.ok ? { auth: { username: c.username, password: c.password } } : {};
   };
 }

@@ -58,6 +58,8 @@ export const Reasons = {
   NoSpace: 'NoSpace',
   // Progressing=True: a Defrag operation runs (threshold, schedule, or clearing NOSPACE)
   Defragmenting: 'Defragmenting',
+  // Progressing=True: a RotateAuth operation applies a changed root password (workflows/auth-plan.ts)
+  RotatingAuth: 'RotatingAuth',
 } as const;
 export type Reason = (typeof Reasons)[keyof typeof Reasons];
 

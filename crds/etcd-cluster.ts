@@ -88,6 +88,7 @@ export const OPERATION_TYPES = [
   'Rollout',
   'EnableAuth',
   'Defrag',
+  'RotateAuth',
 ] as const;
 export type OperationType = (typeof OPERATION_TYPES)[number];
 

@@ -106,7 +106,7 @@ describe('RBAC', () => {
     );
     expect(chartEnv(operatorContainer(['rbac.scope=namespace'])).WATCH_NAMESPACE).toBe('etcd-conductor');
   });
-  it('has no wildcard, no escalate/bind/impersonate, no pods/exec, and reads Secrets with get only', () => {
+  it('has no wildcard, no escalate/bind/impersonate, no pods/exec, and never lists or watches Secrets (get, plus create/patch of its own applied-password copies)', () => {
     const rules = docs(helmTemplate(root, { showOnly: ['templates/rbac.yaml'] })).flatMap(
       (d) => d.rules ?? [],
     );
@@ -116,7 +116,7 @@ describe('RBAC', () => {
       expect(r.verbs).not.toEqual(expect.arrayContaining(['escalate']));
       expect(r.verbs.filter((v) => ['escalate', 'bind', 'impersonate'].includes(v))).toEqual([]);
       expect(r.resources).not.toContain('pods/exec');
-      if (r.resources.includes('secrets')) expect(r.verbs).toEqual(['get']);
+      if (r.resources.includes('secrets')) expect(r.verbs).toEqual(['create', 'get', 'patch']);
     }
   });
 });

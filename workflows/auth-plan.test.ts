@@ -1,7 +1,7 @@
-// Table tests for the auth decisions: when a cluster needs the EnableAuth step, when etcd's refusal blocks planning, and the step's next action.
+// Table tests for the auth decisions: when a cluster needs the EnableAuth step, when etcd's refusal blocks planning, the step's next action, and when a changed password is applied (RotateAuth).
 import type { AuthObservation } from '../activities/auth-activities';
 import { Reasons } from '../crds/conditions';
-import { authBlocked, nextAuthAction, planAuth } from './auth-plan';
+import { authBlocked, describeRotation, nextAuthAction, planAuth, planAuthRotation } from './auth-plan';
 import type { Desired, Observed } from './plan';
 import { continuesOperation, operationFor, plan, summarize } from './plan';
 
@@ -89,6 +89,50 @@ describe('nextAuthAction', () => {
   });
 });
 
+describe('planAuthRotation', () => {
+  const withApplied = (applied: AuthObservation['applied'], secretProblem?: string): AuthObservation => ({
+    ...enabled,
+    ...(secretProblem ? { secretProblem } : {}),
+    ...(applied ? { applied } : {}),
+  });
+  test.each<[string, boolean, AuthObservation | undefined, ReturnType<typeof planAuthRotation>]>([
+    [
+      'a Secret whose password differs from the applied copy is applied',
+      true,
+      withApplied('stale'),
+      { kind: 'RotateAuth' },
+    ],
+    [
+      'a cluster with auth on and no copy yet gets one recorded',
+      true,
+      withApplied('missing'),
+      { kind: 'RotateAuth' },
+    ],
+    ['a Secret equal to the applied copy needs nothing', true, withApplied('current'), undefined],
+    [
+      'an observation without the applied field (a history from before it) decides nothing',
+      true,
+      withApplied(undefined),
+      undefined,
+    ],
+    ['an unusable Secret is not applied', true, withApplied('stale', 'no password'), undefined],
+    ['auth that is off is EnableAuth’s business', true, disabled(true, true), undefined],
+    ['refused credentials are authBlocked’s business', true, rejected, undefined],
+    ['a cluster without spec.auth never rotates', false, withApplied('stale'), undefined],
+    ['auth that was not observed decides nothing', true, undefined, undefined],
+  ])('%s', (_name, wanted, observed, expected) => {
+    expect(planAuthRotation(wanted, observed)).toEqual(expected);
+  });
+
+  test.each([
+    ['recorded', /already accepts/],
+    ['changed', /changed etcd's root password/],
+    ['rejected', /accepts neither/],
+  ] as const)('the %s result reads as a sentence for the Temporal UI', (result, text) => {
+    expect(describeRotation(result)).toMatch(text);
+  });
+});
+
 describe('the enableAuth check in the plan chain', () => {
   const member = (n: number) => ({
     id: `${100 + n}`,
@@ -156,5 +200,27 @@ describe('the enableAuth check in the plan chain', () => {
       reason: Reasons.AuthSecretInvalid,
       message: 'auth is not enabled yet: no password',
     });
+  });
+
+  test('a changed password is applied as its own operation once the cluster is at size', () => {
+    const d = plan(desired(true), observed(3, { ...enabled, applied: 'stale' }));
+    expect(d).toEqual({ check: 'rotateAuth', step: { kind: 'RotateAuth' } });
+    if (d.step.kind !== 'RotateAuth') throw new Error('unreachable');
+    expect(operationFor(d.step, 3)).toBe('RotateAuth');
+    expect(continuesOperation('ScaleUp', d.step, 3)).toBe(false);
+    expect(summarize('RotateAuth', { namespace: 'ns', name: 'main' }, 3, 3, d.step)).toBe(
+      'apply the changed root password to ns/main',
+    );
+  });
+
+  test('a changed password waits while the cluster grows: the operator keeps the applied copy meanwhile', () => {
+    expect(plan(desired(true), observed(1, { ...enabled, applied: 'stale' })).step).toEqual({
+      kind: 'AddMember',
+      member: 'main-1',
+    });
+  });
+
+  test('a password that matches the applied copy leaves the cluster converged', () => {
+    expect(plan(desired(true), observed(3, { ...enabled, applied: 'current' })).step.kind).toBe('None');
   });
 });

@@ -1,14 +1,20 @@
-// Decides, from spec.auth and what etcd says about its auth, whether the cluster needs the EnableAuth step, and which of its actions comes next.
+// Decides, from spec.auth and what etcd says about its auth, whether the cluster needs the EnableAuth step (and which of its actions comes next) or RotateAuth.
 //
 // Pure and sandbox-safe; plan.ts calls planAuth as one named check of its chain (and authBlocked before the
 // chain), and the EnableAuth step repeats nextAuthAction after each action, so a crash between any two
 // actions is recovered by observing again: every action is idempotent in etcd.
 import type { AuthObservation } from '../activities/auth-activities';
+import type { RotationResult } from '../activities/auth-rotation';
 import { Reasons } from '../crds/conditions';
 
 /** Make sure root exists with the Secret's password and the root role, and auth is on. */
 export interface EnableAuthStep {
   kind: 'EnableAuth';
+}
+
+/** Make etcd's root password the Secret's, authenticating with the one the operator last applied. */
+export interface RotateAuthStep {
+  kind: 'RotateAuth';
 }
 
 export type AuthWaitReason = typeof Reasons.AuthSecretInvalid | typeof Reasons.AuthFailed;
@@ -79,5 +85,30 @@ export function describeAuthAction(action: AuthAction): string {
       return 'auth is enabled';
     case 'Stop':
       return `auth cannot be enabled now: ${action.message}`;
+  }
+}
+
+/**
+ * The check in the plan chain once membership is settled: RotateAuth while auth is on and the Secret's
+ * password differs from the copy of what etcd has (or no copy exists yet: the step then only records it).
+ * Undefined without an applied-copy observation, so histories from before it plan as they did.
+ */
+export function planAuthRotation(
+  wanted: boolean,
+  observed: AuthObservation | undefined,
+): RotateAuthStep | undefined {
+  if (!wanted || observed?.etcd.state !== 'enabled' || observed.secretProblem) return undefined;
+  if (observed.applied === undefined || observed.applied === 'current') return undefined;
+  return { kind: 'RotateAuth' };
+}
+
+export function describeRotation(result: RotationResult): string {
+  switch (result) {
+    case 'recorded':
+      return "etcd already accepts the Secret's root password; recorded it as applied";
+    case 'changed':
+      return "changed etcd's root password to the Secret's and recorded it as applied";
+    case 'rejected':
+      return "etcd accepts neither the Secret's root password nor the one last applied; planning again";
   }
 }

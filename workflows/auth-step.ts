@@ -1,10 +1,10 @@
-// Runs the EnableAuth step inside an operation workflow: observe etcd's auth, take the next action, until auth is on or the step cannot go on.
+// Runs the EnableAuth step (observe etcd's auth, take the next action, until auth is on or the step cannot go on) and the RotateAuth step inside an operation workflow.
 //
 // Sandbox-pure: activities through proxyActivities with `import type`; the decisions are workflows/auth-plan.ts.
 import { proxyActivities } from '@temporalio/workflow';
 import type { AuthActivities, AuthObservation } from '../activities/auth-activities';
 import type { ClusterRef } from '../activities/member-manifests';
-import { describeAuthAction, nextAuthAction } from './auth-plan';
+import { describeAuthAction, describeRotation, nextAuthAction } from './auth-plan';
 
 export const authActs = proxyActivities<AuthActivities>({
   startToCloseTimeout: '30s',
@@ -40,4 +40,9 @@ export async function enableAuthStep(ref: ClusterRef, details: (line: string) =>
     }
   }
   return 'auth is still not enabled after every action; planning again';
+}
+
+/** Applies the Secret's root password to etcd; a rejection is left to the next plan, which waits with AuthFailed. */
+export async function rotateAuthStep(ref: ClusterRef): Promise<string> {
+  return describeRotation(await authActs.rotateRootPassword({ ref }));
 }

@@ -52,6 +52,7 @@ const progressingReason: Record<OperationType, Reason> = {
   Rollout: Reasons.RollingOut,
   EnableAuth: Reasons.EnablingAuth,
   Defrag: Reasons.Defragmenting,
+  RotateAuth: Reasons.RotatingAuth,
 };
 
 const haltedReason: Record<Exclude<OperationResult, 'Succeeded'>, Reason> = {

@@ -28,7 +28,7 @@ import { desiredOf, recordedAfter } from './observation';
 import { takePreUpgradeSnapshot } from './upgrade-snapshot';
 import { DowngradeEvents, observeDowngradeIfDue } from './downgrade-steps';
 import { executeRolloutStep } from './rollout-execute';
-import { enableAuthStep, observeAuth } from './auth-step';
+import { enableAuthStep, observeAuth, rotateAuthStep } from './auth-step';
 import { runDefragOperation } from './defrag-operation';
 
 export interface OperationInput {
@@ -274,6 +274,9 @@ export async function clusterOperationWorkflow(input: OperationInput): Promise<O
         return;
       case 'EnableAuth':
         details(await enableAuthStep(ref, details));
+        return;
+      case 'RotateAuth':
+        details(await rotateAuthStep(ref));
         return;
     }
   }

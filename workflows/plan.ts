@@ -25,8 +25,8 @@ import type {
 } from './rollout-plan';
 import { describeRolloutStep, planRollout, planStorageGrowth, summarizeRollout } from './rollout-plan';
 import type { AuthObservation } from '../activities/auth-activities';
-import type { AuthWaitReason, EnableAuthStep } from './auth-plan';
-import { authBlocked, planAuth } from './auth-plan';
+import type { AuthWaitReason, EnableAuthStep, RotateAuthStep } from './auth-plan';
+import { authBlocked, planAuth, planAuthRotation } from './auth-plan';
 
 // ---------------------------------------------------------------------------------------------------
 // Inputs
@@ -155,6 +155,8 @@ export type Step =
   | EnableAuthStep
   /** Defragment members one at a time (workflows/defrag-plan.ts), clearing NOSPACE first when it is raised. */
   | DefragStep
+  /** Apply the Secret's changed root password to etcd with the applied copy's (workflows/auth-plan.ts). */
+  | RotateAuthStep
   | { kind: 'Wait'; reason: WaitReason; message: string }
   | {
       kind: 'None';
@@ -527,6 +529,12 @@ const withEtcdChain: Check<WithEtcd>[] = [
     },
   },
   {
+    // Once membership is settled: a changed root password waits for a running upgrade or rollout, and meanwhile
+    // the operator keeps using the applied copy, which etcd still accepts.
+    name: 'rotateAuth',
+    run: (c) => planAuthRotation(c.desired.auth === true, c.observed.auth),
+  },
+  {
     // Last before converged: a claim that cannot grow must not hold anything else back, and its refusal
     // (a None with its own reason) is what status shows once everything else is done.
     name: 'growStorage',
@@ -799,6 +807,8 @@ export function operationFor(step: ActionStep, desiredReplicas: number): Operati
       return 'EnableAuth';
     case 'Defrag':
       return 'Defrag';
+    case 'RotateAuth':
+      return 'RotateAuth';
   }
 }
 
@@ -820,6 +830,7 @@ const alsoContinues: Record<OperationType, readonly StepKind[]> = {
   EnableAuth: [],
   // A Defrag runs its own member loop (workflows/defrag-operation.ts), never the generic one.
   Defrag: [],
+  RotateAuth: [],
 };
 
 /**
@@ -900,6 +911,8 @@ export function describeStep(step: Step): string {
       return "make sure the root user has the Secret's password and the root role, and enable auth";
     case 'Defrag':
       return step.message;
+    case 'RotateAuth':
+      return "apply the Secret's changed root password to etcd";
     case 'Wait':
       return `wait (${step.reason}): ${step.message}`;
     case 'None':
@@ -963,5 +976,7 @@ export function summarize(
       return first?.kind === 'Defrag'
         ? `defrag ${ref} (${first.trigger}): ${first.members.join(', ')}`
         : `defrag ${ref}`;
+    case 'RotateAuth':
+      return `apply the changed root password to ${ref}`;
   }
 }

@@ -35,7 +35,7 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
 {{/*
 The operator's permissions, shared by the ClusterRole and the Role. Exactly what activities/, watcher/
 and worker/ call; test/deploy/rbac.test.ts compares the result with deploy/rbac-allowlist.txt.
-Secrets: get only, for the S3 credentials a snapshot names; never list or watch.
+Secrets: get, plus create and patch for the operator's own applied-password copies; never list or watch.
 */}}
 {{- define "etcd-conductor.rules" -}}
 # Member Pods: the watcher lists and watches them; activities create, label (patch) and delete them;
@@ -58,10 +58,11 @@ Secrets: get only, for the S3 credentials a snapshot names; never list or watch.
   verbs: [create]
 # S3 credentials named by an EtcdSnapshot or EtcdSnapshotSchedule, and the root Secret of spec.auth, read when
 # needed; a cluster's TLS Secrets (spec.tls), read inside the worker for the operator's client certificate and
-# the members' CA hash.
+# the members' CA hash. Created and patched: each auth cluster's `<cluster>-auth-applied` copy of the root
+# password etcd has, which RotateAuth authenticates with to apply a changed password (activities/etcd-auth.ts).
 - apiGroups: ['']
   resources: [secrets]
-  verbs: [get]
+  verbs: [create, get, patch]
 # spec.tls with an issuerRef: one cert-manager Certificate per certificate the cluster needs, created once.
 - apiGroups: [cert-manager.io]
   resources: [certificates]
