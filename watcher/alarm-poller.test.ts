@@ -1,6 +1,13 @@
 // Table tests of the alarm poller's decisions: which clusters it asks, how alarm lists compare, and when it signals.
 import type { EtcdCluster } from '../crds/etcd-cluster';
-import { alarmSetKey, alarmSignalNeeded, alarmTargets } from './alarm-poller';
+import {
+  alarmSetKey,
+  alarmSignalNeeded,
+  alarmTargets,
+  referencedSecrets,
+  secretsSignalNeeded,
+  secretVersionsKey,
+} from './alarm-poller';
 
 const cluster = (
   namespace: string,
@@ -96,5 +103,64 @@ describe('alarmSignalNeeded', () => {
     ['a CORRUPT alarm is told like any other', '', 'CORRUPT@102', true],
   ])('%s', (_name, last, now, signal) => {
     expect(alarmSignalNeeded(last, now)).toBe(signal);
+  });
+});
+
+describe('referencedSecrets', () => {
+  type Spec = Parameters<typeof referencedSecrets>[0];
+  test.each<[string, Spec, string[]]>([
+    ['no auth, no TLS: nothing to compare', {}, []],
+    ['auth: the root password Secret', { auth: { rootSecretRef: { name: 'root' } } }, ['root']],
+    [
+      'TLS from Secrets and auth, sorted, each once',
+      {
+        auth: { rootSecretRef: { name: 'shared' } },
+        tls: {
+          peer: { secretName: 'shared' },
+          client: { secretName: 'server-tls', operatorSecretName: 'op-tls' },
+        },
+      },
+      ['op-tls', 'server-tls', 'shared'],
+    ],
+    [
+      'TLS from an issuer: the Secrets the operator names for cert-manager',
+      { tls: { peer: { issuerRef: { name: 'ca' } }, client: { issuerRef: { name: 'ca' } } } } as Spec,
+      ['main-operator-tls', 'main-peer-tls', 'main-server-tls'],
+    ],
+  ])('%s', (_name, spec, want) => {
+    expect(referencedSecrets(spec, 'main')).toEqual(want);
+  });
+});
+
+describe('secretVersionsKey and secretsSignalNeeded', () => {
+  test('a missing Secret reads as "-", so its creation is a change', () => {
+    expect(
+      secretVersionsKey([
+        ['a', '12'],
+        ['b', undefined],
+      ]),
+    ).toBe('a@12,b@-');
+    expect(
+      secretsSignalNeeded(
+        'a@12,b@-',
+        secretVersionsKey([
+          ['a', '12'],
+          ['b', '40'],
+        ]),
+      ),
+    ).toBe(true);
+  });
+  test.each<[string, string | undefined, string, boolean]>([
+    [
+      'first sighting after a start only records (the workflow read them at its own first look)',
+      undefined,
+      'a@1',
+      false,
+    ],
+    ['the same versions: nothing to tell', 'a@1,b@7', 'a@1,b@7', false],
+    ['a rotated password or a new ca.crt bumps a resourceVersion: tell', 'a@1,b@7', 'a@1,b@9', true],
+    ['a Secret deleted: tell (the workflow reports it)', 'a@1', 'a@-', true],
+  ])('%s', (_name, recorded, now, want) => {
+    expect(secretsSignalNeeded(recorded, now)).toBe(want);
   });
 });

@@ -1,4 +1,4 @@
-// Notices etcd alarms (NOSPACE, CORRUPT) within seconds: asks each EtcdCluster's etcd for its alarm list on a short interval and tells the cluster workflow only when that list changed.
+// Notices etcd alarms (NOSPACE, CORRUPT) and changed Secrets within seconds: asks each EtcdCluster's etcd for its alarm list, and the API server for the versions of the Secrets the cluster uses, on a short interval, and tells the cluster workflow only when either changed.
 //
 // Why a poller in the operator process and not a faster timer in the workflow: member Pods stay Ready under
 // NOSPACE (readiness is /readyz, which ignores it), so no Kubernetes watch reports the alarm, and a workflow
@@ -11,13 +11,19 @@
 // round asks at most MAX_CONCURRENT_ALARM_READS clusters at once, each with a short deadline; a cluster
 // that does not answer keeps its last known list (no signal either way); a signal that fails is retried next
 // round because the list is recorded only after the signal was delivered.
+//
+// Secrets (spec.auth's root password, spec.tls's certificates and CA bundles) ride the same rounds for the same
+// reason: a rotated password or a new ca.crt changes nothing Kubernetes watches on our objects, so without this
+// the workflow would learn of it only at its 10-minute drift check. Only their resourceVersions are compared (a
+// get per referenced Secret; no list or watch of Secrets, so no wider grant than the get the activities have).
+// The first sighting after a start only records the versions: the workflow's own first look read them anyway.
 import type { KubeConfig } from '@kubernetes/client-node';
 import { CustomObjectsApi } from '@kubernetes/client-node';
 import type { Client } from '@temporalio/client';
 import { WorkflowNotFoundError } from '@temporalio/client';
 import type { EtcdCluster } from '../crds/etcd-cluster';
 import { API_GROUP, API_VERSION_NAME, ETCD_CLUSTER } from '../crds/etcd-cluster';
-import { clientEndpointFor } from '../crds/tls-names';
+import { clientEndpointFor, tlsSecretNames } from '../crds/tls-names';
 import { clusterWorkflowId, membersChangedSignal } from '../workflows/messages';
 
 /** etcd's raised alarms as etcd-admin reports them (alarm names upper case). */
@@ -33,6 +39,8 @@ export interface AlarmTarget {
   namespace: string;
   name: string;
   endpoint: string;
+  /** Secrets the cluster uses (spec.auth, spec.tls), sorted: a change to any one needs the workflow to look. */
+  secrets: string[];
 }
 
 /** Default seconds between rounds: NOSPACE refuses every write, so it should be noticed in seconds, not minutes. */
@@ -59,9 +67,33 @@ export function alarmTargets(
       namespace,
       name,
       endpoint: clientEndpointFor(c.spec, { namespace, name }),
+      secrets: referencedSecrets(c.spec, name),
     });
   }
   return out.sort((a, b) => a.key.localeCompare(b.key));
+}
+
+/** The Secrets a cluster's members and the operator read: the root password's and every TLS Secret, sorted. */
+export function referencedSecrets(
+  spec: Pick<EtcdCluster['spec'], 'auth' | 'tls'>,
+  cluster: string,
+): string[] {
+  const names = new Set<string>(Object.values(tlsSecretNames(spec, cluster)));
+  if (spec.auth?.rootSecretRef.name) names.add(spec.auth.rootSecretRef.name);
+  return [...names].sort();
+}
+
+/** One comparable string for the versions of a cluster's Secrets; a missing Secret reads as `-`. */
+export function secretVersionsKey(versions: ReadonlyArray<readonly [string, string | undefined]>): string {
+  return versions.map(([name, rv]) => `${name}@${rv ?? '-'}`).join(',');
+}
+
+/**
+ * Whether a change of Secrets needs telling. The first sighting (nothing recorded: a fresh start, or a cluster
+ * that just gained a Secret reference, which is a spec change the watcher signals anyway) only records.
+ */
+export function secretsSignalNeeded(recorded: string | undefined, now: string): boolean {
+  return recorded !== undefined && recorded !== now;
 }
 
 /** One comparable string for an alarm list: order and duplicates do not matter. Empty means no alarm. */
@@ -90,8 +122,10 @@ export interface AlarmPollerOptions {
    * which reads them with the same per-cluster connection resolver as the activities, so TLS and auth work.
    */
   readAlarms: (endpoint: string) => Promise<AlarmRow[]>;
+  /** A Secret's resourceVersion, undefined when it does not exist; without it Secrets are not compared. */
+  readSecretVersion?: (namespace: string, name: string) => Promise<string | undefined>;
   log: (msg: string, fields?: Record<string, unknown>) => void;
-  onSignal?: (kind: 'alarms') => void;
+  onSignal?: (kind: 'alarms' | 'secrets') => void;
 }
 
 export interface AlarmPoller {
@@ -104,6 +138,7 @@ export function startAlarmPoller(opts: AlarmPollerOptions): AlarmPoller {
   const custom = opts.kubeConfig.makeApiClient(CustomObjectsApi);
   const signalled = new Map<string, string>();
   const unreachable = new Set<string>();
+  const secretsSeen = new Map<string, string>();
   let stopped = false;
   let timer: NodeJS.Timeout | undefined;
   let round: Promise<void> = Promise.resolve();
@@ -127,7 +162,48 @@ export function startAlarmPoller(opts: AlarmPollerOptions): AlarmPoller {
     return page.items ?? [];
   }
 
+  /** Tells the cluster workflow to look again; false when it does not exist (the watcher starts it). */
+  async function tell(t: AlarmTarget): Promise<boolean> {
+    try {
+      await opts.temporal.workflow
+        .getHandle(clusterWorkflowId(t.namespace, t.name))
+        .signal(membersChangedSignal);
+      return true;
+    } catch (err) {
+      if (err instanceof WorkflowNotFoundError) return false;
+      throw err;
+    }
+  }
+
+  async function pollSecrets(t: AlarmTarget): Promise<void> {
+    const read = opts.readSecretVersion;
+    if (!read || t.secrets.length === 0) {
+      secretsSeen.delete(t.key);
+      return;
+    }
+    const versions = await Promise.all(
+      t.secrets.map(async (name) => [name, await read(t.namespace, name)] as const),
+    );
+    const now = secretVersionsKey(versions);
+    const recorded = secretsSeen.get(t.key);
+    if (secretsSignalNeeded(recorded, now)) {
+      if (!(await tell(t))) return;
+      opts.onSignal?.('secrets');
+      log('a Secret the cluster uses changed; signalled the cluster workflow', {
+        cluster: t.key,
+        secrets: now,
+      });
+    }
+    secretsSeen.set(t.key, now);
+  }
+
   async function pollOne(t: AlarmTarget): Promise<void> {
+    await pollSecrets(t).catch((err: unknown) =>
+      log('cannot read the Secrets of a cluster; trying again next round', {
+        cluster: t.key,
+        error: String(err),
+      }),
+    );
     let rows: AlarmRow[];
     try {
       rows = await opts.readAlarms(t.endpoint);
@@ -142,15 +218,8 @@ export function startAlarmPoller(opts: AlarmPollerOptions): AlarmPoller {
     unreachable.delete(t.key);
     const now = alarmSetKey(rows);
     if (!alarmSignalNeeded(signalled.get(t.key), now)) return;
-    try {
-      await opts.temporal.workflow
-        .getHandle(clusterWorkflowId(t.namespace, t.name))
-        .signal(membersChangedSignal);
-    } catch (err) {
-      // No workflow yet: the cluster watcher starts it, and its first look reads the alarms itself.
-      if (err instanceof WorkflowNotFoundError) return;
-      throw err;
-    }
+    // No workflow yet: the cluster watcher starts it, and its first look reads the alarms itself.
+    if (!(await tell(t))) return;
     signalled.set(t.key, now);
     opts.onSignal?.('alarms');
     log('etcd alarms changed; signalled the cluster workflow', { cluster: t.key, alarms: now || '(none)' });
@@ -161,6 +230,7 @@ export function startAlarmPoller(opts: AlarmPollerOptions): AlarmPoller {
     const keys = new Set(targets.map((t) => t.key));
     for (const k of [...signalled.keys()]) if (!keys.has(k)) signalled.delete(k);
     for (const k of [...unreachable]) if (!keys.has(k)) unreachable.delete(k);
+    for (const k of [...secretsSeen.keys()]) if (!keys.has(k)) secretsSeen.delete(k);
     for (let i = 0; i < targets.length && !stopped; i += MAX_CONCURRENT_ALARM_READS) {
       await Promise.all(targets.slice(i, i + MAX_CONCURRENT_ALARM_READS).map((t) => pollOne(t)));
     }

@@ -212,6 +212,9 @@ export async function startOperator(
                 ...common,
                 intervalSeconds: config.alarmPollSeconds,
                 readAlarms: (endpoint) => alarmEtcd.alarms([endpoint]),
+                readSecretVersion: async (namespace, name) =>
+                  (await alarmKube.read({ apiVersion: 'v1', kind: 'Secret', namespace, name }))?.metadata
+                    ?.resourceVersion,
               }),
             );
         },
