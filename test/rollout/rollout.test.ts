@@ -1,4 +1,4 @@
-// Config rollouts on the real stack: an options change rolls 3 members one at a time under writes (leader last, no write lost), podLabels are patched in place, claims grow where their StorageClass allows and the refusal is clear where it does not.
+// Config rollouts on the real stack: an options change and a resources change each roll 3 members one at a time under writes (leader last, no write lost), podLabels are patched in place, claims grow where their StorageClass allows and the refusal is clear where it does not.
 import { randomBytes } from 'node:crypto';
 import { StorageV1Api } from '@kubernetes/client-node';
 import type { V1Pod } from '@kubernetes/client-node';
@@ -6,6 +6,7 @@ import { startWriteLoad } from '../../bench/upgrade';
 import { RolloutAnnotations } from '../../activities/rollout-template';
 import type { EtcdCluster } from '../../crds/etcd-cluster';
 import type { Harness } from '../support/cluster-harness';
+import { describeLoad, expectWritesKept, watchRoll } from '../support/rolling-watch';
 import {
   connect,
   createCluster,
@@ -230,6 +231,56 @@ describe('config rollout', () => {
     expect(done.status?.lastOperation?.type).toBe('Rollout');
     const uidsAfter = new Map((await memberPods(ns, name)).map((p) => [p.metadata?.name, p.metadata?.uid]));
     expect(uidsAfter).toEqual(uidsBefore);
+  });
+});
+
+describe('resources rollout', () => {
+  test('a resources change under writes restarts each member once, one at a time, the leader last; each Pod has the new requests and limits; members upToDate; no acknowledged write lost; equal hashkv', async () => {
+    const ns = await freshNamespace(h, 'rollout-resources');
+    const name = 'rr';
+    await createCluster(h, ns, name, { replicas: 3 });
+    const before = await waitConverged(h, ns, name, 3, 300_000);
+    const ids = before.status?.members?.map((m) => [m.name, m.id]);
+    const oldLeader = before.status?.members?.find((m) => m.leader)?.name ?? '';
+
+    const load = startWriteLoad({ namespace: ns, name, prefix: '/resources' });
+    const resources = { requests: { cpu: '50m', memory: '64Mi' }, limits: { cpu: '2', memory: '1Gi' } };
+    await patchSpec(h, ns, name, { resources });
+    const roll = await watchRoll(h, ns, name, {
+      type: 'Rollout',
+      members: 3,
+      done: (c) =>
+        c.status?.updatedReplicas === 3 &&
+        c.status.members?.every((m) => m.ready && m.upToDate === true) === true,
+      what: `${ns}/${name} rolled out its new resources`,
+      timeoutMs: 900_000,
+    });
+    const report = await load.stop();
+    console.log(
+      `${describeLoad('resources rollout', report, roll.restartedOrder)}; most down at once ${roll.mostDown}`,
+    );
+
+    expect(roll.cluster.status?.lastOperation).toMatchObject({ type: 'Rollout', result: 'Succeeded' });
+    expect([...roll.operationTypes]).toEqual(['Rollout']);
+    // Each member restarted exactly once, followers by ordinal and the leader last; never two down at once.
+    expect([...roll.uidsByMember.values()].map((u) => u.length)).toEqual([2, 2, 2]);
+    const followers = [`${name}-0`, `${name}-1`, `${name}-2`].filter((m) => m !== oldLeader);
+    expect(roll.restartedOrder).toEqual([...followers, oldLeader]);
+    expect(roll.mostDown).toBeLessThanOrEqual(1);
+    // The same members came back on their claims, each Pod's etcd container asking for the new resources.
+    expect(roll.cluster.status?.members?.map((m) => [m.name, m.id])).toEqual(ids);
+    const pods = await memberPods(ns, name);
+    expect(pods).toHaveLength(3);
+    for (const p of pods) {
+      const etcd = p.spec?.containers.find((c) => c.name === 'etcd');
+      expect(etcd?.resources).toEqual(resources);
+    }
+
+    await expectWritesKept(h, ns, name, {
+      prefix: '/resources',
+      report,
+      members: [`${name}-0`, `${name}-1`, `${name}-2`],
+    });
   });
 });
 
