@@ -3,7 +3,7 @@ import type { V1Pod } from '@kubernetes/client-node';
 import type { WriteLoadReport } from '../../bench/upgrade';
 import type { EtcdCluster, OperationType } from '../../crds/etcd-cluster';
 import { Labels } from '../../crds/labels';
-import type { ClientCredentials, Harness } from './cluster-harness';
+import type { Harness } from './cluster-harness';
 import { eventually, getCluster, memberHashes, readKeys } from './cluster-harness';
 
 export interface RollWatch {
@@ -94,13 +94,16 @@ export async function expectWritesKept(
     prefix: string;
     report: WriteLoadReport;
     members: string[];
-    credentials?: ClientCredentials;
+    /** How to read the keys back (default: readKeys through the client Service, plaintext, no auth). */
+    read?: () => Promise<Map<string, string>>;
+    /** How to take each member's hashKV (default: memberHashes, plaintext, no auth). */
     hashes?: (members: string[]) => Promise<Map<string, string>>;
   },
 ): Promise<void> {
   expect(input.report.acknowledged.size).toBeGreaterThan(0);
-  const read = await eventually('keys readable', () =>
-    readKeys(namespace, name, input.prefix, input.credentials),
+  const read = await eventually(
+    'keys readable',
+    input.read ?? (() => readKeys(namespace, name, input.prefix)),
   );
   const missing = [...input.report.acknowledged].filter(([k, v]) => read.get(k) !== v);
   expect(missing).toEqual([]);

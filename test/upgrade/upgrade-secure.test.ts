@@ -1,0 +1,166 @@
+// A rolling 3.5.35 -> 3.6.16 upgrade of a cluster with peer and client TLS and auth on, under a client writing throughout (authenticated, with a certificate of the cluster's CA), with a pre-upgrade snapshot.
+import { execFileSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Etcd3 } from 'etcd3';
+import { startWriteLoad, UPGRADE_FROM, UPGRADE_TO } from '../../bench/upgrade';
+import { memberClientURLTLS } from '../../crds/names';
+import type { EtcdSnapshot } from '../../crds/etcd-snapshot';
+import { createCredentialsSecret, listSnapshots, minioDestination } from '../backup/backup-harness';
+import type { ClientCredentials, Harness } from '../support/cluster-harness';
+import {
+  clientEndpoint,
+  connect,
+  createCluster,
+  freshNamespace,
+  patchSpec,
+  waitConverged,
+} from '../support/cluster-harness';
+import { describeLoad, expectWritesKept, watchRoll } from '../support/rolling-watch';
+import { makeCA, memberSans, tlsSecret } from '../tls/tls-certs';
+import type { Pem, TestCA } from '../tls/tls-certs';
+
+jest.setTimeout(1_200_000);
+
+const name = 'sec';
+const members = [`${name}-0`, `${name}-1`, `${name}-2`];
+// Long and random, as in test/auth: the root password of the cluster.
+const password = `pw-${randomBytes(12).toString('hex')}`;
+const root = { username: 'root', password };
+let h: Harness;
+let ns: string;
+let ca: TestCA;
+let app: Pem;
+let credentials: ClientCredentials;
+
+/** Every key under `prefix`, read linearizably as root over TLS. */
+async function readSecure(prefix: string): Promise<Map<string, string>> {
+  const c = new Etcd3({ hosts: [clientEndpoint(ns, name)], credentials, auth: root, dialTimeout: 5000 });
+  try {
+    return new Map(Object.entries(await c.getAll().prefix(`${prefix}/`).strings()));
+  } finally {
+    c.close();
+  }
+}
+
+/** hashKV of each member over https, as root, presenting the client certificate (etcdctl, as memberHashes does). */
+function secureHashes(hs: Harness, dir: string) {
+  return async (names: string[]): Promise<Map<string, string>> => {
+    const etcdctl = `${Object.values(hs.stack.tools.etcdBinDirs).find((d) => d.includes('3.6')) ?? ''}/etcdctl`;
+    const out = execFileSync(
+      etcdctl,
+      [
+        '--endpoints',
+        names.map((m) => memberClientURLTLS({ namespace: ns, name }, m)).join(','),
+        '--cacert',
+        join(dir, 'ca.crt'),
+        '--cert',
+        join(dir, 'app.crt'),
+        '--key',
+        join(dir, 'app.key'),
+        '--user',
+        `root:${password}`,
+        '--command-timeout=5s',
+        'endpoint',
+        'hashkv',
+        '-w',
+        'json',
+      ],
+      { encoding: 'utf8' },
+    );
+    const rows = JSON.parse(out) as {
+      Endpoint: string;
+      HashKV: { header: { revision: number }; hash: number };
+    }[];
+    const revisions = new Set(rows.map((r) => r.HashKV.header.revision));
+    if (revisions.size !== 1) throw new Error(`members at different revisions: ${[...revisions].join(', ')}`);
+    return new Map(rows.map((r, i) => [names[i] ?? r.Endpoint, String(r.HashKV.hash)]));
+  };
+}
+
+beforeAll(async () => {
+  h = connect();
+  ns = await freshNamespace(h, 'upgrade-secure');
+  ca = makeCA('etcd-ca');
+  app = ca.issue('app');
+  credentials = { rootCertificate: ca.cert, certChain: app.cert, privateKey: app.key };
+  for (const body of [
+    tlsSecret('peer-certs', ca.issue(`${name}-peer`, memberSans(ns, name)), ca.cert),
+    tlsSecret('server-certs', ca.issue(`${name}-client`, memberSans(ns, name)), ca.cert),
+    tlsSecret('operator-cert', ca.issue('etcd-conductor'), ca.cert),
+  ])
+    await h.core.createNamespacedSecret({ namespace: ns, body });
+  await h.core.createNamespacedSecret({
+    namespace: ns,
+    body: { metadata: { name: 'root' }, stringData: { password } },
+  });
+  await createCredentialsSecret(h, ns, 's3');
+});
+
+describe('rolling upgrade with TLS and auth', () => {
+  test(`${UPGRADE_FROM} -> ${UPGRADE_TO} with peer+client TLS and auth under authenticated writes: member versions in status, the leader last, every acknowledged write kept, equal hashkv, the pre-upgrade snapshot taken`, async () => {
+    await createCluster(h, ns, name, {
+      replicas: 3,
+      version: UPGRADE_FROM,
+      tls: {
+        peer: { secretName: 'peer-certs' },
+        client: { secretName: 'server-certs', operatorSecretName: 'operator-cert' },
+      },
+      auth: { rootSecretRef: { name: 'root' } },
+      backup: { destination: minioDestination(h, 's3', `upgrade-secure/${ns}`) },
+    });
+    const before = await waitConverged(h, ns, name, 3, 600_000);
+    expect(before.status?.members?.map((m) => m.version)).toEqual([UPGRADE_FROM, UPGRADE_FROM, UPGRADE_FROM]);
+    const ids = before.status?.members?.map((m) => [m.name, m.id]);
+    const oldLeader = before.status?.members?.find((m) => m.leader)?.name ?? '';
+
+    const load = startWriteLoad({
+      namespace: ns,
+      name,
+      prefix: '/secure',
+      secure: { credentials, auth: root },
+    });
+    await new Promise((r) => setTimeout(r, 3000));
+    await patchSpec(h, ns, name, { version: UPGRADE_TO });
+    const roll = await watchRoll(h, ns, name, {
+      type: 'Upgrade',
+      members: 3,
+      done: (c) => c.status?.members?.every((m) => m.version === UPGRADE_TO && m.ready) === true,
+      what: 'every member reports the new version and the upgrade finished',
+      timeoutMs: 900_000,
+    });
+    const report = await load.stop();
+    console.log(describeLoad('secure upgrade', report, roll.restartedOrder));
+
+    expect([...roll.operationTypes]).toEqual(['Upgrade']);
+    expect(roll.cluster.status?.lastOperation).toMatchObject({ type: 'Upgrade', result: 'Succeeded' });
+    expect(roll.cluster.status?.members?.map((m) => [m.name, m.id])).toEqual(ids);
+    expect(roll.cluster.status?.members?.map((m) => m.version)).toEqual([UPGRADE_TO, UPGRADE_TO, UPGRADE_TO]);
+    // status.members[].version moved while the operation ran: a member was seen on the new version before the end.
+    expect([...roll.versionsDuring].some((v) => v.includes(`=${UPGRADE_TO}`))).toBe(true);
+    expect(roll.restartedOrder).toEqual([...members.filter((m) => m !== oldLeader), oldLeader]);
+
+    // The pre-upgrade snapshot was taken from the secured cluster and is named in the operation's message.
+    const snaps = (await listSnapshots(h, ns)).filter((x) =>
+      x.metadata?.name?.startsWith(`${name}-pre-upgrade-`),
+    );
+    expect(snaps).toHaveLength(1);
+    const snap = snaps[0] as EtcdSnapshot;
+    expect(snap.status?.phase).toBe('Succeeded');
+    expect(roll.cluster.status?.lastOperation?.message).toContain(snap.status?.artifact?.uri ?? '(no uri)');
+
+    const dir = mkdtempSync(join(tmpdir(), 'upgrade-secure-'));
+    writeFileSync(join(dir, 'ca.crt'), ca.cert);
+    writeFileSync(join(dir, 'app.crt'), app.cert);
+    writeFileSync(join(dir, 'app.key'), app.key);
+    await expectWritesKept(h, ns, name, {
+      prefix: '/secure',
+      report,
+      members,
+      read: () => readSecure('/secure'),
+      hashes: secureHashes(h, dir),
+    });
+  });
+});
