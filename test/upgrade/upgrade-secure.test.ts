@@ -142,6 +142,17 @@ describe('rolling upgrade with TLS and auth', () => {
     expect([...roll.versionsDuring].some((v) => v.includes(`=${UPGRADE_TO}`))).toBe(true);
     expect(roll.restartedOrder).toEqual([...members.filter((m) => m !== oldLeader), oldLeader]);
 
+    // Auth and client TLS are still on after the upgrade: a client with the CA's certificate but without
+    // root's password is refused (etcd takes the certificate's CN, app, as a user it does not know).
+    const anonymous = new Etcd3({ hosts: [clientEndpoint(ns, name)], credentials, dialTimeout: 5000 });
+    try {
+      await expect(anonymous.put('/secure-anonymous').value('x')).rejects.toThrow(
+        /user name|permission denied|invalid auth/i,
+      );
+    } finally {
+      anonymous.close();
+    }
+
     // The pre-upgrade snapshot was taken from the secured cluster and is named in the operation's message.
     const snaps = (await listSnapshots(h, ns)).filter((x) =>
       x.metadata?.name?.startsWith(`${name}-pre-upgrade-`),
