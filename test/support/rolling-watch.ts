@@ -85,6 +85,10 @@ export async function watchRoll(
   return { cluster, restartedOrder, uidsByMember, operationTypes, versionsDuring, mostDown };
 }
 
+/** A `done` for watchRoll: every member reports `version` and is ready. */
+export const everyMemberOn = (version: string) => (c: EtcdCluster) =>
+  c.status?.members?.every((m) => m.version === version && m.ready) === true;
+
 /** Every acknowledged write of the load reads back with its value, and every member has the same hashKV. */
 export async function expectWritesKept(
   h: Harness,

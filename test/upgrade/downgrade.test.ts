@@ -7,7 +7,7 @@ import type { EtcdSnapshot } from '../../crds/etcd-snapshot';
 import { Labels } from '../../crds/labels';
 import type { Harness } from '../support/cluster-harness';
 import { connect, createCluster, freshNamespace, patchSpec, waitConverged } from '../support/cluster-harness';
-import { describeLoad, expectWritesKept, watchRoll } from '../support/rolling-watch';
+import { describeLoad, everyMemberOn, expectWritesKept, watchRoll } from '../support/rolling-watch';
 
 jest.setTimeout(1_200_000);
 
@@ -42,7 +42,7 @@ describe('rolling downgrade', () => {
     const roll = await watchRoll(h, ns, name, {
       type: 'Downgrade',
       members: 3,
-      done: (c) => c.status?.members?.every((m) => m.version === UPGRADE_FROM && m.ready) === true,
+      done: everyMemberOn(UPGRADE_FROM),
       what: 'every member reports 3.5 and the Downgrade finished',
       timeoutMs: 900_000,
     });

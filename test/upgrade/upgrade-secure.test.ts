@@ -1,12 +1,10 @@
 // A rolling 3.5.35 -> 3.6.16 upgrade of a cluster with peer and client TLS and auth on, under a client writing throughout (authenticated, with a certificate of the cluster's CA), with a pre-upgrade snapshot.
-import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Etcd3 } from 'etcd3';
 import { startWriteLoad, UPGRADE_FROM, UPGRADE_TO } from '../../bench/upgrade';
-import { memberClientURLTLS } from '../../crds/names';
 import type { EtcdSnapshot } from '../../crds/etcd-snapshot';
 import { createCredentialsSecret, listSnapshots, minioDestination } from '../backup/backup-harness';
 import type { ClientCredentials, Harness } from '../support/cluster-harness';
@@ -15,10 +13,11 @@ import {
   connect,
   createCluster,
   freshNamespace,
+  memberHashes,
   patchSpec,
   waitConverged,
 } from '../support/cluster-harness';
-import { describeLoad, expectWritesKept, watchRoll } from '../support/rolling-watch';
+import { describeLoad, everyMemberOn, expectWritesKept, watchRoll } from '../support/rolling-watch';
 import { makeCA, memberSans, tlsSecret } from '../tls/tls-certs';
 import type { Pem, TestCA } from '../tls/tls-certs';
 
@@ -43,41 +42,6 @@ async function readSecure(prefix: string): Promise<Map<string, string>> {
   } finally {
     c.close();
   }
-}
-
-/** hashKV of each member over https, as root, presenting the client certificate (etcdctl, as memberHashes does). */
-function secureHashes(hs: Harness, dir: string) {
-  return async (names: string[]): Promise<Map<string, string>> => {
-    const etcdctl = `${Object.values(hs.stack.tools.etcdBinDirs).find((d) => d.includes('3.6')) ?? ''}/etcdctl`;
-    const out = execFileSync(
-      etcdctl,
-      [
-        '--endpoints',
-        names.map((m) => memberClientURLTLS({ namespace: ns, name }, m)).join(','),
-        '--cacert',
-        join(dir, 'ca.crt'),
-        '--cert',
-        join(dir, 'app.crt'),
-        '--key',
-        join(dir, 'app.key'),
-        '--user',
-        `root:${password}`,
-        '--command-timeout=5s',
-        'endpoint',
-        'hashkv',
-        '-w',
-        'json',
-      ],
-      { encoding: 'utf8' },
-    );
-    const rows = JSON.parse(out) as {
-      Endpoint: string;
-      HashKV: { header: { revision: number }; hash: number };
-    }[];
-    const revisions = new Set(rows.map((r) => r.HashKV.header.revision));
-    if (revisions.size !== 1) throw new Error(`members at different revisions: ${[...revisions].join(', ')}`);
-    return new Map(rows.map((r, i) => [names[i] ?? r.Endpoint, String(r.HashKV.hash)]));
-  };
 }
 
 beforeAll(async () => {
@@ -127,7 +91,7 @@ describe('rolling upgrade with TLS and auth', () => {
     const roll = await watchRoll(h, ns, name, {
       type: 'Upgrade',
       members: 3,
-      done: (c) => c.status?.members?.every((m) => m.version === UPGRADE_TO && m.ready) === true,
+      done: everyMemberOn(UPGRADE_TO),
       what: 'every member reports the new version and the upgrade finished',
       timeoutMs: 900_000,
     });
@@ -171,7 +135,21 @@ describe('rolling upgrade with TLS and auth', () => {
       report,
       members,
       read: () => readSecure('/secure'),
-      hashes: secureHashes(h, dir),
+      hashes: (names) =>
+        memberHashes(h, ns, name, names, {
+          tls: true,
+          flags: [
+            ...[
+              '--cacert',
+              join(dir, 'ca.crt'),
+              '--cert',
+              join(dir, 'app.crt'),
+              '--key',
+              join(dir, 'app.key'),
+            ],
+            ...['--user', `root:${password}`],
+          ],
+        }),
     });
   });
 });

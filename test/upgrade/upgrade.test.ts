@@ -11,7 +11,7 @@ import {
   patchSpec,
   waitConverged,
 } from '../support/cluster-harness';
-import { describeLoad, expectWritesKept, watchRoll } from '../support/rolling-watch';
+import { describeLoad, everyMemberOn, expectWritesKept, watchRoll } from '../support/rolling-watch';
 
 jest.setTimeout(900_000);
 
@@ -46,7 +46,7 @@ describe('rolling upgrade', () => {
     const roll = await watchRoll(h, ns, name, {
       type: 'Upgrade',
       members: 3,
-      done: (c) => c.status?.members?.every((m) => m.version === UPGRADE_TO && m.ready) === true,
+      done: everyMemberOn(UPGRADE_TO),
       what: 'every member reports the new version and the upgrade finished',
       timeoutMs: 600_000,
     });
