@@ -1,4 +1,4 @@
-// A rolling 3.5.35 -> 3.6.16 upgrade of a cluster with peer and client TLS and auth on, under a client writing throughout (authenticated, with a certificate of the cluster's CA), with a pre-upgrade snapshot.
+// A rolling 3.5.35 -> 3.6.16 upgrade of a cluster with peer and client TLS and auth on, then the downgrade back, each under a client writing throughout (authenticated, with a certificate of the cluster's CA), with a pre-upgrade snapshot.
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -13,6 +13,7 @@ import {
   connect,
   createCluster,
   freshNamespace,
+  getCluster,
   memberHashes,
   patchSpec,
   waitConverged,
@@ -42,6 +43,22 @@ async function readSecure(prefix: string): Promise<Map<string, string>> {
   } finally {
     c.close();
   }
+}
+
+/** Reading keys back and hashKV, both as root over TLS with the client certificate. */
+function secureReads(prefix: string) {
+  const dir = mkdtempSync(join(tmpdir(), 'upgrade-secure-'));
+  writeFileSync(join(dir, 'ca.crt'), ca.cert);
+  writeFileSync(join(dir, 'app.crt'), app.cert);
+  writeFileSync(join(dir, 'app.key'), app.key);
+  const flags = [
+    ...['--cacert', join(dir, 'ca.crt'), '--cert', join(dir, 'app.crt'), '--key', join(dir, 'app.key')],
+    ...['--user', `root:${password}`],
+  ];
+  return {
+    read: () => readSecure(prefix),
+    hashes: (names: string[]) => memberHashes(h, ns, name, names, { tls: true, flags }),
+  };
 }
 
 beforeAll(async () => {
@@ -126,30 +143,42 @@ describe('rolling upgrade with TLS and auth', () => {
     expect(snap.status?.phase).toBe('Succeeded');
     expect(roll.cluster.status?.lastOperation?.message).toContain(snap.status?.artifact?.uri ?? '(no uri)');
 
-    const dir = mkdtempSync(join(tmpdir(), 'upgrade-secure-'));
-    writeFileSync(join(dir, 'ca.crt'), ca.cert);
-    writeFileSync(join(dir, 'app.crt'), app.cert);
-    writeFileSync(join(dir, 'app.key'), app.key);
+    await expectWritesKept(h, ns, name, { prefix: '/secure', report, members, ...secureReads('/secure') });
+  });
+
+  test(`${UPGRADE_TO} -> ${UPGRADE_FROM} back with TLS and auth under authenticated writes: etcd's downgrade enabled (its /version read over https), the leader last, every acknowledged write kept, equal hashkv`, async () => {
+    const before = await getCluster(h, ns, name);
+    expect(before.status?.members?.map((m) => m.version)).toEqual([UPGRADE_TO, UPGRADE_TO, UPGRADE_TO]);
+    const oldLeader = before.status?.members?.find((m) => m.leader)?.name ?? '';
+
+    const load = startWriteLoad({
+      namespace: ns,
+      name,
+      prefix: '/secure-down',
+      secure: { credentials, auth: root },
+    });
+    await new Promise((r) => setTimeout(r, 3000));
+    await patchSpec(h, ns, name, { version: UPGRADE_FROM });
+    const roll = await watchRoll(h, ns, name, {
+      type: 'Downgrade',
+      members: 3,
+      done: everyMemberOn(UPGRADE_FROM),
+      what: 'every member reports 3.5 and the Downgrade finished',
+      timeoutMs: 900_000,
+    });
+    const report = await load.stop();
+    console.log(describeLoad('secure downgrade', report, roll.restartedOrder));
+
+    expect([...roll.operationTypes]).toEqual(['Downgrade']);
+    expect(roll.cluster.status?.lastOperation).toMatchObject({ type: 'Downgrade', result: 'Succeeded' });
+    expect(roll.restartedOrder).toEqual([...members.filter((m) => m !== oldLeader), oldLeader]);
+    const events = (await h.core.listNamespacedEvent({ namespace: ns })).items;
+    expect(events.some((e) => e.reason === 'DowngradeEnabled' && e.message?.includes('3.5.0'))).toBe(true);
     await expectWritesKept(h, ns, name, {
-      prefix: '/secure',
+      prefix: '/secure-down',
       report,
       members,
-      read: () => readSecure('/secure'),
-      hashes: (names) =>
-        memberHashes(h, ns, name, names, {
-          tls: true,
-          flags: [
-            ...[
-              '--cacert',
-              join(dir, 'ca.crt'),
-              '--cert',
-              join(dir, 'app.crt'),
-              '--key',
-              join(dir, 'app.key'),
-            ],
-            ...['--user', `root:${password}`],
-          ],
-        }),
+      ...secureReads('/secure-down'),
     });
   });
 });
