@@ -13,9 +13,7 @@ import {
   eventually,
   freshNamespace,
   getCluster,
-  memberHashes,
   patchSpec,
-  readKeys,
   waitConverged,
 } from '../support/cluster-harness';
 
@@ -48,7 +46,11 @@ const memberPods = async (ns: string, name: string): Promise<V1Pod[]> =>
   (await h.core.listNamespacedPod({ namespace: ns })).items.filter((p) =>
     p.metadata?.name?.startsWith(`${name}-`),
   );
-const ready = (p: V1Pod) => p.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True');
+
+/** Every member is ready and on the spec's Pod template. */
+const rolledOut = (c: EtcdCluster) =>
+  c.status?.updatedReplicas === c.status?.members?.length &&
+  c.status?.members?.every((m) => m.ready && m.upToDate === true) === true;
 
 /** Waits until the spec's generation is observed, no operation runs and the last one was a Rollout that succeeded. */
 async function waitRolledOut(ns: string, name: string, timeoutMs = 600_000, onPoll?: () => Promise<void>) {
@@ -63,8 +65,7 @@ async function waitRolledOut(ns: string, name: string, timeoutMs = 600_000, onPo
         s.observedGeneration === c.metadata.generation &&
         !s.currentOperation &&
         s.lastOperation?.type === 'Rollout' &&
-        s.updatedReplicas === s.members?.length &&
-        s.members?.every((m) => m.ready && m.upToDate === true);
+        rolledOut(c);
       return ok ? c : undefined;
     },
     timeoutMs,
@@ -95,36 +96,18 @@ describe('config rollout', () => {
     const load = startWriteLoad({ namespace: ns, name, prefix: '/rollout' });
     await patchSpec(h, ns, name, { options: { 'snapshot-count': '5000' } });
 
-    // Every Pod uid seen per member, in the order the restarts happened, and the most members down at once.
-    const uids = new Map<string, string[]>();
-    const order: string[] = [];
-    let mostDown = 0;
-    let summary = '';
-    const watch = async () => {
-      const pods = await memberPods(ns, name);
-      const live = pods.filter((p) => !p.metadata?.deletionTimestamp && ready(p));
-      mostDown = Math.max(mostDown, 3 - live.length);
-      for (const p of pods) {
-        const member = p.metadata?.name ?? '';
-        const seen = uids.get(member) ?? [];
-        if (p.metadata?.uid && !seen.includes(p.metadata.uid)) {
-          if (seen.length > 0) order.push(member);
-          uids.set(member, [...seen, p.metadata.uid]);
-        }
-      }
-      const c = await getCluster(h, ns, name);
-      if (c.status?.currentOperation?.type === 'Rollout') {
-        const wf = c.status.currentOperation.workflowId;
-        summary ||= wf;
-      }
-    };
-    await watch();
-    const done = await waitRolledOut(ns, name, 900_000, watch);
+    const roll = await watchRoll(h, ns, name, {
+      type: 'Rollout',
+      members: 3,
+      done: rolledOut,
+      what: `${ns}/${name} rolled out`,
+      timeoutMs: 900_000,
+    });
+    const done = roll.cluster;
+    const order = roll.restartedOrder;
+    const summary = [...roll.workflowIds][0] ?? '';
     const report = await load.stop();
-    console.log(
-      `rollout under writes: ${report.acknowledged.size} acknowledged, ${report.failedAttempts} attempts retried, ` +
-        `${report.failedWrites} writes failed, longest gap ${report.longestGapMs} ms; order ${order.join(', ')}; most down at once ${mostDown}`,
-    );
+    console.log(`${describeLoad('rollout', report, order)}; most down at once ${roll.mostDown}`);
 
     expect(done.status?.lastOperation).toMatchObject({ type: 'Rollout', result: 'Succeeded' });
     expect(summary).toMatch(/\/op\/\d+-rollout$/);
@@ -134,10 +117,11 @@ describe('config rollout', () => {
     );
     expect(started.map((e) => e.message)).toContain(`roll out ${ns}/${name}: options changed (${summary})`);
     // Each member restarted exactly once, followers by ordinal and the leader last; never two down at once.
-    expect([...uids.values()].map((u) => u.length)).toEqual([2, 2, 2]);
+    expect([...roll.uidsByMember.values()].map((u) => u.length)).toEqual([2, 2, 2]);
+    expect([...roll.workflowIds]).toEqual([summary]);
     const followers = ['ro-0', 'ro-1', 'ro-2'].filter((m) => m !== oldLeader);
     expect(order).toEqual([...followers, oldLeader]);
-    expect(mostDown).toBeLessThanOrEqual(1);
+    expect(roll.mostDown).toBeLessThanOrEqual(1);
     // The same members came back on their claims (same ids), each running the new flag.
     expect(done.status?.members?.map((m) => [m.name, m.id])).toEqual(ids);
     const pods = await memberPods(ns, name);
@@ -146,14 +130,7 @@ describe('config rollout', () => {
       expect(p.metadata?.annotations?.[RolloutAnnotations.podTemplateHash]).not.toBe(hashBefore);
     }
 
-    expect(report.acknowledged.size).toBeGreaterThan(0);
-    const read = await eventually('keys readable', () => readKeys(ns, name, '/rollout'));
-    expect([...report.acknowledged].filter(([k, v]) => read.get(k) !== v)).toEqual([]);
-    const hashes = await eventually('equal hashKV on all members', async () => {
-      const hs = await memberHashes(h, ns, name, ['ro-0', 'ro-1', 'ro-2']);
-      return new Set(hs.values()).size === 1 ? hs : undefined;
-    });
-    expect(hashes.size).toBe(3);
+    await expectWritesKept(h, ns, name, { prefix: '/rollout', report, members: ['ro-0', 'ro-1', 'ro-2'] });
   });
 
   test('podLabels and podAnnotations are patched onto the running Pods without a restart, and removed again', async () => {
@@ -249,9 +226,7 @@ describe('resources rollout', () => {
     const roll = await watchRoll(h, ns, name, {
       type: 'Rollout',
       members: 3,
-      done: (c) =>
-        c.status?.updatedReplicas === 3 &&
-        c.status.members?.every((m) => m.ready && m.upToDate === true) === true,
+      done: rolledOut,
       what: `${ns}/${name} rolled out its new resources`,
       timeoutMs: 900_000,
     });

@@ -15,6 +15,8 @@ export interface RollWatch {
   uidsByMember: Map<string, string[]>;
   /** currentOperation types seen while polling. */
   operationTypes: Set<string>;
+  /** currentOperation workflow ids seen while polling. */
+  workflowIds: Set<string>;
   /** `name=version,...` of status.members while an operation ran. */
   versionsDuring: Set<string>;
   /** The most members whose Pod was not Ready (or going away) at one poll. */
@@ -46,6 +48,7 @@ export async function watchRoll(
   const uidsByMember = new Map<string, string[]>();
   const restartedOrder: string[] = [];
   const operationTypes = new Set<string>();
+  const workflowIds = new Set<string>();
   const versionsDuring = new Set<string>();
   let mostDown = 0;
   const cluster = await eventually(
@@ -68,6 +71,7 @@ export async function watchRoll(
       const s = c.status;
       if (s?.currentOperation) {
         operationTypes.add(s.currentOperation.type);
+        workflowIds.add(s.currentOperation.workflowId);
         versionsDuring.add((s.members ?? []).map((m) => `${m.name}=${m.version ?? '?'}`).join(','));
       }
       if (!s) return undefined;
@@ -82,7 +86,7 @@ export async function watchRoll(
     input.timeoutMs,
     300,
   );
-  return { cluster, restartedOrder, uidsByMember, operationTypes, versionsDuring, mostDown };
+  return { cluster, restartedOrder, uidsByMember, operationTypes, workflowIds, versionsDuring, mostDown };
 }
 
 /** A `done` for watchRoll: every member reports `version` and is ready. */
