@@ -9,6 +9,7 @@ import { quantityLess } from '../crds/quantity';
 import { claimName } from '../crds/names';
 import type { KubeObjects } from './kube-objects';
 import type { ClusterRef } from './member-manifests';
+import { deleteMemberPodUnlessDone } from './member-pod-restart';
 import { memberLabels } from './member-manifests';
 import type { ClaimLike } from './rollout-observation';
 import { claimStorageOf, readStorageClasses } from './rollout-observation';
@@ -93,14 +94,13 @@ export function createRolloutActivities(deps: RolloutActivityDeps) {
       member: string;
       hash: string;
     }): Promise<'deleted' | 'absent' | 'already-rolled'> {
-      const pod = await kube.read<PodLike>(podRef(input.ref, input.member));
-      if (!pod) return 'absent';
-      if (pod.metadata?.annotations?.[RolloutAnnotations.podTemplateHash] === input.hash)
-        return 'already-rolled';
-      if (pod.metadata?.deletionTimestamp) return 'deleted';
-      return kube.deleteIfPresent(podRef(input.ref, input.member), {
-        ...(pod.metadata?.uid ? { uid: pod.metadata.uid } : {}),
-      });
+      const result = await deleteMemberPodUnlessDone(
+        kube,
+        input.ref,
+        input.member,
+        (pod) => pod.metadata?.annotations?.[RolloutAnnotations.podTemplateHash] === input.hash,
+      );
+      return result === 'done' ? 'already-rolled' : result;
     },
 
     /** Patches spec.podLabels and spec.podAnnotations onto the running Pod: metadata needs no restart. */

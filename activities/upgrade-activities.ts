@@ -11,6 +11,7 @@ import { ETCD_SNAPSHOT } from '../crds/etcd-snapshot';
 import { Labels } from '../crds/labels';
 import type { KubeObjects } from './kube-objects';
 import type { ClusterRef } from './member-manifests';
+import { deleteMemberPodUnlessDone } from './member-pod-restart';
 import { etcdVersionOfImage } from './upgrade-images';
 
 export interface UpgradeActivityDeps {
@@ -22,11 +23,6 @@ export type PreUpgradeSnapshotState =
   | { phase: 'Running'; message: string }
   | { phase: 'Succeeded'; uri: string }
   | { phase: 'Failed'; reason: string; message: string };
-
-interface PodLike extends KubernetesObject {
-  spec?: { containers?: { name?: string; image?: string }[] };
-  metadata?: KubernetesObject['metadata'] & { deletionTimestamp?: unknown };
-}
 
 /** `main-pre-upgrade-7`: the 7 is the operation's sequence number, so a retried upgrade takes a new snapshot. */
 export function preUpgradeSnapshotName(cluster: string, operationSeq: number): string {
@@ -65,12 +61,6 @@ export function preUpgradeSnapshot(input: {
 
 export function createUpgradeActivities(deps: UpgradeActivityDeps) {
   const { kube } = deps;
-  const podRef = (ref: ClusterRef, member: string) => ({
-    apiVersion: 'v1',
-    kind: 'Pod',
-    namespace: ref.namespace,
-    name: member,
-  });
   const snapshotRef = (ref: ClusterRef, name: string) => ({
     apiVersion: API_VERSION,
     kind: ETCD_SNAPSHOT.kind,
@@ -89,14 +79,14 @@ export function createUpgradeActivities(deps: UpgradeActivityDeps) {
       member: string;
       version: string;
     }): Promise<'deleted' | 'absent' | 'already-upgraded'> {
-      const pod = await kube.read<PodLike>(podRef(input.ref, input.member));
-      if (!pod) return 'absent';
-      const image = pod.spec?.containers?.find((c) => c.name === 'etcd')?.image;
-      if (etcdVersionOfImage(image) === input.version) return 'already-upgraded';
-      if (pod.metadata?.deletionTimestamp) return 'deleted';
-      return kube.deleteIfPresent(podRef(input.ref, input.member), {
-        ...(pod.metadata?.uid ? { uid: pod.metadata.uid } : {}),
-      });
+      const result = await deleteMemberPodUnlessDone(
+        kube,
+        input.ref,
+        input.member,
+        (pod) =>
+          etcdVersionOfImage(pod.spec?.containers?.find((c) => c.name === 'etcd')?.image) === input.version,
+      );
+      return result === 'done' ? 'already-upgraded' : result;
     },
 
     /** Creates the pre-upgrade EtcdSnapshot (the watcher starts its workflow); an existing one of that name is kept. */

@@ -3,6 +3,7 @@
 // The write load (startWriteLoad) is also what test/upgrade/upgrade.test.ts drives during its upgrade.
 import { PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { Etcd3 } from 'etcd3';
+import type { IOptions } from 'etcd3';
 import { API_VERSION, ETCD_CLUSTER } from '../crds/etcd-cluster';
 import type { EtcdCluster } from '../crds/etcd-cluster';
 import { clusterClientEndpoint } from '../crds/names';
@@ -38,12 +39,16 @@ export function startWriteLoad(input: {
   prefix: string;
   intervalMs?: number;
   retries?: number;
+  /** For a cluster with spec.tls.client and/or spec.auth: TLS credentials and root's password. */
+  secure?: Pick<IOptions, 'credentials' | 'auth'>;
 }): WriteLoad {
   const { prefix } = input;
   const interval = input.intervalMs ?? 50;
   const retries = input.retries ?? 20;
   const client = new Etcd3({
+    // The client library takes TLS from the credentials, whatever the URL's scheme.
     hosts: [clusterClientEndpoint({ namespace: input.namespace, name: input.name })],
+    ...input.secure,
     dialTimeout: 2000,
     defaultCallOptions: (ctx) => (ctx.isStream ? {} : { deadline: Date.now() + 2000 }),
   });

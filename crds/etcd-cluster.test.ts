@@ -1,7 +1,6 @@
 // Proves crds/etcdcluster.yaml and crds/etcd-cluster.ts describe the same API: a field added on one side only fails here.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { parse } from 'yaml';
 import {
   API_GROUP,
   API_VERSION_NAME,
@@ -42,28 +41,8 @@ import type {
 } from './etcd-cluster';
 import { Reasons } from './conditions';
 import { Labels, clusterSelector, memberName, memberOrdinal } from './labels';
-
-interface Schema {
-  type?: string;
-  properties?: Record<string, Schema>;
-  additionalProperties?: Schema;
-  items?: Schema;
-  required?: string[];
-  default?: unknown;
-  enum?: unknown[];
-  minimum?: number;
-  maximum?: number;
-  'x-kubernetes-int-or-string'?: boolean;
-  'x-kubernetes-preserve-unknown-fields'?: boolean;
-  'x-kubernetes-validations'?: { rule: string; message?: string; messageExpression?: string }[];
-}
-
-type Shape = 'string' | 'integer' | 'boolean' | 'quantity' | 'object' | 'array' | 'map';
-
-// `required` is computed from the TS type, so making a field optional on one side only is caught too.
-type Mirror<T> = {
-  [K in keyof Required<T>]-?: { shape: Shape; required: object extends Pick<T, K> ? false : true };
-};
+import type { Mirror, Schema } from './test-support/schema-mirror';
+import { at, loadCrd, mirrorOf } from './test-support/schema-mirror';
 
 const specFields = {
   replicas: { shape: 'integer', required: true },
@@ -230,35 +209,9 @@ const lastOperationFields = {
   observedGeneration: { shape: 'integer', required: false },
 } as const satisfies Mirror<LastOperation>;
 
-const crd = parse(readFileSync(join(__dirname, 'etcdcluster.yaml'), 'utf8'));
+const crd = loadCrd('etcdcluster.yaml');
 const version = crd.spec.versions[0];
 const root: Schema = version.schema.openAPIV3Schema;
-
-function at(schema: Schema, ...path: string[]): Schema {
-  let s = schema;
-  for (const p of path) {
-    const next = p === '[]' ? s.items : s.properties?.[p];
-    if (!next) throw new Error(`schema has no ${path.join('.')}`);
-    s = next;
-  }
-  return s;
-}
-
-function shapeOf(s: Schema): Shape {
-  if (s['x-kubernetes-int-or-string']) return 'quantity';
-  if (s.type === 'object' && s.additionalProperties) return 'map';
-  return s.type as Shape;
-}
-
-// A TS field is required when the YAML requires it or the apiserver defaults it.
-function mirrorOf(s: Schema): Record<string, { shape: Shape; required: boolean }> {
-  return Object.fromEntries(
-    Object.entries(s.properties ?? {}).map(([name, field]) => [
-      name,
-      { shape: shapeOf(field), required: (s.required ?? []).includes(name) || field.default !== undefined },
-    ]),
-  );
-}
 
 const sorted = <T>(xs: readonly T[]) => [...xs].sort();
 
@@ -305,7 +258,7 @@ describe('the EtcdCluster CRD and its TypeScript types', () => {
   });
 
   test('spec.backup.destination has the schema of an EtcdSnapshot destination (descriptions aside)', () => {
-    const snapshotCrd = parse(readFileSync(join(__dirname, 'etcdsnapshot.yaml'), 'utf8'));
+    const snapshotCrd = loadCrd('etcdsnapshot.yaml');
     const snapshotRoot: Schema = snapshotCrd.spec.versions[0].schema.openAPIV3Schema;
     const strip = (s: Schema): unknown =>
       JSON.parse(

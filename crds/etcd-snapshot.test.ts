@@ -1,7 +1,6 @@
 // Proves crds/etcdsnapshot.yaml and crds/etcdsnapshotschedule.yaml describe the same API as their TS types: a field added on one side only fails here.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { parse } from 'yaml';
 import { ScheduleReasons, SnapshotReasons } from './conditions';
 import { API_GROUP, API_VERSION_NAME, CONDITION_STATUSES } from './etcd-cluster';
 import type { Condition } from './etcd-cluster';
@@ -21,23 +20,8 @@ import type {
   SnapshotRetention,
 } from './etcd-snapshot-schedule';
 import { ETCD_SNAPSHOT_SCHEDULE, RETENTION_LIMITS } from './etcd-snapshot-schedule';
-
-interface Schema {
-  type?: string;
-  properties?: Record<string, Schema>;
-  items?: Schema;
-  required?: string[];
-  default?: unknown;
-  enum?: unknown[];
-  minimum?: number;
-  maximum?: number;
-  additionalProperties?: Schema;
-  'x-kubernetes-validations'?: { rule: string; message?: string }[];
-}
-type Shape = 'string' | 'integer' | 'boolean' | 'object' | 'array';
-type Mirror<T> = {
-  [K in keyof Required<T>]-?: { shape: Shape; required: object extends Pick<T, K> ? false : true };
-};
+import type { Mirror, Schema } from './test-support/schema-mirror';
+import { at, loadCrd, mirrorOf } from './test-support/schema-mirror';
 
 const ref = { name: { shape: 'string', required: true } } as const satisfies Mirror<ObjectNameRef>;
 const destinationFields = {
@@ -108,34 +92,10 @@ const scheduleStatusFields = {
   conditions: { shape: 'array', required: false },
 } as const satisfies Mirror<EtcdSnapshotScheduleStatus>;
 
-const load = (file: string) => parse(readFileSync(join(__dirname, file), 'utf8'));
-const snapshotCrd = load('etcdsnapshot.yaml');
-const scheduleCrd = load('etcdsnapshotschedule.yaml');
+const snapshotCrd = loadCrd('etcdsnapshot.yaml');
+const scheduleCrd = loadCrd('etcdsnapshotschedule.yaml');
 const snap: Schema = snapshotCrd.spec.versions[0].schema.openAPIV3Schema;
 const sched: Schema = scheduleCrd.spec.versions[0].schema.openAPIV3Schema;
-
-function at(schema: Schema, ...path: string[]): Schema {
-  let s = schema;
-  for (const p of path) {
-    const next = p === '[]' ? s.items : s.properties?.[p];
-    if (!next) throw new Error(`schema has no ${path.join('.')}`);
-    s = next;
-  }
-  return s;
-}
-
-// A TS field is required when the YAML requires it or the apiserver defaults it.
-function mirrorOf(s: Schema): Record<string, { shape: Shape; required: boolean }> {
-  return Object.fromEntries(
-    Object.entries(s.properties ?? {}).map(([name, field]) => [
-      name,
-      {
-        shape: field.type as Shape,
-        required: (s.required ?? []).includes(name) || field.default !== undefined,
-      },
-    ]),
-  );
-}
 
 function rulesOf(root: Schema): { rule: string; message?: string }[] {
   const rules: { rule: string; message?: string }[] = [];

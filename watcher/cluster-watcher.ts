@@ -2,11 +2,10 @@
 //
 // Invariant: a watch that fails is restarted (relist with back-off), never left silently stopped, and a
 // change the workflow already knows about (resync, duplicate) sends no signal.
-import type { Informer, KubeConfig, KubernetesObject } from '@kubernetes/client-node';
-import { CoreV1Api, CustomObjectsApi, makeInformer } from '@kubernetes/client-node';
-import type { Client } from '@temporalio/client';
+import type { KubernetesObject } from '@kubernetes/client-node';
+import { CoreV1Api, makeInformer } from '@kubernetes/client-node';
 import { WorkflowNotFoundError } from '@temporalio/client';
-import { API_GROUP, API_VERSION_NAME, ETCD_CLUSTER } from '../crds/etcd-cluster';
+import { ETCD_CLUSTER } from '../crds/etcd-cluster';
 import type { EtcdCluster } from '../crds/etcd-cluster';
 import { Annotations } from '../crds/labels';
 import type { ClusterChange, ClusterWorkflowInput } from '../workflows/messages';
@@ -18,23 +17,13 @@ import {
   TASK_QUEUE,
   WorkflowTypes,
 } from '../workflows/messages';
-import { keepWatching } from './keep-watching';
+import type { WatcherBaseOptions } from './watch-setup';
+import { customObjectInformer, watcherFor } from './watch-setup';
 import { clusterChangeKey, memberChangeKey, owningCluster } from './change-keys';
 
-export interface WatcherOptions {
-  kubeConfig: KubeConfig;
-  temporal: Client;
-  taskQueue?: string;
-  /** Limit to one namespace; all namespaces when absent. */
-  namespace?: string;
-  /** With all namespaces: leave these to another installation of the operator. */
-  excludeNamespaces?: readonly string[];
-  log: (msg: string, fields?: Record<string, unknown>) => void;
+export interface WatcherOptions extends WatcherBaseOptions {
   /** Called for each signal sent, for metrics. */
   onSignal?: (kind: 'cluster' | 'members') => void;
-  onWatchRestart?: (resource: string) => void;
-  /** Every object an informer delivers, for metrics. */
-  onObject?: (resource: string, obj: KubernetesObject, deleted: boolean) => void;
 }
 
 export interface ClusterWatcher {
@@ -46,7 +35,6 @@ const MANAGED_SELECTOR = 'app.kubernetes.io/managed-by=etcd-conductor';
 export async function startClusterWatcher(opts: WatcherOptions): Promise<ClusterWatcher> {
   const { kubeConfig: kc, temporal, log } = opts;
   const taskQueue = opts.taskQueue ?? TASK_QUEUE;
-  const custom = kc.makeApiClient(CustomObjectsApi);
   const core = kc.makeApiClient(CoreV1Api);
   const ns = opts.namespace;
   const sent = new Map<string, string>();
@@ -121,43 +109,15 @@ export async function startClusterWatcher(opts: WatcherOptions): Promise<Cluster
     }
   }
 
-  const watch = <T extends KubernetesObject>(
-    resource: string,
-    informer: Informer<T>,
-    onChange: (obj: T, deleted: boolean) => Promise<void>,
-  ) =>
-    keepWatching(resource, informer, onChange, {
-      log,
-      stopped: () => stopped,
-      onSignalFailed: () => {
-        sent.clear();
-        memberKeys.clear();
-      },
-      ...(opts.onWatchRestart ? { onWatchRestart: opts.onWatchRestart } : {}),
-      ...(opts.onObject ? { onObject: opts.onObject } : {}),
-      ...(opts.excludeNamespaces ? { excludeNamespaces: opts.excludeNamespaces } : {}),
-    });
+  const watch = watcherFor(opts, {
+    stopped: () => stopped,
+    onSignalFailed: () => {
+      sent.clear();
+      memberKeys.clear();
+    },
+  });
 
-  const clusterPath = ns
-    ? `/apis/${API_GROUP}/${API_VERSION_NAME}/namespaces/${ns}/${ETCD_CLUSTER.plural}`
-    : `/apis/${API_GROUP}/${API_VERSION_NAME}/${ETCD_CLUSTER.plural}`;
-  const clusters = makeInformer<EtcdCluster & KubernetesObject>(
-    kc,
-    clusterPath,
-    async () =>
-      (ns
-        ? custom.listNamespacedCustomObject({
-            group: API_GROUP,
-            version: API_VERSION_NAME,
-            namespace: ns,
-            plural: ETCD_CLUSTER.plural,
-          })
-        : custom.listClusterCustomObject({
-            group: API_GROUP,
-            version: API_VERSION_NAME,
-            plural: ETCD_CLUSTER.plural,
-          })) as never,
-  );
+  const clusters = customObjectInformer<EtcdCluster & KubernetesObject>(kc, ns, ETCD_CLUSTER.plural);
   const pods = makeInformer(
     kc,
     ns ? `/api/v1/namespaces/${ns}/pods` : '/api/v1/pods',

@@ -2,11 +2,9 @@
 //
 // Invariant: a finished EtcdSnapshot (Succeeded/Failed) never starts a workflow again, and a change the
 // workflow already knows about (resync, duplicate) sends nothing.
-import type { Informer, KubeConfig, KubernetesObject } from '@kubernetes/client-node';
-import { BatchV1Api, CustomObjectsApi, makeInformer } from '@kubernetes/client-node';
-import type { Client } from '@temporalio/client';
+import type { KubernetesObject } from '@kubernetes/client-node';
+import { BatchV1Api, makeInformer } from '@kubernetes/client-node';
 import { WorkflowIdConflictPolicy, WorkflowIdReusePolicy, WorkflowNotFoundError } from '@temporalio/client';
-import { API_GROUP, API_VERSION_NAME } from '../crds/etcd-cluster';
 import type { EtcdSnapshot } from '../crds/etcd-snapshot';
 import { ETCD_SNAPSHOT, isFinished, SnapshotLabels } from '../crds/etcd-snapshot';
 import type { EtcdSnapshotSchedule } from '../crds/etcd-snapshot-schedule';
@@ -22,20 +20,12 @@ import {
   TASK_QUEUE,
   WorkflowTypes,
 } from '../workflows/messages';
-import { keepWatching } from './keep-watching';
+import type { WatcherBaseOptions } from './watch-setup';
+import { customObjectInformer, watcherFor } from './watch-setup';
 
-export interface SnapshotWatcherOptions {
-  kubeConfig: KubeConfig;
-  temporal: Client;
-  taskQueue?: string;
-  namespace?: string;
-  /** With all namespaces: leave these to another installation of the operator. */
-  excludeNamespaces?: readonly string[];
-  log: (msg: string, fields?: Record<string, unknown>) => void;
+export interface SnapshotWatcherOptions extends WatcherBaseOptions {
   /** Metrics hooks, as in the cluster watcher. */
   onSignal?: (kind: 'snapshot' | 'job' | 'schedule') => void;
-  onWatchRestart?: (resource: string) => void;
-  onObject?: (resource: string, obj: KubernetesObject, deleted: boolean) => void;
 }
 
 export interface SnapshotWatcher {
@@ -83,7 +73,6 @@ export function snapshotJobChangeKey(obj: {
 export async function startSnapshotWatcher(opts: SnapshotWatcherOptions): Promise<SnapshotWatcher> {
   const { kubeConfig: kc, temporal, log } = opts;
   const taskQueue = opts.taskQueue ?? TASK_QUEUE;
-  const custom = kc.makeApiClient(CustomObjectsApi);
   const batch = kc.makeApiClient(BatchV1Api);
   const ns = opts.namespace;
   const sent = new Map<string, string>();
@@ -187,36 +176,9 @@ export async function startSnapshotWatcher(opts: SnapshotWatcherOptions): Promis
     });
   }
 
-  const watch = <T extends KubernetesObject>(
-    resource: string,
-    informer: Informer<T>,
-    onChange: (obj: T, deleted: boolean) => Promise<void>,
-  ) =>
-    keepWatching(resource, informer, onChange, {
-      log,
-      stopped: () => stopped,
-      onSignalFailed: () => sent.clear(),
-      ...(opts.onWatchRestart ? { onWatchRestart: opts.onWatchRestart } : {}),
-      ...(opts.onObject ? { onObject: opts.onObject } : {}),
-      ...(opts.excludeNamespaces ? { excludeNamespaces: opts.excludeNamespaces } : {}),
-    });
-
+  const watch = watcherFor(opts, { stopped: () => stopped, onSignalFailed: () => sent.clear() });
   const customInformer = <T extends KubernetesObject>(plural: string) =>
-    makeInformer<T>(
-      kc,
-      ns
-        ? `/apis/${API_GROUP}/${API_VERSION_NAME}/namespaces/${ns}/${plural}`
-        : `/apis/${API_GROUP}/${API_VERSION_NAME}/${plural}`,
-      async () =>
-        (ns
-          ? custom.listNamespacedCustomObject({
-              group: API_GROUP,
-              version: API_VERSION_NAME,
-              namespace: ns,
-              plural,
-            })
-          : custom.listClusterCustomObject({ group: API_GROUP, version: API_VERSION_NAME, plural })) as never,
-    );
+    customObjectInformer<T>(kc, ns, plural);
   const snapshots = customInformer<EtcdSnapshot & KubernetesObject>(ETCD_SNAPSHOT.plural);
   const schedules = customInformer<EtcdSnapshotSchedule & KubernetesObject>(ETCD_SNAPSHOT_SCHEDULE.plural);
   const jobSelector = SnapshotLabels.snapshot;

@@ -1,4 +1,4 @@
-// Config rollouts on the real stack: an options change rolls 3 members one at a time under writes (leader last, no write lost), podLabels are patched in place, claims grow where their StorageClass allows and the refusal is clear where it does not.
+// Config rollouts on the real stack: an options change and a resources change each roll 3 members one at a time under writes (leader last, no write lost), podLabels are patched in place, claims grow where their StorageClass allows and the refusal is clear where it does not.
 import { randomBytes } from 'node:crypto';
 import { StorageV1Api } from '@kubernetes/client-node';
 import type { V1Pod } from '@kubernetes/client-node';
@@ -6,15 +6,14 @@ import { startWriteLoad } from '../../bench/upgrade';
 import { RolloutAnnotations } from '../../activities/rollout-template';
 import type { EtcdCluster } from '../../crds/etcd-cluster';
 import type { Harness } from '../support/cluster-harness';
+import { describeLoad, expectWritesKept, watchRoll } from '../support/rolling-watch';
 import {
   connect,
   createCluster,
   eventually,
   freshNamespace,
   getCluster,
-  memberHashes,
   patchSpec,
-  readKeys,
   waitConverged,
 } from '../support/cluster-harness';
 
@@ -47,7 +46,11 @@ const memberPods = async (ns: string, name: string): Promise<V1Pod[]> =>
   (await h.core.listNamespacedPod({ namespace: ns })).items.filter((p) =>
     p.metadata?.name?.startsWith(`${name}-`),
   );
-const ready = (p: V1Pod) => p.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True');
+
+/** Every member is ready and on the spec's Pod template. */
+const rolledOut = (c: EtcdCluster) =>
+  c.status?.updatedReplicas === c.status?.members?.length &&
+  c.status?.members?.every((m) => m.ready && m.upToDate === true) === true;
 
 /** Waits until the spec's generation is observed, no operation runs and the last one was a Rollout that succeeded. */
 async function waitRolledOut(ns: string, name: string, timeoutMs = 600_000, onPoll?: () => Promise<void>) {
@@ -62,8 +65,7 @@ async function waitRolledOut(ns: string, name: string, timeoutMs = 600_000, onPo
         s.observedGeneration === c.metadata.generation &&
         !s.currentOperation &&
         s.lastOperation?.type === 'Rollout' &&
-        s.updatedReplicas === s.members?.length &&
-        s.members?.every((m) => m.ready && m.upToDate === true);
+        rolledOut(c);
       return ok ? c : undefined;
     },
     timeoutMs,
@@ -94,36 +96,18 @@ describe('config rollout', () => {
     const load = startWriteLoad({ namespace: ns, name, prefix: '/rollout' });
     await patchSpec(h, ns, name, { options: { 'snapshot-count': '5000' } });
 
-    // Every Pod uid seen per member, in the order the restarts happened, and the most members down at once.
-    const uids = new Map<string, string[]>();
-    const order: string[] = [];
-    let mostDown = 0;
-    let summary = '';
-    const watch = async () => {
-      const pods = await memberPods(ns, name);
-      const live = pods.filter((p) => !p.metadata?.deletionTimestamp && ready(p));
-      mostDown = Math.max(mostDown, 3 - live.length);
-      for (const p of pods) {
-        const member = p.metadata?.name ?? '';
-        const seen = uids.get(member) ?? [];
-        if (p.metadata?.uid && !seen.includes(p.metadata.uid)) {
-          if (seen.length > 0) order.push(member);
-          uids.set(member, [...seen, p.metadata.uid]);
-        }
-      }
-      const c = await getCluster(h, ns, name);
-      if (c.status?.currentOperation?.type === 'Rollout') {
-        const wf = c.status.currentOperation.workflowId;
-        summary ||= wf;
-      }
-    };
-    await watch();
-    const done = await waitRolledOut(ns, name, 900_000, watch);
+    const roll = await watchRoll(h, ns, name, {
+      type: 'Rollout',
+      members: 3,
+      done: rolledOut,
+      what: `${ns}/${name} rolled out`,
+      timeoutMs: 900_000,
+    });
+    const done = roll.cluster;
+    const order = roll.restartedOrder;
+    const summary = [...roll.workflowIds][0] ?? '';
     const report = await load.stop();
-    console.log(
-      `rollout under writes: ${report.acknowledged.size} acknowledged, ${report.failedAttempts} attempts retried, ` +
-        `${report.failedWrites} writes failed, longest gap ${report.longestGapMs} ms; order ${order.join(', ')}; most down at once ${mostDown}`,
-    );
+    console.log(`${describeLoad('rollout', report, order)}; most down at once ${roll.mostDown}`);
 
     expect(done.status?.lastOperation).toMatchObject({ type: 'Rollout', result: 'Succeeded' });
     expect(summary).toMatch(/\/op\/\d+-rollout$/);
@@ -133,10 +117,11 @@ describe('config rollout', () => {
     );
     expect(started.map((e) => e.message)).toContain(`roll out ${ns}/${name}: options changed (${summary})`);
     // Each member restarted exactly once, followers by ordinal and the leader last; never two down at once.
-    expect([...uids.values()].map((u) => u.length)).toEqual([2, 2, 2]);
+    expect([...roll.uidsByMember.values()].map((u) => u.length)).toEqual([2, 2, 2]);
+    expect([...roll.workflowIds]).toEqual([summary]);
     const followers = ['ro-0', 'ro-1', 'ro-2'].filter((m) => m !== oldLeader);
     expect(order).toEqual([...followers, oldLeader]);
-    expect(mostDown).toBeLessThanOrEqual(1);
+    expect(roll.mostDown).toBeLessThanOrEqual(1);
     // The same members came back on their claims (same ids), each running the new flag.
     expect(done.status?.members?.map((m) => [m.name, m.id])).toEqual(ids);
     const pods = await memberPods(ns, name);
@@ -145,14 +130,7 @@ describe('config rollout', () => {
       expect(p.metadata?.annotations?.[RolloutAnnotations.podTemplateHash]).not.toBe(hashBefore);
     }
 
-    expect(report.acknowledged.size).toBeGreaterThan(0);
-    const read = await eventually('keys readable', () => readKeys(ns, name, '/rollout'));
-    expect([...report.acknowledged].filter(([k, v]) => read.get(k) !== v)).toEqual([]);
-    const hashes = await eventually('equal hashKV on all members', async () => {
-      const hs = await memberHashes(h, ns, name, ['ro-0', 'ro-1', 'ro-2']);
-      return new Set(hs.values()).size === 1 ? hs : undefined;
-    });
-    expect(hashes.size).toBe(3);
+    await expectWritesKept(h, ns, name, { prefix: '/rollout', report, members: ['ro-0', 'ro-1', 'ro-2'] });
   });
 
   test('podLabels and podAnnotations are patched onto the running Pods without a restart, and removed again', async () => {
@@ -230,6 +208,54 @@ describe('config rollout', () => {
     expect(done.status?.lastOperation?.type).toBe('Rollout');
     const uidsAfter = new Map((await memberPods(ns, name)).map((p) => [p.metadata?.name, p.metadata?.uid]));
     expect(uidsAfter).toEqual(uidsBefore);
+  });
+});
+
+describe('resources rollout', () => {
+  test('a resources change under writes restarts each member once, one at a time, the leader last; each Pod has the new requests and limits; members upToDate; no acknowledged write lost; equal hashkv', async () => {
+    const ns = await freshNamespace(h, 'rollout-resources');
+    const name = 'rr';
+    await createCluster(h, ns, name, { replicas: 3 });
+    const before = await waitConverged(h, ns, name, 3, 300_000);
+    const ids = before.status?.members?.map((m) => [m.name, m.id]);
+    const oldLeader = before.status?.members?.find((m) => m.leader)?.name ?? '';
+
+    const load = startWriteLoad({ namespace: ns, name, prefix: '/resources' });
+    const resources = { requests: { cpu: '50m', memory: '64Mi' }, limits: { cpu: '2', memory: '1Gi' } };
+    await patchSpec(h, ns, name, { resources });
+    const roll = await watchRoll(h, ns, name, {
+      type: 'Rollout',
+      members: 3,
+      done: rolledOut,
+      what: `${ns}/${name} rolled out its new resources`,
+      timeoutMs: 900_000,
+    });
+    const report = await load.stop();
+    console.log(
+      `${describeLoad('resources rollout', report, roll.restartedOrder)}; most down at once ${roll.mostDown}`,
+    );
+
+    expect(roll.cluster.status?.lastOperation).toMatchObject({ type: 'Rollout', result: 'Succeeded' });
+    expect([...roll.operationTypes]).toEqual(['Rollout']);
+    // Each member restarted exactly once, followers by ordinal and the leader last; never two down at once.
+    expect([...roll.uidsByMember.values()].map((u) => u.length)).toEqual([2, 2, 2]);
+    const followers = [`${name}-0`, `${name}-1`, `${name}-2`].filter((m) => m !== oldLeader);
+    expect(roll.restartedOrder).toEqual([...followers, oldLeader]);
+    expect(roll.mostDown).toBeLessThanOrEqual(1);
+    // The same members came back on their claims, each Pod's etcd container asking for the new resources.
+    expect(roll.cluster.status?.members?.map((m) => [m.name, m.id])).toEqual(ids);
+    const pods = await memberPods(ns, name);
+    expect(pods).toHaveLength(3);
+    for (const p of pods) {
+      const etcd = p.spec?.containers.find((c) => c.name === 'etcd');
+      expect(etcd?.resources).toEqual(resources);
+    }
+
+    await expectWritesKept(h, ns, name, {
+      prefix: '/resources',
+      report,
+      members: [`${name}-0`, `${name}-1`, `${name}-2`],
+    });
   });
 });
 

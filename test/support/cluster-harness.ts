@@ -6,7 +6,7 @@ import { Etcd3 } from 'etcd3';
 import type { IOptions } from 'etcd3';
 import { API_GROUP, API_VERSION, API_VERSION_NAME, ETCD_CLUSTER } from '../../crds/etcd-cluster';
 import type { EtcdCluster, EtcdClusterSpec } from '../../crds/etcd-cluster';
-import { clusterClientEndpoint, memberClientURL } from '../../crds/names';
+import { clusterClientEndpoint, memberClientURL, memberClientURLTLS } from '../../crds/names';
 import { requireStackInfo } from '../../localcluster/stack-info';
 import type { StackInfo } from '../../localcluster/stack-info';
 
@@ -194,12 +194,24 @@ export async function memberHashes(
   namespace: string,
   name: string,
   members: string[],
+  /** For a cluster with client TLS and/or auth: https URLs, and etcdctl's --cacert/--cert/--key/--user flags. */
+  secure?: { tls: boolean; flags: string[] },
 ): Promise<Map<string, string>> {
   const etcdctl = `${Object.values(h.stack.tools.etcdBinDirs).find((d) => d.includes('3.6')) ?? ''}/etcdctl`;
-  const endpoints = members.map((m) => memberClientURL({ namespace, name }, m));
+  const urlOf = secure?.tls ? memberClientURLTLS : memberClientURL;
+  const endpoints = members.map((m) => urlOf({ namespace, name }, m));
   const out = execFileSync(
     etcdctl,
-    ['--endpoints', endpoints.join(','), '--command-timeout=5s', 'endpoint', 'hashkv', '-w', 'json'],
+    [
+      '--endpoints',
+      endpoints.join(','),
+      ...(secure?.flags ?? []),
+      '--command-timeout=5s',
+      'endpoint',
+      'hashkv',
+      '-w',
+      'json',
+    ],
     {
       encoding: 'utf8',
     },

@@ -6,17 +6,8 @@ import { createCredentialsSecret, listSnapshots, minioDestination } from '../bac
 import type { EtcdSnapshot } from '../../crds/etcd-snapshot';
 import { Labels } from '../../crds/labels';
 import type { Harness } from '../support/cluster-harness';
-import {
-  connect,
-  createCluster,
-  eventually,
-  freshNamespace,
-  getCluster,
-  memberHashes,
-  patchSpec,
-  readKeys,
-  waitConverged,
-} from '../support/cluster-harness';
+import { connect, createCluster, freshNamespace, patchSpec, waitConverged } from '../support/cluster-harness';
+import { describeLoad, everyMemberOn, expectWritesKept, watchRoll } from '../support/rolling-watch';
 
 jest.setTimeout(1_200_000);
 
@@ -48,48 +39,16 @@ describe('rolling downgrade', () => {
     await new Promise((r) => setTimeout(r, 3000));
     await patchSpec(h, ns, name, { version: UPGRADE_FROM });
 
-    const podUids = async () =>
-      new Map(
-        (await h.core.listNamespacedPod({ namespace: ns, labelSelector: Labels.member })).items.map((p) => [
-          p.metadata?.name ?? '',
-          p.metadata?.uid,
-        ]),
-      );
-    const original = await podUids();
-    const restartedOrder: string[] = [];
-    const operationTypes = new Set<string>();
-    /** Versions status showed while the operation still ran: they must change during it. */
-    const versionsDuring = new Set<string>();
-    const done = await eventually(
-      'every member reports 3.5 and the Downgrade finished',
-      async () => {
-        const c = await getCluster(h, ns, name);
-        const s = c.status;
-        if (s?.currentOperation) {
-          operationTypes.add(s.currentOperation.type);
-          versionsDuring.add((s.members ?? []).map((m) => `${m.name}=${m.version ?? '?'}`).join(','));
-        }
-        for (const [pod, uid] of await podUids()) {
-          if (original.has(pod) && original.get(pod) !== uid && !restartedOrder.includes(pod))
-            restartedOrder.push(pod);
-        }
-        if (!s) return undefined;
-        const ok =
-          s.observedGeneration === c.metadata.generation &&
-          s.members?.length === 3 &&
-          s.members.every((m) => m.version === UPGRADE_FROM && m.ready) &&
-          !s.currentOperation &&
-          s.lastOperation?.type === 'Downgrade';
-        return ok ? c : undefined;
-      },
-      900_000,
-      300,
-    );
+    const roll = await watchRoll(h, ns, name, {
+      type: 'Downgrade',
+      members: 3,
+      done: everyMemberOn(UPGRADE_FROM),
+      what: 'every member reports 3.5 and the Downgrade finished',
+      timeoutMs: 900_000,
+    });
+    const { cluster: done, restartedOrder, operationTypes, versionsDuring } = roll;
     const report = await load.stop();
-    console.log(
-      `downgrade under writes: ${report.acknowledged.size} acknowledged, ${report.failedAttempts} attempts retried, ` +
-        `${report.failedWrites} writes failed, longest gap ${report.longestGapMs} ms; order ${restartedOrder.join(', ')}`,
-    );
+    console.log(describeLoad('downgrade', report, restartedOrder));
 
     expect([...operationTypes]).toEqual(['Downgrade']);
     expect(done.status?.lastOperation).toMatchObject({ type: 'Downgrade', result: 'Succeeded' });
@@ -129,15 +88,11 @@ describe('rolling downgrade', () => {
     expect(done.status?.lastOperation?.message).toContain(uri);
 
     // No acknowledged write lost; every member holds the same data.
-    expect(report.acknowledged.size).toBeGreaterThan(0);
-    const read = await eventually('keys readable', () => readKeys(ns, name, '/downgrade'));
-    const missing = [...report.acknowledged].filter(([k, v]) => read.get(k) !== v);
-    expect(missing).toEqual([]);
-    const hashes = await eventually('equal hashKV on all members', async () => {
-      const hs = await memberHashes(h, ns, name, [`${name}-0`, `${name}-1`, `${name}-2`]);
-      return new Set(hs.values()).size === 1 ? hs : undefined;
+    await expectWritesKept(h, ns, name, {
+      prefix: '/downgrade',
+      report,
+      members: [`${name}-0`, `${name}-1`, `${name}-2`],
     });
-    expect(hashes.size).toBe(3);
     expect(progressing(done)?.reason).toBe('Converged');
   });
 

@@ -8,11 +8,10 @@ import {
   eventually,
   freshNamespace,
   getCluster,
-  memberHashes,
   patchSpec,
-  readKeys,
   waitConverged,
 } from '../support/cluster-harness';
+import { describeLoad, everyMemberOn, expectWritesKept, watchRoll } from '../support/rolling-watch';
 
 jest.setTimeout(900_000);
 
@@ -44,45 +43,19 @@ describe('rolling upgrade', () => {
     await patchSpec(h, ns, name, { version: UPGRADE_TO });
     // Watch the upgrade: the order in which member Pods are replaced (new Pod uids tell the order exactly;
     // status.members[].version follows too, but only as often as it is written).
-    const podUids = async () =>
-      new Map(
-        (await h.core.listNamespacedPod({ namespace: ns })).items.map((p) => [
-          p.metadata?.name ?? '',
-          p.metadata?.uid,
-        ]),
-      );
-    const original = await podUids();
-    const upgradedOrder: string[] = [];
-    let sawUpgradeOperation = false;
-    const done = await eventually(
-      'every member reports the new version and the upgrade finished',
-      async () => {
-        const c = await getCluster(h, ns, name);
-        if (c.status?.currentOperation?.type === 'Upgrade') sawUpgradeOperation = true;
-        for (const [pod, uid] of await podUids()) {
-          if (original.has(pod) && original.get(pod) !== uid && !upgradedOrder.includes(pod))
-            upgradedOrder.push(pod);
-        }
-        const s = c.status;
-        if (!s) return undefined;
-        const ok =
-          s.observedGeneration === c.metadata.generation &&
-          s.members?.length === 3 &&
-          s.members.every((m) => m.version === UPGRADE_TO && m.ready) &&
-          !s.currentOperation &&
-          s.lastOperation?.type === 'Upgrade';
-        return ok ? c : undefined;
-      },
-      600_000,
-      300,
-    );
+    const roll = await watchRoll(h, ns, name, {
+      type: 'Upgrade',
+      members: 3,
+      done: everyMemberOn(UPGRADE_TO),
+      what: 'every member reports the new version and the upgrade finished',
+      timeoutMs: 600_000,
+    });
+    const done = roll.cluster;
+    const upgradedOrder = roll.restartedOrder;
     const report = await load.stop();
-    console.log(
-      `upgrade under writes: ${report.acknowledged.size} acknowledged, ${report.failedAttempts} attempts retried, ` +
-        `${report.failedWrites} writes failed, longest gap ${report.longestGapMs} ms; order ${upgradedOrder.join(', ')}`,
-    );
+    console.log(describeLoad('upgrade', report, upgradedOrder));
 
-    expect(sawUpgradeOperation).toBe(true);
+    expect(roll.operationTypes.has('Upgrade')).toBe(true);
     expect(done.status?.lastOperation).toMatchObject({ type: 'Upgrade', result: 'Succeeded' });
     // The same members (ids) came back: the upgrade restarted them on their claims, it did not replace them.
     expect(done.status?.members?.map((m) => [m.name, m.id])).toEqual(ids);
@@ -104,15 +77,7 @@ describe('rolling upgrade', () => {
     );
 
     // No acknowledged write was lost, and every member holds the same data.
-    expect(report.acknowledged.size).toBeGreaterThan(0);
-    const read = await eventually('keys readable', () => readKeys(ns, name, '/upgrade'));
-    const missing = [...report.acknowledged].filter(([k, v]) => read.get(k) !== v);
-    expect(missing).toEqual([]);
-    const hashes = await eventually('equal hashKV on all members', async () => {
-      const hs = await memberHashes(h, ns, name, ['up-0', 'up-1', 'up-2']);
-      return new Set(hs.values()).size === 1 ? hs : undefined;
-    });
-    expect(hashes.size).toBe(3);
+    await expectWritesKept(h, ns, name, { prefix: '/upgrade', report, members: ['up-0', 'up-1', 'up-2'] });
   });
 
   test('the path rules refuse a major change, a skipped minor and a downgrade below 3.5.32 (CEL), touching nothing', async () => {

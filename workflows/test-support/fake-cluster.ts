@@ -4,7 +4,9 @@
 // after a number of observations. It follows the rules the real activities rely on: a join Pod needs the
 // member in etcd's list, membership changes need a quorum, etcd allows one learner, retries find earlier work.
 import { ApplicationFailure } from '@temporalio/common';
+import type { AuthActivities, AuthObservation } from '../../activities/auth-activities';
 import type { ClusterActivities } from '../../activities/cluster-activities';
+import type { DowngradeActivities, DowngradeObservation } from '../../activities/downgrade-activities';
 import type {
   ClusterObservation,
   EtcdMemberObservation,
@@ -62,8 +64,11 @@ export interface FakeClusterOptions {
   storageClass?: { name: string; allowVolumeExpansion: boolean };
 }
 
+/** Every activity the workflows call: the cluster's, etcd's downgrade API and spec.auth's. */
+export type FakeActivities = ClusterActivities & DowngradeActivities & AuthActivities;
+
 export interface ActivityCall {
-  name: keyof ClusterActivities;
+  name: keyof FakeActivities;
   input: unknown;
 }
 
@@ -129,14 +134,29 @@ export function createFakeCluster(options: FakeClusterOptions = {}) {
     !learnersNeverCatchUp &&
     !neverCatchUp.has(m.name) &&
     m.observedAsLearner >= (options.catchUpAfterObservations ?? 1);
-  const record = <K extends keyof ClusterActivities>(name: K, input: unknown) => {
+  const record = <K extends keyof FakeActivities>(name: K, input: unknown) => {
     calls.push({ name, input });
   };
   const checkRef = (ref: { uid: string }) => {
     clusterUid ??= ref.uid;
   };
 
-  const activities: ClusterActivities = {
+  /** etcd's downgrade job: the target it was enabled for (`3.5.0`), until every member runs that minor. */
+  let downgradeTarget: string | undefined;
+  /** etcd's auth: the root user, its root role, and whether auth is on. */
+  const auth = { rootUser: false, rootRole: false, enabled: false };
+  const minorOf = (v: string | undefined) => {
+    const m = /^(\d+)\.(\d+)\./.exec(v ?? '');
+    return m ? { text: `${m[1]}.${m[2]}.0`, rank: Number(m[1]) * 1000 + Number(m[2]) } : undefined;
+  };
+  /** etcd's cluster version: the downgrade target while one is enabled, else the lowest minor a Pod runs. */
+  const clusterVersion = (): string | undefined => {
+    if (downgradeTarget) return downgradeTarget;
+    const minors = [...pods.values()].map((p) => minorOf(p.version)).filter((m) => m !== undefined);
+    return minors.sort((a, b) => a.rank - b.rank)[0]?.text;
+  };
+
+  const activities: FakeActivities = {
     async observeCluster(input) {
       record('observeCluster', input);
       checkRef(input.ref);
@@ -440,6 +460,69 @@ export function createFakeCluster(options: FakeClusterOptions = {}) {
       events.push({ type: input.type, reason: input.reason, message: input.message });
       return 'recorded' as const;
     },
+
+    // etcd ends a downgrade by itself once every member runs the target minor; 3.6 members migrate their
+    // storage version to the cluster version at once.
+    async observeDowngrade(input) {
+      record('observeDowngrade', input);
+      const target = minorOf(downgradeTarget);
+      if (target && [...pods.values()].every((p) => minorOf(p.version)?.rank === target.rank))
+        downgradeTarget = undefined;
+      const cluster = clusterVersion();
+      const storageVersions: Record<string, string> = {};
+      for (const name of input.members) {
+        const v = minorOf(pods.get(name)?.version);
+        if (cluster && v && v.rank >= 3006) storageVersions[name] = cluster;
+      }
+      const observation: DowngradeObservation = {
+        ...(cluster ? { clusterVersion: cluster } : {}),
+        storageVersions,
+        enabled: downgradeTarget !== undefined,
+      };
+      return observation;
+    },
+
+    async enableDowngrade(input) {
+      record('enableDowngrade', input);
+      requireQuorum('Downgrade');
+      if (downgradeTarget) return 'already-enabled';
+      const at = minorOf(clusterVersion());
+      if (at && at.rank <= (minorOf(input.targetVersion)?.rank ?? -1)) return 'already-at-target';
+      downgradeTarget = input.targetVersion;
+      return 'enabled';
+    },
+
+    async observeAuth(input) {
+      record('observeAuth', input);
+      const observation: AuthObservation = !hasQuorum()
+        ? { etcd: { state: 'unknown', message: 'no voter answers' } }
+        : auth.enabled
+          ? { etcd: { state: 'enabled' } }
+          : { etcd: { state: 'disabled', rootUser: auth.rootUser, rootRole: auth.rootRole } };
+      return observation;
+    },
+
+    async addRootUser(input) {
+      record('addRootUser', input);
+      requireQuorum('UserAdd');
+      if (auth.rootUser) return 'exists';
+      auth.rootUser = true;
+      return 'added';
+    },
+
+    async grantRootRole(input) {
+      record('grantRootRole', input);
+      requireQuorum('UserGrantRole');
+      if (!auth.rootUser) throw new Error('etcdserver: user name not found');
+      auth.rootRole = true;
+    },
+
+    async enableAuth(input) {
+      record('enableAuth', input);
+      requireQuorum('AuthEnable');
+      if (!auth.rootUser || !auth.rootRole) throw new Error('etcdserver: root user does not have root role');
+      auth.enabled = true;
+    },
   };
 
   return {
@@ -467,7 +550,11 @@ export function createFakeCluster(options: FakeClusterOptions = {}) {
     /** Each Pod's uid, by member name: a restarted member has a new one. */
     podUids: (): Record<string, string> =>
       Object.fromEntries([...pods.entries()].sort().map(([n, p]) => [n, p.uid])),
-    callsOf: (name: keyof ClusterActivities) => calls.filter((c) => c.name === name),
+    callsOf: (name: keyof FakeActivities) => calls.filter((c) => c.name === name),
+    /** Whether etcd has auth on. */
+    authEnabled: (): boolean => auth.enabled,
+    /** The target of etcd's downgrade job while one is enabled. */
+    downgradeEnabledFor: (): string | undefined => downgradeTarget,
     /** MemberAdd calls etcd accepted. */
     memberAdds: (): number => memberAdds,
 
