@@ -523,6 +523,12 @@ export function createFakeCluster(options: FakeClusterOptions = {}) {
       if (!auth.rootUser || !auth.rootRole) throw new Error('etcdserver: root user does not have root role');
       auth.enabled = true;
     },
+    async rotateRootPassword(input) {
+      // The fake keeps no passwords (observeAuth reports no applied copy, so no plan asks for this): it only records.
+      record('rotateRootPassword', input);
+      requireQuorum('UserChangePassword');
+      return 'recorded';
+    },
   };
 
   return {
