@@ -58,6 +58,8 @@ export const Reasons = {
   NoSpace: 'NoSpace',
   // Progressing=True: a Defrag operation runs (threshold, schedule, or clearing NOSPACE)
   Defragmenting: 'Defragmenting',
+  // Progressing=False: a rollout would restart members on a ca.crt that does not trust the cluster's certificates (activities/tls-trust.ts)
+  TLSTrustBroken: 'TLSTrustBroken',
 } as const;
 export type Reason = (typeof Reasons)[keyof typeof Reasons];
 

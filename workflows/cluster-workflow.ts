@@ -51,6 +51,7 @@ import type { DefragScheduleState } from './defrag-schedule';
 import { advanceSchedule, idleWaitMs, scheduleDue } from './defrag-schedule';
 import { currentSize, describeStep, operationFor, plan, summarize } from './plan';
 import { observeAuth } from './auth-step';
+import { tlsRecheck } from './tls-rotation';
 
 /** What survives continue-as-new besides the newest change. */
 export interface CarriedState {
@@ -388,7 +389,9 @@ export async function etcdClusterWorkflow(
 
     if (
       step.kind === 'Wait' &&
-      (step.reason === Reasons.AuthSecretInvalid || step.reason === Reasons.AuthFailed) &&
+      (step.reason === Reasons.AuthSecretInvalid ||
+        step.reason === Reasons.AuthFailed ||
+        step.reason === Reasons.TLSTrustBroken) &&
       refusalReported !== step.message
     ) {
       // Told once per message, like a refused upgrade path; the message names the Secret, never a value.
@@ -439,11 +442,15 @@ export async function etcdClusterWorkflow(
     );
     await condition(
       () => dirty || deleted,
-      step.kind === 'Wait'
-        ? WAIT_RECHECK_INTERVAL
-        : defragSchedule
-          ? idleWaitMs(defragSchedule, new Date().toISOString(), DRIFT_CHECK_MS)
-          : DRIFT_CHECK_INTERVAL,
+      // With TLS at most a minute: no watch reports an edited ca.crt (workflows/tls-rotation.ts).
+      tlsRecheck(
+        target.spec,
+        step.kind === 'Wait'
+          ? WAIT_RECHECK_INTERVAL
+          : defragSchedule
+            ? idleWaitMs(defragSchedule, new Date().toISOString(), DRIFT_CHECK_MS)
+            : DRIFT_CHECK_INTERVAL,
+      ),
     );
   }
 }
