@@ -3,6 +3,7 @@
 // The write load (startWriteLoad) is also what test/upgrade/upgrade.test.ts drives during its upgrade.
 import { PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { Etcd3 } from 'etcd3';
+import type { IOptions } from 'etcd3';
 import { API_VERSION, ETCD_CLUSTER } from '../crds/etcd-cluster';
 import type { EtcdCluster } from '../crds/etcd-cluster';
 import { clusterClientEndpoint } from '../crds/names';
@@ -38,15 +39,24 @@ export function startWriteLoad(input: {
   prefix: string;
   intervalMs?: number;
   retries?: number;
+  /**
+   * TLS client options, asked before each write: a different answer (a new trust bundle, a reissued client
+   * certificate) reconnects with it, as an application that reloads its certificate files does.
+   */
+  credentials?: () => IOptions['credentials'];
 }): WriteLoad {
   const { prefix } = input;
   const interval = input.intervalMs ?? 50;
   const retries = input.retries ?? 20;
-  const client = new Etcd3({
-    hosts: [clusterClientEndpoint({ namespace: input.namespace, name: input.name })],
-    dialTimeout: 2000,
-    defaultCallOptions: (ctx) => (ctx.isStream ? {} : { deadline: Date.now() + 2000 }),
-  });
+  const open = (credentials: IOptions['credentials']) =>
+    new Etcd3({
+      hosts: [clusterClientEndpoint({ namespace: input.namespace, name: input.name })],
+      dialTimeout: 2000,
+      defaultCallOptions: (ctx) => (ctx.isStream ? {} : { deadline: Date.now() + 2000 }),
+      ...(credentials ? { credentials } : {}),
+    });
+  let using = input.credentials?.();
+  let client = open(using);
   const report: WriteLoadReport = {
     acknowledged: new Map(),
     failedAttempts: 0,
@@ -62,6 +72,11 @@ export function startWriteLoad(input: {
       for (let attempt = 0; attempt <= retries && !ok && !stopped; attempt++) {
         const key = `${prefix}/${String(seq).padStart(6, '0')}-${attempt}`;
         const value = `${seq}:${attempt}`;
+        const wanted = input.credentials?.();
+        if (wanted !== using) {
+          client.close();
+          client = open((using = wanted));
+        }
         try {
           await client.put(key).value(value);
           const now = Date.now();
