@@ -31,6 +31,7 @@ import { claimStorageOf, readStorageClasses } from './rollout-observation';
 import { podTemplate, templateObservation, withRolloutAnnotations } from './rollout-template';
 import { peerURLFor } from '../crds/tls-names';
 import { memberTLSHash, prepareMemberTLS } from './etcd-tls';
+import { readTLSTrust } from './tls-trust';
 import { createDefragActivities } from './defrag-activities';
 
 export interface ActivityDeps {
@@ -198,6 +199,14 @@ export function createActivities(deps: ActivityDeps) {
           ? { template: templateObservation(p.metadata?.annotations, template, input.spec) }
           : {}),
       };
+    }
+    // A restart onto the spec's template would put a member on its CA bundles: only judged when one is due.
+    const due = [...kube_.values()].filter((k) => k.pod?.template?.upToDate === false);
+    if (input.spec?.tls && due.length > 0) {
+      const trust = await readTLSTrust(kube, ref, input.spec).catch(() => undefined);
+      if (trust && !trust.trusted) {
+        for (const k of due) if (k.pod?.template) k.pod.template.untrusted = trust.message;
+      }
     }
     const classes = input.spec ? await readStorageClasses(kube, claims as ClaimLike[]) : undefined;
     for (const c of claims) {

@@ -42,6 +42,11 @@ export interface PodTemplateObservation {
   hash: string;
   /** The Pod carries the spec's podLabels and podAnnotations (changes to those are patched, not rolled). */
   metadataCurrent: boolean;
+  /**
+   * Only on an out-of-date Pod whose restart would cut the member off: the spec's CA bundles do not trust a
+   * certificate the cluster uses, in words (activities/tls-trust.ts). The rollout holds while it is set.
+   */
+  untrusted?: string;
 }
 
 const PLACEHOLDER_MEMBER = '$(MEMBER)';

@@ -41,17 +41,26 @@ export function startWriteLoad(input: {
   retries?: number;
   /** For a cluster with spec.tls.client and/or spec.auth: TLS credentials and root's password. */
   secure?: Pick<IOptions, 'credentials' | 'auth'>;
+  /**
+   * TLS client options, asked before each write: a different answer (a new trust bundle, a reissued client
+   * certificate) reconnects with it, as an application that reloads its certificate files does.
+   */
+  credentials?: () => IOptions['credentials'];
 }): WriteLoad {
   const { prefix } = input;
   const interval = input.intervalMs ?? 50;
   const retries = input.retries ?? 20;
-  const client = new Etcd3({
-    // The client library takes TLS from the credentials, whatever the URL's scheme.
-    hosts: [clusterClientEndpoint({ namespace: input.namespace, name: input.name })],
-    ...input.secure,
-    dialTimeout: 2000,
-    defaultCallOptions: (ctx) => (ctx.isStream ? {} : { deadline: Date.now() + 2000 }),
-  });
+  const open = (credentials: IOptions['credentials']) =>
+    new Etcd3({
+      // The client library takes TLS from the credentials, whatever the URL's scheme.
+      hosts: [clusterClientEndpoint({ namespace: input.namespace, name: input.name })],
+      ...input.secure,
+      dialTimeout: 2000,
+      defaultCallOptions: (ctx) => (ctx.isStream ? {} : { deadline: Date.now() + 2000 }),
+      ...(credentials ? { credentials } : {}),
+    });
+  let using = input.credentials?.();
+  let client = open(using);
   const report: WriteLoadReport = {
     acknowledged: new Map(),
     failedAttempts: 0,
@@ -67,6 +76,11 @@ export function startWriteLoad(input: {
       for (let attempt = 0; attempt <= retries && !ok && !stopped; attempt++) {
         const key = `${prefix}/${String(seq).padStart(6, '0')}-${attempt}`;
         const value = `${seq}:${attempt}`;
+        const wanted = input.credentials?.();
+        if (wanted !== using) {
+          client.close();
+          client = open((using = wanted));
+        }
         try {
           await client.put(key).value(value);
           const now = Date.now();

@@ -60,6 +60,8 @@ export const Reasons = {
   Defragmenting: 'Defragmenting',
   // Progressing=True: a RotateAuth operation applies a changed root password (workflows/auth-plan.ts)
   RotatingAuth: 'RotatingAuth',
+  // Progressing=False: a rollout would restart members on a ca.crt that does not trust the cluster's certificates (activities/tls-trust.ts)
+  TLSTrustBroken: 'TLSTrustBroken',
 } as const;
 export type Reason = (typeof Reasons)[keyof typeof Reasons];
 

@@ -396,7 +396,9 @@ export async function etcdClusterWorkflow(
 
     if (
       step.kind === 'Wait' &&
-      (step.reason === Reasons.AuthSecretInvalid || step.reason === Reasons.AuthFailed) &&
+      (step.reason === Reasons.AuthSecretInvalid ||
+        step.reason === Reasons.AuthFailed ||
+        step.reason === Reasons.TLSTrustBroken) &&
       refusalReported !== step.message
     ) {
       // Told once per message, like a refused upgrade path; the message names the Secret, never a value.

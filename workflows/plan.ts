@@ -120,7 +120,8 @@ export type WaitReason =
   | typeof Reasons.RestoreFailed
   | typeof Reasons.UpgradePathRefused
   | typeof Reasons.WaitingForClusterVersion
-  | AuthWaitReason;
+  | AuthWaitReason
+  | typeof Reasons.TLSTrustBroken;
 
 export type Step =
   /** Create the seed member's claim and Pod with `--initial-cluster-state new`; on a kept data dir etcd ignores that flag, so this is retry-safe. */

@@ -65,7 +65,11 @@ export type RolloutDecision =
   | RolloutMemberStep
   | RolloutLeaderStep
   | UpdateMemberMetadataStep
-  | { kind: 'Wait'; reason: typeof Reasons.MemberNotReady; message: string };
+  | {
+      kind: 'Wait';
+      reason: typeof Reasons.MemberNotReady | typeof Reasons.TLSTrustBroken;
+      message: string;
+    };
 
 const byOrdinal = (a: { ordinal: number }, b: { ordinal: number }) => a.ordinal - b.ordinal;
 
@@ -90,6 +94,9 @@ export function planRollout(input: {
 
   const pending = members.filter((m) => m.template?.upToDate === false);
   if (pending.length === 0) return undefined;
+  // A member restarted on CA bundles that do not trust the cluster's certificates could talk to no one.
+  const untrusted = pending.find((m) => m.template?.untrusted)?.template?.untrusted;
+  if (untrusted) return { kind: 'Wait', reason: Reasons.TLSTrustBroken, message: untrusted };
   const wait = (message: string): RolloutDecision => ({
     kind: 'Wait',
     reason: Reasons.MemberNotReady,

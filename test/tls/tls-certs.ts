@@ -13,6 +13,8 @@ export interface TestCA extends Pem {
   name: string;
   /** Issues a leaf with these SANs (openssl subjectAltName syntax), for server and client auth. */
   issue(commonName: string, sans?: string[]): Pem;
+  /** Issues an intermediate CA signed by this one; its certificate goes after a leaf's in tls.crt. */
+  issueCA(commonName: string): TestCA;
 }
 
 const openssl = (args: string[], cwd: string) => execFileSync('openssl', args, { cwd, stdio: 'pipe' });
@@ -32,40 +34,58 @@ export function makeCA(name: string): TestCA {
     ]),
     dir,
   );
+  return caIn(name, dir);
+}
+
+/** A CA whose certificate and key are dir/ca.crt and dir/ca.key. */
+function caIn(name: string, dir: string): TestCA {
   let serial = 0;
-  const ca: TestCA = {
+  function sign(commonName: string, ext: string[]): Pem {
+    const stem = `leaf-${++serial}`;
+    openssl(
+      ['req', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes'].concat([
+        '-keyout',
+        `${stem}.key`,
+        '-out',
+        `${stem}.csr`,
+        '-subj',
+        `/CN=${commonName}`,
+      ]),
+      dir,
+    );
+    writeFileSync(join(dir, `${stem}.ext`), `${ext.join('\n')}\n`);
+    openssl(
+      ['x509', '-req', '-in', `${stem}.csr`, '-CA', 'ca.crt', '-CAkey', 'ca.key', '-CAcreateserial'].concat([
+        '-out',
+        `${stem}.crt`,
+        '-days',
+        '1',
+        '-extfile',
+        `${stem}.ext`,
+      ]),
+      dir,
+    );
+    return { cert: readFileSync(join(dir, `${stem}.crt`)), key: readFileSync(join(dir, `${stem}.key`)) };
+  }
+  return {
     name,
     cert: readFileSync(join(dir, 'ca.crt')),
     key: readFileSync(join(dir, 'ca.key')),
     issue(commonName, sans = []) {
-      const stem = `leaf-${++serial}`;
-      openssl(
-        ['req', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes'].concat([
-          '-keyout',
-          `${stem}.key`,
-          '-out',
-          `${stem}.csr`,
-          '-subj',
-          `/CN=${commonName}`,
-        ]),
-        dir,
-      );
-      const ext = [
+      return sign(commonName, [
         ...(sans.length > 0 ? [`subjectAltName=${sans.join(',')}`] : []),
         'extendedKeyUsage=serverAuth,clientAuth',
         'keyUsage=digitalSignature,keyEncipherment',
-      ];
-      writeFileSync(join(dir, `${stem}.ext`), `${ext.join('\n')}\n`);
-      openssl(
-        ['x509', '-req', '-in', `${stem}.csr`, '-CA', 'ca.crt', '-CAkey', 'ca.key', '-CAcreateserial'].concat(
-          ['-out', `${stem}.crt`, '-days', '1', '-extfile', `${stem}.ext`],
-        ),
-        dir,
-      );
-      return { cert: readFileSync(join(dir, `${stem}.crt`)), key: readFileSync(join(dir, `${stem}.key`)) };
+      ]);
+    },
+    issueCA(commonName) {
+      const pem = sign(commonName, ['basicConstraints=critical,CA:TRUE', 'keyUsage=keyCertSign,cRLSign']);
+      const sub = mkdtempSync(join(tmpdir(), `tls-${commonName}-`));
+      writeFileSync(join(sub, 'ca.crt'), pem.cert);
+      writeFileSync(join(sub, 'ca.key'), pem.key);
+      return caIn(commonName, sub);
     },
   };
-  return ca;
 }
 
 /**
