@@ -72,7 +72,7 @@ async function waitReady(
       timeoutMs,
     );
   } catch (err) {
-    throw new Error(`${String(err)}; last Ready condition: ${JSON.stringify(last)}`);
+    throw new Error(`${String(err)}; last Ready condition: ${JSON.stringify(last)}`, { cause: err });
   }
 }
 
