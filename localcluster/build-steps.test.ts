@@ -1,5 +1,12 @@
 import { buildSteps, kubernetesVersionLdflags, stagingModules } from './build-steps';
-import { ETCD_TOOLS, HELM_TOOL, KUBERNETES_TOOL, MINIO_TOOL, TEMPORAL_TOOL } from './tool-cache';
+import {
+  CERT_MANAGER_TOOL,
+  ETCD_TOOLS,
+  HELM_TOOL,
+  KUBERNETES_TOOL,
+  MINIO_TOOL,
+  TEMPORAL_TOOL,
+} from './tool-cache';
 
 const goArgs = (steps: ReturnType<typeof buildSteps>) =>
   steps.map((s) => (s.kind === 'go' ? `go ${s.args.join(' ')}` : s.label));
@@ -48,6 +55,27 @@ describe('buildSteps', () => {
         env: { GOBIN: '/c/tools/helm-4.3.1/bin' },
       },
     ]);
+  });
+  it('builds the cert-manager controller from our own main in a wrapper under its module path, then copies its CRDs', () => {
+    const steps = buildSteps('/c', CERT_MANAGER_TOOL);
+    expect(goArgs(steps)).toEqual([
+      // Under github.com/cert-manager/cert-manager, so the main may import the module's internal/ packages.
+      'go mod init github.com/cert-manager/cert-manager/etcd-conductor-controller',
+      'copy main.go',
+      'go get github.com/cert-manager/cert-manager@v1.20.3',
+      'go mod tidy',
+      'go build -trimpath -ldflags -s -w -X github.com/cert-manager/cert-manager/pkg/util.AppVersion=v1.20.3 -o /c/tools/cert-manager-1.20.3/bin/cert-manager-controller .',
+      'copy the CRDs (deploy/crds)',
+    ]);
+    expect(steps[1]).toMatchObject({
+      from: expect.stringMatching(/\/localcluster\/cert-manager-controller\/main\.go$/) as unknown,
+      to: '/c/build/cert-manager-1.20.3/main.go',
+    });
+    expect(steps[5]).toMatchObject({
+      module: 'github.com/cert-manager/cert-manager',
+      dir: 'deploy/crds',
+      to: '/c/tools/cert-manager-1.20.3/crds',
+    });
   });
   it('builds Kubernetes through a wrapper that re-pins the staging modules before tidying', () => {
     expect(goArgs(buildSteps('/c', KUBERNETES_TOOL)).slice(0, 5)).toEqual([

@@ -1,6 +1,7 @@
 // Pure build recipes: the exact Go commands that turn a pinned version into binaries, in order; the installer only executes them.
 import { join } from 'node:path';
-import { toolDirs, type ToolSpec } from './tool-cache';
+import { certManagerCrdDir, toolDirs, type ToolSpec } from './tool-cache';
+import { repoRoot } from './stack-info';
 import { KUBERNETES_STAGING_VERSION, MINIO_MODULE_VERSION } from './versions';
 
 export type BuildStep =
@@ -13,6 +14,17 @@ export type BuildStep =
       skipIfExists?: string;
     }
   | { kind: 'write'; label: string; path: string; content: string }
+  | { kind: 'copy'; label: string; from: string; to: string }
+  /** Copies `<module's folder in the module cache>/<dir>/*<suffix>` (as the wrapper in `cwd` resolves the module) into `to`. */
+  | {
+      kind: 'copy-module-files';
+      label: string;
+      cwd: string;
+      module: string;
+      dir: string;
+      suffix: string;
+      to: string;
+    }
   /** Reads the staging replace list from the k8s.io/kubernetes go.mod on the proxy, then pins each to its published version. */
   | {
       kind: 'replace-staging';
@@ -125,6 +137,52 @@ export function buildSteps(root: string, spec: ToolSpec): BuildStep[] {
           env: { GOBIN: binDir },
         },
       ];
+    case 'cert-manager': {
+      // Upstream's main package (cmd/controller) is a separate module that the proxy does not publish, so the wrapper
+      // brings its own main (localcluster/cert-manager-controller/main.go). The wrapper's module path sits under
+      // github.com/cert-manager/cert-manager because that main imports the configuration defaults from internal/.
+      const module = 'github.com/cert-manager/cert-manager';
+      return [
+        {
+          kind: 'go',
+          label: 'go mod init',
+          args: ['mod', 'init', `${module}/etcd-conductor-controller`],
+          cwd: buildDir,
+          skipIfExists: join(buildDir, 'go.mod'),
+        },
+        {
+          kind: 'copy',
+          label: 'copy main.go',
+          from: join(repoRoot(), 'localcluster', 'cert-manager-controller', 'main.go'),
+          to: join(buildDir, 'main.go'),
+        },
+        { kind: 'go', label: 'go get', args: ['get', `${module}@v${spec.version}`], cwd: buildDir },
+        { kind: 'go', label: 'go mod tidy', args: ['mod', 'tidy'], cwd: buildDir },
+        {
+          kind: 'go',
+          label: 'go build',
+          args: [
+            'build',
+            '-trimpath',
+            '-ldflags',
+            `${LDFLAGS} -X ${module}/pkg/util.AppVersion=v${spec.version}`,
+            '-o',
+            join(binDir, 'cert-manager-controller'),
+            '.',
+          ],
+          cwd: buildDir,
+        },
+        {
+          kind: 'copy-module-files',
+          label: 'copy the CRDs (deploy/crds)',
+          cwd: buildDir,
+          module,
+          dir: 'deploy/crds',
+          suffix: '.yaml',
+          to: certManagerCrdDir(root),
+        },
+      ];
+    }
     case 'kubernetes': {
       const cmds = spec.binaries.map((b) => `k8s.io/kubernetes/cmd/${b}`);
       return [

@@ -16,6 +16,7 @@ interface Cli {
   stateDir: string;
   hostIp: string;
   withOperator: boolean;
+  withCertManager: boolean;
 }
 
 export function parseCli(argv: string[]): Cli {
@@ -26,6 +27,7 @@ export function parseCli(argv: string[]): Cli {
     // A second checkout (a git worktree) runs its own stack beside the default one by choosing another loopback address.
     hostIp: process.env.ETCD_CONDUCTOR_HOST_IP ?? '127.0.0.1',
     withOperator: true,
+    withCertManager: true,
   };
   for (let i = 0; i < rest.length; i++) {
     const arg = rest[i];
@@ -37,6 +39,7 @@ export function parseCli(argv: string[]): Cli {
     if (arg === '--state-dir') cli.stateDir = resolve(value());
     else if (arg === '--host-ip') cli.hostIp = value();
     else if (arg === '--no-operator') cli.withOperator = false;
+    else if (arg === '--no-cert-manager') cli.withCertManager = false;
     else throw new Error(`unknown option ${arg}`);
   }
   return cli;
@@ -54,6 +57,7 @@ function summary(info: StackInfo, stateDir: string): string {
     `  S3 (MinIO)      ${info.s3.endpoint} bucket ${info.s3.bucket}`,
     `  nodes           ${info.nodes.map((n) => `${n.name}@${n.hostIp}`).join(', ')}`,
     `  fault control   ${info.faultControlUrl ?? '-'}`,
+    `  cert-manager    ${info.certManager?.metricsUrl ?? '-'}`,
     `  logs            ${info.logsDir}`,
     `  shell           . ${resolve(stateDir, 'env.sh')}`,
   ].join('\n');
@@ -89,6 +93,7 @@ async function runInForeground(
     tools: toolPaths(requireTools()),
     nodes: processNodeRuntime,
     withOperator: cli.withOperator,
+    withCertManager: cli.withCertManager,
     log: stamp,
   });
   const first = await Promise.race([
@@ -113,7 +118,10 @@ async function runInForeground(
 async function main(argv: string[]): Promise<number> {
   const cli = parseCli(argv);
   const layout = stackLayout({ repoRoot: REPO_ROOT, stateDir: cli.stateDir, hostIp: cli.hostIp });
-  const extraArgs = cli.withOperator ? [] : ['--no-operator'];
+  const extraArgs = [
+    ...(cli.withOperator ? [] : ['--no-operator']),
+    ...(cli.withCertManager ? [] : ['--no-cert-manager']),
+  ];
   switch (cli.command) {
     case 'tools':
       await ensureAllTools();
@@ -179,7 +187,7 @@ async function main(argv: string[]): Promise<number> {
       return 0;
     default:
       log(
-        'usage: main.js <tools|start|up|down|status> [--state-dir DIR] [--host-ip 127.x.y.z] [--no-operator]',
+        'usage: main.js <tools|start|up|down|status> [--state-dir DIR] [--host-ip 127.x.y.z] [--no-operator] [--no-cert-manager]',
       );
       return cli.command === 'help' ? 0 : 2;
   }

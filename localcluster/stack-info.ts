@@ -18,6 +18,8 @@ export interface StackInfo {
   temporal: { address: string; namespace: string; uiUrl: string };
   s3: { endpoint: string; bucket: string; region: string; accessKeyId: string; secretAccessKey: string };
   faultControlUrl: string | undefined;
+  /** Present when the stack runs cert-manager (localcluster/cert-manager.ts). */
+  certManager?: { metricsUrl: string };
   nodes: Array<{ name: string; zone: string; hostIp: string }>;
   tools: {
     kubectl: string;

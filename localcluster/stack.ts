@@ -2,6 +2,7 @@
 import { CoreV1Api, KubeConfig, type V1Node, type V1Pod } from '@kubernetes/client-node';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { certManagerMetricsUrl, startCertManager } from './cert-manager';
 import { apiserverSans, apiserverUrl, startControlPlane } from './control-plane';
 import { renderEnvFile } from './env-file';
 import { installCrds } from './install-crds';
@@ -52,6 +53,8 @@ export interface StartStackOptions {
   nodes: NodeRuntime;
   /** Starts `dist/worker/main.js` when it exists (the operator); off for throw-away test stacks. */
   withOperator: boolean;
+  /** Installs the cert-manager CRDs and runs its controller (localcluster/cert-manager.ts); off unless asked for. */
+  withCertManager?: boolean;
   log: (line: string) => void;
 }
 
@@ -247,6 +250,15 @@ export async function startStack(opts: StartStackOptions): Promise<RunningStack>
     );
     onStop('fault control', () => faults.close());
 
+    if (opts.withCertManager) {
+      const certManager = await startCertManager(layout, tools, log);
+      onStop('cert-manager', () => certManager.stop());
+      track(certManager);
+      log(
+        `stack: cert-manager ready (metrics ${certManagerMetricsUrl(layout.hostIp)}, log ${certManager.logFile})`,
+      );
+    }
+
     const creds = minio.value.credentials;
     const info: StackInfo = {
       version: 1,
@@ -266,6 +278,7 @@ export async function startStack(opts: StartStackOptions): Promise<RunningStack>
       },
       s3: { endpoint: s3Endpoint(layout), bucket: S3_BUCKET, region: S3_REGION, ...creds },
       faultControlUrl: faults.url,
+      ...(opts.withCertManager ? { certManager: { metricsUrl: certManagerMetricsUrl(layout.hostIp) } } : {}),
       nodes: layout.nodes.map((n) => ({ name: n.name, zone: n.zone, hostIp: n.hostIp })),
       tools: {
         kubectl: tools.kubectl,

@@ -34,6 +34,7 @@ describe('toolDirs', () => {
       'temporal-1.5.1',
       'minio-20260212201848',
       'helm-4.3.1',
+      'cert-manager-1.20.3',
       'kubernetes-1.35.4',
     ]);
   });

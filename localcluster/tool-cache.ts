@@ -3,6 +3,7 @@ import { accessSync, constants, existsSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import {
+  CERT_MANAGER_VERSION,
   ETCD_VERSIONS,
   HELM_VERSION,
   KUBERNETES_VERSION,
@@ -11,7 +12,7 @@ import {
   type EtcdVersion,
 } from './versions';
 
-export type ToolName = 'kubernetes' | 'etcd' | 'temporal' | 'minio' | 'helm';
+export type ToolName = 'kubernetes' | 'etcd' | 'temporal' | 'minio' | 'helm' | 'cert-manager';
 
 export interface ToolSpec {
   name: ToolName;
@@ -38,6 +39,12 @@ export const TEMPORAL_TOOL: ToolSpec = {
 };
 export const MINIO_TOOL: ToolSpec = { name: 'minio', version: MINIO_VERSION, binaries: ['minio'] };
 export const HELM_TOOL: ToolSpec = { name: 'helm', version: HELM_VERSION, binaries: ['helm'] };
+/** The cert-manager controller, and beside bin/ the CRDs of the same release (`crds/`, see certManagerCrdDir). */
+export const CERT_MANAGER_TOOL: ToolSpec = {
+  name: 'cert-manager',
+  version: CERT_MANAGER_VERSION,
+  binaries: ['cert-manager-controller'],
+};
 
 /** Cheapest first, so a broken Go setup fails fast; Kubernetes last because it takes longest. */
 export const ALL_TOOLS: ToolSpec[] = [
@@ -45,6 +52,7 @@ export const ALL_TOOLS: ToolSpec[] = [
   TEMPORAL_TOOL,
   MINIO_TOOL,
   HELM_TOOL,
+  CERT_MANAGER_TOOL,
   KUBERNETES_TOOL,
 ];
 
@@ -90,6 +98,10 @@ export function isInstalled(root: string, spec: ToolSpec): boolean {
   });
 }
 
+/** The cert-manager release's CRD YAML files, copied from its module by the build. */
+export const certManagerCrdDir = (root: string): string =>
+  join(root, 'tools', toolId(CERT_MANAGER_TOOL), 'crds');
+
 export function binaryPath(root: string, spec: ToolSpec, binary: string): string {
   return join(toolDirs(root, spec).binDir, binary);
 }
@@ -104,6 +116,8 @@ export interface ToolPaths {
   temporal: string;
   minio: string;
   helm: string;
+  certManagerController: string;
+  certManagerCrds: string;
 }
 
 export function toolPaths(root: string): ToolPaths {
@@ -119,5 +133,7 @@ export function toolPaths(root: string): ToolPaths {
     temporal: binaryPath(root, TEMPORAL_TOOL, 'temporal'),
     minio: binaryPath(root, MINIO_TOOL, 'minio'),
     helm: binaryPath(root, HELM_TOOL, 'helm'),
+    certManagerController: binaryPath(root, CERT_MANAGER_TOOL, 'cert-manager-controller'),
+    certManagerCrds: certManagerCrdDir(root),
   };
 }

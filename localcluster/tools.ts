@@ -2,9 +2,12 @@
 import { spawn } from 'node:child_process';
 import {
   accessSync,
+  chmodSync,
   constants,
+  copyFileSync,
   createWriteStream,
   mkdirSync,
+  readdirSync,
   readFileSync,
   unlinkSync,
   writeFileSync,
@@ -133,6 +136,23 @@ async function runStep(step: BuildStep, ctx: StepContext): Promise<void> {
     case 'write':
       writeFileSync(step.path, step.content);
       return;
+    case 'copy':
+      copyFileSync(step.from, step.to);
+      return;
+    case 'copy-module-files': {
+      const moduleDir = (await goOutput(ctx, ['list', '-m', '-f', '{{.Dir}}', step.module], step.cwd)).trim();
+      if (!moduleDir) throw new StepFailure(`go list -m found no folder for ${step.module} in ${step.cwd}`);
+      const from = join(moduleDir, step.dir);
+      const files = readdirSync(from).filter((f) => f.endsWith(step.suffix));
+      if (files.length === 0) throw new StepFailure(`no *${step.suffix} files in ${from}`);
+      mkdirSync(step.to, { recursive: true });
+      for (const f of files) {
+        copyFileSync(join(from, f), join(step.to, f));
+        // The module cache is read-only; a copy keeping that mode could not be replaced by a later build.
+        chmodSync(join(step.to, f), 0o644);
+      }
+      return;
+    }
     case 'go':
       if (step.skipIfExists && exists(step.skipIfExists)) return;
       await runGo(ctx, step.args, step.cwd, step.env);
@@ -164,11 +184,19 @@ function exists(path: string): boolean {
   }
 }
 
+/** Runs go and returns its stdout (also logged); for queries such as `go list`. */
+async function goOutput(ctx: StepContext, args: string[], cwd: string): Promise<string> {
+  let stdout = '';
+  await runGo(ctx, args, cwd, {}, (chunk) => (stdout += chunk.toString()));
+  return stdout;
+}
+
 function runGo(
   ctx: StepContext,
   args: string[],
   cwd: string,
   extraEnv: Record<string, string> = {},
+  onStdout?: (chunk: Buffer) => void,
 ): Promise<void> {
   return new Promise((resolve, reject) => {
     const out = createWriteStream(ctx.logFile, { flags: 'a' });
@@ -184,7 +212,10 @@ function runGo(
       tail.push(...chunk.toString().split('\n').filter(Boolean));
       if (tail.length > 40) tail.splice(0, tail.length - 40);
     };
-    child.stdout.on('data', collect);
+    child.stdout.on('data', (chunk: Buffer) => {
+      onStdout?.(chunk);
+      collect(chunk);
+    });
     child.stderr.on('data', collect);
     child.on('error', (e) => {
       out.end();

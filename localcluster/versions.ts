@@ -20,3 +20,10 @@ export const MINIO_VERSION = MINIO_MODULE_VERSION.split('-')[1] ?? MINIO_MODULE_
 
 /** Helm renders deploy/chart; v4 is current and, unlike kubernetes and etcd, installs straight from the proxy (no replace directives). */
 export const HELM_VERSION = '4.3.1';
+
+/**
+ * cert-manager for spec.tls issuerRefs. Not v1.21: it requires github.com/Venafi/vcert/v5 v5.13.7, and the Go module
+ * proxy answers 403 "This module version is not available" for every vcert v5.13.x; v1.20.3 needs v5.12.3, which it
+ * serves, and is built against Kubernetes 0.35 like the local apiserver.
+ */
+export const CERT_MANAGER_VERSION = '1.20.3';

@@ -30,7 +30,21 @@ describe('planServices', () => {
       { ip: '127.1.0.2', name: 'etcd.db.svc.cluster.local' },
       { ip: '127.1.0.2', name: 'etcd-0.etcd.db.svc' },
       { ip: '127.1.0.2', name: 'etcd-0.etcd.db.svc.cluster.local' },
+      { ip: '127.0.0.1', name: '127-0-0-1.etcd.db.svc' },
+      { ip: '127.0.0.1', name: '127-0-0-1.etcd.db.svc.cluster.local' },
     ]);
+  });
+
+  it('names 127.0.0.1, where every Pod connection comes from, under a headless service only while it has endpoints', () => {
+    const loopbackNames = (slices: SliceView[]) =>
+      planServices([headless, client], slices, loopbackClusterIp)
+        .hosts.filter((h) => h.ip === '127.0.0.1')
+        .map((h) => h.name);
+    expect(loopbackNames([slice('etcd'), slice('etcd-client')])).toEqual([
+      '127-0-0-1.etcd.db.svc',
+      '127-0-0-1.etcd.db.svc.cluster.local',
+    ]);
+    expect(loopbackNames([{ ...slice('etcd'), endpoints: [] }])).toEqual([]);
   });
 
   it('includes not-ready endpoints when the service publishes them', () => {

@@ -55,6 +55,15 @@ function names(prefix: string): string[] {
 }
 
 /**
+ * Every connection between Pods of the stack comes from 127.0.0.1 (the kernel's source address for loopback routes),
+ * where a real cluster's reverse lookup of a Pod address names the Pod under its headless Service. etcd's peer
+ * client-certificate check wants that reverse lookup to match a SAN such as `*.<svc>.<ns>.svc` (certificates from
+ * cert-manager carry no IP SANs), so 127.0.0.1 also gets this name under every headless Service with endpoints. It
+ * looks like CoreDNS's name for an endpoint without a hostname, and no Pod is ever called that.
+ */
+export const LOOPBACK_PEER = '127-0-0-1';
+
+/**
  * Headless Services: `<svc>.<ns>.svc` lists ready endpoint addresses (all of them with publishNotReadyAddresses),
  * `<hostname>.<svc>.<ns>.svc` the endpoint's own address. ClusterIP Services: the name maps to the service address
  * (`serviceIp`), which forwards each TCP port to ready endpoints.
@@ -82,6 +91,8 @@ export function planServices(
           }
         }
       }
+      if (seen.size > 0)
+        for (const n of names(`${LOOPBACK_PEER}.${base}`)) hosts.push({ ip: '127.0.0.1', name: n });
       continue;
     }
     const ip = serviceIp(svc);
