@@ -1,12 +1,7 @@
 // The root credentials from spec.auth's Secret (table), the contributor built on them, and the auth fallback of etcd calls against a real etcd.
-import { spawn } from 'node:child_process';
-import type { ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import type { LocalEtcd } from './test-support/local-etcd';
+import { startLocalEtcd } from './test-support/local-etcd';
 import { Etcd3 } from 'etcd3';
-import { binaryPath, cacheRoot, ETCD_TOOLS } from '../localcluster/tool-cache';
 import { withEtcdClient } from './etcd-admin';
 import { authConnection, credentialsFromSecret } from './etcd-auth';
 import type { KubeObjects, ObjectRef } from './kube-objects';
@@ -129,65 +124,20 @@ describe('authConnection', () => {
   });
 });
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.on('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() =>
-        typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port')),
-      );
-    });
-  });
-}
-
 // A real single-member etcd: the fallback's whole point is what etcd answers before and after auth enable.
 describe('withEtcdClient against etcd with and without auth', () => {
   let url = '';
-  let proc: ChildProcess;
-  let dir: string;
+  let etcd: LocalEtcd | undefined;
   const root = { username: 'root', password: 'test-pw' };
   const withRoot = { connectionFor: async () => ({ auth: root }), callTimeoutMs: 5000 };
   const anonymous = { callTimeoutMs: 5000 };
 
   beforeAll(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'etcd-auth-'));
-    // Ports the kernel hands out now, instead of random ones that may be taken (etcd would exit at once).
-    const [port, peerPort] = [await freePort(), await freePort()];
-    url = `http://127.0.0.1:${port}`;
-    let exited: string | undefined;
-    proc = spawn(
-      binaryPath(cacheRoot(), ETCD_TOOLS['3.6.16'], 'etcd'),
-      [
-        '--name=a',
-        `--data-dir=${join(dir, 'data')}`,
-        `--listen-client-urls=${url}`,
-        `--advertise-client-urls=${url}`,
-        `--listen-peer-urls=http://127.0.0.1:${peerPort}`,
-        `--initial-advertise-peer-urls=http://127.0.0.1:${peerPort}`,
-        `--initial-cluster=a=http://127.0.0.1:${peerPort}`,
-      ],
-      { stdio: 'ignore' },
-    );
-    proc.on('exit', (code, signal) => (exited = `etcd exited (${code ?? signal}) before answering`));
-    const deadline = Date.now() + 60_000;
-    for (;;) {
-      try {
-        await withEtcdClient(anonymous, [url], (c) => c.maintenance.status());
-        break;
-      } catch (err) {
-        if (exited) throw new Error(exited, { cause: err });
-        if (Date.now() > deadline) throw err;
-        await new Promise((r) => setTimeout(r, 200));
-      }
-    }
+    etcd = await startLocalEtcd('etcd-auth-');
+    url = etcd.url;
   }, 90_000);
 
-  afterAll(() => {
-    proc?.kill('SIGKILL');
-    if (dir) rmSync(dir, { recursive: true, force: true });
-  });
+  afterAll(() => etcd?.stop());
 
   test('before auth is enabled, credentials etcd refuses are dropped and the call is made without', async () => {
     await expect(withEtcdClient(withRoot, [url], (c) => c.auth.authStatus())).resolves.toMatchObject({
