@@ -4,10 +4,11 @@ set -e
 cd "$(dirname "$0")/.."
 if [ ! -x node_modules/.bin/node ] || [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
   echo "bootstrap: installing the locked dependencies (npm ci)..."
+  # npm ci only: it never rewrites package-lock.json, so a fresh clone stays clean. The lock file lists every optional
+  # platform package (@swc/core-*, @unrs/resolver-binding-*) so that npm 10 and 11 both accept it as it is.
   if ! npm ci --no-audit --no-fund; then
-    # npm 11 refuses this lock file for optional platform packages it does not list; npm install keeps the locked versions.
-    echo "bootstrap: npm ci refused package-lock.json (see above); installing the same locked versions with npm install"
-    npm install --no-audit --no-fund
+    echo "bootstrap: npm ci refused package-lock.json (see above). Regenerate it with 'npm install' on npm 11 and commit it; the bootstrap never rewrites it." >&2
+    exit 1
   fi
 fi
 # The browser test (test/browser/) drives Debian's Chromium through playwright-core, which downloads no browser.
