@@ -34,6 +34,8 @@ export function healthResponse(path: string, state: HealthState): HealthResponse
     case '/metrics':
       if (state.metrics) return { status: 200, body: state.metrics(), contentType: METRICS_CONTENT_TYPE };
       break;
+    default:
+      break;
   }
   return {
     status: 404,

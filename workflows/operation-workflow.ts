@@ -278,6 +278,9 @@ export async function clusterOperationWorkflow(input: OperationInput): Promise<O
       case 'RotateAuth':
         details(await rotateAuthStep(ref));
         return;
+      case 'Defrag':
+        // Unreachable: run() hands a Defrag operation to runDefragOperation before any step executes.
+        throw new Error('a Defrag step reached the membership executor');
     }
   }
 
