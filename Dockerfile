@@ -15,6 +15,7 @@ COPY package.json package-lock.json ./
 RUN npm ci
 COPY tsconfig.json tsconfig.build.json ./
 COPY crds crds
+COPY contracts contracts
 COPY workflows workflows
 COPY activities activities
 COPY watcher watcher
@@ -51,7 +52,7 @@ COPY --from=build /src/dist dist
 COPY package.json ./
 COPY --from=etcd /etcd/etcdctl /etcd/etcdutl /usr/local/bin/
 # The two programs, as the chart's Deployment (command) and the snapshot manifests (command) name them. The
-# operator's node flags are worker/node-flags.ts's (a test keeps them equal).
+# operator's node flags are contracts/node-flags.ts's (a test keeps them equal).
 RUN printf '#!/bin/sh\nexec node /app/dist/agent/main.js "$@"\n' > /usr/local/bin/etcd-conductor \
  && printf '#!/bin/sh\nexec node --max-semi-space-size=1 --max-old-space-size=256 /app/dist/worker/main.js "$@"\n' > /usr/local/bin/etcd-conductor-operator \
  && chmod 0755 /usr/local/bin/etcd-conductor /usr/local/bin/etcd-conductor-operator

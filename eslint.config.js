@@ -3,6 +3,10 @@ const tseslint = require('typescript-eslint');
 const js = require('@eslint/js');
 const importX = require('eslint-plugin-import-x');
 
+// Folders shipped in the operator image or the agent, and the ones that only use them.
+const product = ['crds', 'contracts', 'workflows', 'activities', 'watcher', 'worker', 'agent'];
+const nonProduct = ['./localcluster', './bench', './test'];
+
 const nodeBuiltins = require('node:module').builtinModules.flatMap((m) => [m, `node:${m}`]);
 
 module.exports = tseslint.config(
@@ -41,17 +45,80 @@ module.exports = tseslint.config(
     rules: { 'no-restricted-syntax': 'off' },
   },
   {
-    // The public API depends on nothing of ours.
-    files: ['crds/**/*.ts'],
-    ignores: ['crds/**/*.test.ts'],
+    // The direction of imports (docs/architecture.md): crds/, contracts/ <- workflows/, activities/ <- worker/;
+    // the watcher and the agent use crds/ and contracts/ only; localcluster/, bench/ and test/ use the product,
+    // never the reverse. Tests next to code may use test/support and the local stack's tool cache.
+    files: ['**/*.ts'],
+    ignores: ['**/*.test.ts', '**/test-support/**'],
+    rules: {
+      'import-x/no-restricted-paths': [
+        'error',
+        {
+          basePath: __dirname,
+          zones: [
+            {
+              target: './crds',
+              from: [...product.filter((f) => f !== 'crds').map((f) => `./${f}`), ...nonProduct],
+              message: 'crds/ is the public API and imports nothing else of the project.',
+            },
+            {
+              target: './contracts',
+              from: [
+                ...product.filter((f) => f !== 'crds' && f !== 'contracts').map((f) => `./${f}`),
+                ...nonProduct,
+              ],
+              message: 'contracts/ sits below every layer: it may use crds/ only.',
+            },
+            {
+              target: './workflows',
+              from: ['./watcher', './worker', './agent', ...nonProduct],
+              message: 'Workflows import crds/, contracts/, their own folder, and activities by type.',
+            },
+            {
+              target: './activities',
+              from: ['./workflows', './watcher', './worker', './agent', ...nonProduct],
+              message:
+                'Activities import crds/ and contracts/ only (what they share with workflows is a contract).',
+            },
+            {
+              target: './watcher',
+              from: ['./workflows', './activities', './worker', './agent', ...nonProduct],
+              message: 'The watcher imports crds/ and contracts/ only.',
+            },
+            {
+              target: './agent',
+              from: ['./workflows', './activities', './watcher', './worker', ...nonProduct],
+              message: 'The agent runs in member Pods: it imports crds/ and contracts/ only.',
+            },
+            {
+              target: './worker',
+              from: ['./agent', ...nonProduct],
+              message:
+                'The operator process hosts the product; the local stack, benchmarks and tests use it, not the reverse.',
+            },
+            {
+              target: ['./localcluster', './bench'],
+              from: ['./test'],
+              message: 'End-to-end tests use the local stack, never the reverse.',
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    // What crosses a boundary is plain data and names: packages only by type, so any side may import it.
+    files: ['contracts/**/*.ts'],
+    ignores: ['contracts/**/*.test.ts'],
     rules: {
       'no-restricted-imports': [
         'error',
         {
           patterns: [
             {
-              group: ['../*', '!../crds/*'],
-              message: 'crds/ is the public API and imports nothing else of the project.',
+              regex: '^[^.]',
+              allowTypeImports: true,
+              message: 'contracts/ has no runtime dependencies: import packages with `import type` only.',
             },
           ],
         },
@@ -83,48 +150,6 @@ module.exports = tseslint.config(
               group: ['../activities/*', '../activities'],
               allowTypeImports: true,
               message: 'Workflows see activities only through `import type`.',
-            },
-            {
-              group: ['../watcher/*', '../worker/*', '../localcluster/*', '../agent/*'],
-              message: 'Workflows import crds/ and their own folder only.',
-            },
-          ],
-        },
-      ],
-    },
-  },
-  {
-    files: ['activities/**/*.ts'],
-    ignores: ['activities/**/*.test.ts'],
-    rules: {
-      'no-restricted-imports': [
-        'error',
-        {
-          patterns: [
-            {
-              group: ['../watcher/*', '../worker/*', '../localcluster/*', '../workflows/*'],
-              message: 'Activities import crds/ only.',
-            },
-          ],
-        },
-      ],
-    },
-  },
-  {
-    files: ['watcher/**/*.ts'],
-    ignores: ['watcher/**/*.test.ts'],
-    rules: {
-      'no-restricted-imports': [
-        'error',
-        {
-          patterns: [
-            {
-              group: ['../activities/*', '../worker/*', '../localcluster/*', '../agent/*'],
-              message: 'The watcher imports crds/ and workflow message definitions only.',
-            },
-            {
-              group: ['../workflows/*', '!../workflows/messages'],
-              message: 'The watcher imports only workflows/messages.',
             },
           ],
         },

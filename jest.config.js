@@ -15,7 +15,7 @@ module.exports = {
       ...common,
       displayName: 'unit',
       testMatch: [
-        '<rootDir>/{crds,workflows,activities,watcher,worker,agent,localcluster,bench}/**/*.test.ts',
+        '<rootDir>/{crds,contracts,workflows,activities,watcher,worker,agent,localcluster,bench}/**/*.test.ts',
       ],
     },
     {

@@ -9,7 +9,7 @@ import { memberClientURL } from '../crds/names';
 import type { EtcdAdminOptions } from './etcd-admin';
 import { withEtcdClient } from './etcd-admin';
 import { applyRootPassword, checkPassword } from './auth-rotation';
-import type { RotationIO, RotationResult } from './auth-rotation';
+import type { RotationIO } from './auth-rotation';
 import {
   appliedSecretName,
   readAppliedPassword,
@@ -19,27 +19,9 @@ import {
 } from './etcd-auth';
 import type { RootCredentials } from './etcd-auth';
 import type { KubeObjects } from './kube-objects';
-import type { ClusterRef } from './member-manifests';
-
-/** What etcd says about its auth, as the planner needs it; no value of the Secret. */
-export type EtcdAuthState =
-  /** No voter answered (nothing runs yet, or no quorum): nothing can be said. */
-  | { state: 'unknown'; message: string }
-  /** Auth is on and etcd refuses the credentials the operator has (or that it has none). */
-  | { state: 'rejected'; message: string }
-  | { state: 'disabled'; rootUser: boolean; rootRole: boolean }
-  | { state: 'enabled' };
-
-export interface AuthObservation {
-  /** Why the Secret spec.auth names cannot be used (missing, no password, another user); absent when it can. */
-  secretProblem?: string;
-  etcd: EtcdAuthState;
-  /**
-   * With auth enabled and a usable Secret: whether the operator's applied copy (the password etcd has) equals
-   * the Secret's; 'stale' or 'missing' plans RotateAuth. Absent otherwise (and in histories from before it).
-   */
-  applied?: 'current' | 'stale' | 'missing';
-}
+import type { ClusterRef } from '../contracts/cluster-ref';
+import type { RotationResult } from '../contracts/auth';
+import type { AuthObservation, EtcdAuthState } from '../contracts/auth';
 
 export interface AuthActivityDeps {
   kube: KubeObjects;

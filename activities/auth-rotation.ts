@@ -5,9 +5,7 @@
 // accepted and only records it, so a crash between the change and the record loses nothing.
 import type { Etcd3 } from 'etcd3';
 import { ROOT_USER } from './etcd-auth';
-
-/** What applying did: the password already worked (only the copy was written), etcd's was changed, or neither password is accepted. */
-export type RotationResult = 'recorded' | 'changed' | 'rejected';
+import type { RotationResult } from '../contracts/auth';
 
 export interface RotationIO {
   /** Runs `fn` as root with `password` (authenticating first); etcd's refusal of the password throws. */

@@ -7,7 +7,7 @@ import { API_VERSION, ETCD_CLUSTER } from '../crds/etcd-cluster';
 import { Annotations, Labels } from '../crds/labels';
 import type { EtcdAdmin } from './etcd-admin';
 import type { KubeObjects } from './kube-objects';
-import type { ClusterRef, MemberRole } from './member-manifests';
+import type { MemberRole } from './member-manifests';
 import { claimName, memberClientURL, memberFromPeerURL } from '../crds/names';
 import {
   clientService,
@@ -19,7 +19,11 @@ import {
 } from './member-manifests';
 import type { EventRecorder } from './event-recorder';
 import { recordOrDrop } from './event-recorder';
-import type { ClusterObservation, EtcdMemberObservation, KubeMemberObservation } from './observation';
+import type {
+  ClusterObservation,
+  EtcdMemberObservation,
+  KubeMemberObservation,
+} from '../contracts/observation';
 import { reportsLostRaftLog } from './member-failures';
 import type { RestoreInit } from './restore-manifests';
 import { RESTORE_CONTAINER, restoreFailureOf } from './restore-manifests';
@@ -33,6 +37,7 @@ import { peerURLFor } from '../crds/tls-names';
 import { memberTLSHash, prepareMemberTLS } from './etcd-tls';
 import { readTLSTrust } from './tls-trust';
 import { createDefragActivities } from './defrag-activities';
+import type { ClusterRef } from '../contracts/cluster-ref';
 
 export interface ActivityDeps {
   kube: KubeObjects;

@@ -4,8 +4,9 @@
 // compaction to a revision already compacted is reported as done, and disarming an alarm that is not raised
 // changes nothing. Never deletes a key: compaction drops only revisions that a later one superseded.
 import type { EtcdAdmin } from './etcd-admin';
-import type { ClusterRef } from './member-manifests';
 import { memberClientURL } from '../crds/names';
+import type { ClusterRef } from '../contracts/cluster-ref';
+import type { DefragmentResult } from '../contracts/defrag';
 
 export interface DefragActivityDeps {
   etcd: EtcdAdmin;
@@ -17,13 +18,6 @@ export interface DefragActivityDeps {
  * (workflows/defrag-operation.ts) is longer than this, so etcd's answer, not Temporal, ends a slow one.
  */
 export const DEFRAG_CALL_TIMEOUT_MS = 5 * 60_000;
-
-export interface DefragmentResult {
-  member: string;
-  /** dbSize and dbSizeInUse before and after, when the member answered its status. */
-  before?: { dbSize: number; dbSizeInUse: number };
-  after?: { dbSize: number; dbSizeInUse: number };
-}
 
 export function createDefragActivities(deps: DefragActivityDeps) {
   const { etcd } = deps;

@@ -11,17 +11,8 @@ import { memberClientURL } from '../crds/names';
 import type { EtcdAdminOptions } from './etcd-admin';
 import { withEtcdClient } from './etcd-admin';
 import type { EtcdConnectionOptions } from './etcd-connection';
-import type { ClusterRef } from './member-manifests';
-
-/** What etcd says about a downgrade; workflows/downgrade-plan.ts decides on it. */
-export interface DowngradeObservation {
-  /** etcd's cluster version (`etcdcluster` of a member's /version, e.g. `3.6.0`); the highest any member reports. */
-  clusterVersion?: string;
-  /** `storage` of each member's /version that reports one (3.6 and later), by member name. */
-  storageVersions: Record<string, string>;
-  /** Whether a downgrade is enabled (etcd's Validate answers "downgrade job in progress"); undefined when unknown. */
-  enabled?: boolean;
-}
+import type { ClusterRef } from '../contracts/cluster-ref';
+import type { DowngradeObservation } from '../contracts/downgrade';
 
 /** What one member's `/version` says: its binary, the cluster version, and (3.6 and later) its storage version. */
 export interface MemberVersions {

@@ -7,7 +7,7 @@ import type { EtcdClusterSpec } from '../crds/etcd-cluster';
 import { API_VERSION, ETCD_CLUSTER } from '../crds/etcd-cluster';
 import type { ClusterKey, ConnectionContributor } from './etcd-connection';
 import type { KubeObjects } from './kube-objects';
-import type { ClusterRef } from './member-manifests';
+import type { ClusterRef } from '../contracts/cluster-ref';
 
 /** etcd's one user that may enable auth and change membership; the Secret's `username` must be this one. */
 export const ROOT_USER = 'root';

@@ -2,7 +2,7 @@
 import type { KubeConfig } from '@kubernetes/client-node';
 import { ApiException, CoreV1Api } from '@kubernetes/client-node';
 import { API_VERSION, ETCD_CLUSTER } from '../crds/etcd-cluster';
-import type { ClusterRef } from './member-manifests';
+import type { ClusterRef } from '../contracts/cluster-ref';
 
 export interface EventInput {
   ref: ClusterRef;

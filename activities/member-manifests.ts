@@ -13,18 +13,12 @@ import {
 } from '../crds/names';
 import { clientURLFor, peerURLFor, TLS_CA_HASH_ANNOTATION } from '../crds/tls-names';
 import { tlsEtcdFlags, tlsVolumeMounts, tlsVolumes } from './tls-pod';
+import type { ClusterRef } from '../contracts/cluster-ref';
 
 export const DATA_DIR = '/var/lib/etcd';
 /** etcd's --data-dir: a subdirectory of the volume, so a restore can work beside it (docs/agent.md). */
 export const ETCD_DATA_DIR = `${DATA_DIR}/data`;
 const MANAGED_BY = 'etcd-conductor';
-
-/** The cluster identity every object is built for. */
-export interface ClusterRef {
-  namespace: string;
-  name: string;
-  uid: string;
-}
 
 function ownerReference(ref: ClusterRef) {
   return {

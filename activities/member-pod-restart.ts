@@ -5,7 +5,7 @@
 // after the read. The claim and the etcd member stay.
 import type { KubernetesObject } from '@kubernetes/client-node';
 import type { KubeObjects } from './kube-objects';
-import type { ClusterRef } from './member-manifests';
+import type { ClusterRef } from '../contracts/cluster-ref';
 
 export interface MemberPod extends KubernetesObject {
   spec?: { containers?: { name?: string; image?: string }[] };

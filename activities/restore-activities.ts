@@ -8,10 +8,10 @@ import type { EtcdSnapshot } from '../crds/etcd-snapshot';
 import { ETCD_SNAPSHOT } from '../crds/etcd-snapshot';
 import { peerURLFor } from '../crds/tls-names';
 import type { KubeObjects } from './kube-objects';
-import type { ClusterRef } from './member-manifests';
 import { clusterToken, DATA_DIR, ETCD_DATA_DIR } from './member-manifests';
 import type { RestoreInit } from './restore-manifests';
 import { credentialsProblem, resolveRestoreSource, restoreInit } from './restore-manifests';
+import type { ClusterRef } from '../contracts/cluster-ref';
 
 export interface RestoreActivityDeps {
   kube: KubeObjects;

@@ -1,5 +1,5 @@
 // Restore's pure parts as tables: resolving a source, the seed's init container, and reading the agent's result from its status.
-import { encodeAgentResult } from '../agent/result';
+import { encodeAgentResult } from '../contracts/agent-result';
 import type { RestoreSource } from '../crds/etcd-cluster';
 import type { EtcdSnapshot, SnapshotPhase } from '../crds/etcd-snapshot';
 import type { ResolvedRestoreSource, RestoreResolution } from './restore-manifests';

@@ -2,8 +2,8 @@
 //
 // Invariant: credentials reach the agent only as env secretKeyRefs to the user's Secret; the container built
 // here holds Secret names, never values, so workflow inputs, history and status hold none either.
-import type { AgentFailureReason } from '../agent/result';
-import { AgentFailureReasons, parseAgentResult } from '../agent/result';
+import type { AgentFailureReason } from '../contracts/agent-result';
+import { AgentFailureReasons, parseAgentResult } from '../contracts/agent-result';
 import type { RestoreSource } from '../crds/etcd-cluster';
 import type { EtcdSnapshot } from '../crds/etcd-snapshot';
 import { parseS3URI } from './s3-store';

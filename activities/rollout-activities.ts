@@ -8,12 +8,12 @@ import type { EtcdClusterSpec } from '../crds/etcd-cluster';
 import { quantityLess } from '../crds/quantity';
 import { claimName } from '../crds/names';
 import type { KubeObjects } from './kube-objects';
-import type { ClusterRef } from './member-manifests';
 import { deleteMemberPodUnlessDone } from './member-pod-restart';
 import { memberLabels } from './member-manifests';
 import type { ClaimLike } from './rollout-observation';
 import { claimStorageOf, readStorageClasses } from './rollout-observation';
 import { podMetadataRecord, RolloutAnnotations } from './rollout-template';
+import type { ClusterRef } from '../contracts/cluster-ref';
 
 export interface RolloutActivityDeps {
   kube: KubeObjects;

@@ -1,21 +1,7 @@
 // What observe adds for rollouts: each Pod compared with the spec's template, each claim's size and whether its StorageClass lets it grow.
 import type { KubernetesObject } from '@kubernetes/client-node';
 import type { KubeObjects } from './kube-objects';
-
-/**
- * Whether Kubernetes will grow this claim: only a claim whose StorageClass sets allowVolumeExpansion may
- * ask for more (the apiserver's PersistentVolumeClaimResize admission refuses any other).
- */
-export type ClaimExpansion = 'Allowed' | 'NoStorageClass' | 'ClassForbids' | 'ClassNotFound';
-
-export interface ClaimStorageObservation {
-  /** spec.resources.requests.storage. */
-  requested?: string;
-  /** status.capacity.storage: what the volume holds now. */
-  capacity?: string;
-  storageClassName?: string;
-  expansion: ClaimExpansion;
-}
+import type { ClaimExpansion, ClaimStorageObservation } from '../contracts/rollout';
 
 export interface ClaimLike extends KubernetesObject {
   spec?: { storageClassName?: string; resources?: { requests?: Record<string, string | number> } };

@@ -11,6 +11,7 @@ import type { EtcdClusterSpec } from '../crds/etcd-cluster';
 import { API_GROUP } from '../crds/etcd-cluster';
 import type { MemberPodInput } from './member-manifests';
 import { memberPod } from './member-manifests';
+import type { PodTemplate, PodTemplateObservation } from '../contracts/rollout';
 
 export const RolloutAnnotations = {
   /** Hash of the Pod template the member's Pod was rendered from (everything but member identity and user metadata). */
@@ -26,28 +27,6 @@ export type TemplateInput = Omit<
   MemberPodInput,
   'member' | 'role' | 'initialClusterState' | 'initialCluster' | 'restore'
 >;
-
-export interface PodTemplate {
-  hash: string;
-  parts: Record<string, string>;
-}
-
-/** What observe reports of one Pod against the spec it was asked about. */
-export interface PodTemplateObservation {
-  /** The Pod was rendered from the spec's template. */
-  upToDate: boolean;
-  /** Readable names of the parts that differ (e.g. `options`, `resources`); empty when up to date. */
-  changed: string[];
-  /** The spec's template hash: what a rolled Pod carries. */
-  hash: string;
-  /** The Pod carries the spec's podLabels and podAnnotations (changes to those are patched, not rolled). */
-  metadataCurrent: boolean;
-  /**
-   * Only on an out-of-date Pod whose restart would cut the member off: the spec's CA bundles do not trust a
-   * certificate the cluster uses, in words (activities/tls-trust.ts). The rollout holds while it is set.
-   */
-  untrusted?: string;
-}
 
 const PLACEHOLDER_MEMBER = '$(MEMBER)';
 

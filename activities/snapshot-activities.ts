@@ -13,8 +13,8 @@ import { ETCD_SNAPSHOT } from '../crds/etcd-snapshot';
 import { memberClientURL } from '../crds/names';
 import type { EtcdAdmin } from './etcd-admin';
 import type { KubeObjects } from './kube-objects';
-import type { AgentResult } from '../agent/result';
-import { parseAgentResult } from '../agent/result';
+import type { AgentResult } from '../contracts/agent-result';
+import { parseAgentResult } from '../contracts/agent-result';
 import type { SnapshotEventRecorder } from './snapshot-events';
 import type { SnapshotRef } from './snapshot-manifests';
 import { AGENT_CONTAINER, snapshotJob, snapshotJobName } from './snapshot-manifests';
@@ -22,6 +22,7 @@ import { pickSnapshotSource } from './snapshot-source';
 import type { RestoreActivities } from './restore-activities';
 import { createRestoreActivities } from './restore-activities';
 import { recordOrDrop } from './event-recorder';
+import type { SnapshotJobObservation } from '../contracts/snapshot';
 
 export interface SnapshotActivityDeps {
   kube: KubeObjects;
@@ -39,12 +40,6 @@ export interface SnapshotPreparation {
   member?: string;
   why: string;
 }
-
-/** A Job of one attempt, as the workflow needs it: finished or not, and the agent's result if it left one. */
-export type SnapshotJobObservation =
-  | { state: 'absent' }
-  | { state: 'running' }
-  | { state: 'finished'; succeeded: boolean; result?: AgentResult; jobMessage: string };
 
 interface JobLike extends KubernetesObject {
   status?: { conditions?: { type: string; status: string; reason?: string; message?: string }[] };

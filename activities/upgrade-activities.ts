@@ -10,9 +10,9 @@ import type { EtcdSnapshot } from '../crds/etcd-snapshot';
 import { ETCD_SNAPSHOT } from '../crds/etcd-snapshot';
 import { Labels } from '../crds/labels';
 import type { KubeObjects } from './kube-objects';
-import type { ClusterRef } from './member-manifests';
 import { deleteMemberPodUnlessDone } from './member-pod-restart';
 import { etcdVersionOfImage } from './upgrade-images';
+import type { ClusterRef } from '../contracts/cluster-ref';
 
 export interface UpgradeActivityDeps {
   kube: KubeObjects;

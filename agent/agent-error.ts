@@ -1,5 +1,5 @@
 // The one error the agent's steps throw on purpose: a failure reason from the contract plus a short message that never carries secrets.
-import type { AgentFailureReason } from './result';
+import type { AgentFailureReason } from '../contracts/agent-result';
 
 export class AgentError extends Error {
   constructor(

@@ -1,7 +1,7 @@
 // The agent's command line: accepted forms parse to typed arguments; every mistake is InvalidArguments with a message that names the flag.
 import { AgentError } from './agent-error';
 import { DEFAULT_BUMP_REVISION, DEFAULT_RESULT_FILE, parseAgentArgs, resultFileOf } from './args';
-import { AgentFailureReasons } from './result';
+import { AgentFailureReasons } from '../contracts/agent-result';
 
 const S3 = [
   '--s3-endpoint',

@@ -2,7 +2,7 @@
 import { isAbsolute } from 'node:path';
 import { parseArgs, type ParseArgsOptionsConfig } from 'node:util';
 import { AgentError } from './agent-error';
-import { AgentFailureReasons } from './result';
+import { AgentFailureReasons } from '../contracts/agent-result';
 
 export const DEFAULT_RESULT_FILE = '/dev/termination-log';
 export const DEFAULT_BUMP_REVISION = 1_000_000_000;

@@ -5,7 +5,7 @@ import { readFileSync } from 'node:fs';
 import { Readable } from 'node:stream';
 import type { ClientTLSFiles } from './args';
 import { AgentError, describe } from './agent-error';
-import { AgentFailureReasons } from './result';
+import { AgentFailureReasons } from '../contracts/agent-result';
 
 export interface OpenedSnapshot {
   etcdVersion: string;

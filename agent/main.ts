@@ -2,7 +2,7 @@
 import { AgentError, describe } from './agent-error';
 import { DEFAULT_RESULT_FILE, parseAgentArgs, resultFileOf, USAGE } from './args';
 import { restoreSnapshot } from './restore';
-import { AgentFailureReasons, encodeAgentResult, type AgentResult } from './result';
+import { AgentFailureReasons, encodeAgentResult, type AgentResult } from '../contracts/agent-result';
 import { writeResultFile } from './result-file';
 import { takeSnapshot } from './snapshot';
 

@@ -9,7 +9,7 @@ import { AgentError, describe } from './agent-error';
 import { defaultUri, type Location, type RestoreArgs } from './args';
 import { DigestStream } from './digest-stream';
 import { CollectingStream } from './memory';
-import { AgentFailureReasons, type RestoreSuccess } from './result';
+import { AgentFailureReasons, type RestoreSuccess } from '../contracts/agent-result';
 import { createS3Client, s3CredentialsFromEnv, s3Failure } from './s3-store';
 
 /** Derived from the data dir, so a re-run after a crash finds (and replaces) its own leftovers. */

@@ -1,6 +1,6 @@
 // How S3 and network errors map to the contract's reasons, and that messages carry codes and attempts but no secrets.
 import { AgentError } from './agent-error';
-import { AgentFailureReasons, type AgentFailureReason } from './result';
+import { AgentFailureReasons, type AgentFailureReason } from '../contracts/agent-result';
 import {
   s3CredentialsFromEnv,
   s3Failure,

@@ -2,7 +2,7 @@
 import { S3Client } from '@aws-sdk/client-s3';
 import { AgentError, describe } from './agent-error';
 import type { S3Location } from './args';
-import { AgentFailureReasons, type AgentFailureReason } from './result';
+import { AgentFailureReasons, type AgentFailureReason } from '../contracts/agent-result';
 
 /**
  * Two attempts per request: one retry absorbs a dropped connection, while a wrong secret

@@ -3,7 +3,7 @@ import { createHash } from 'node:crypto';
 import { Readable } from 'node:stream';
 import { AgentError } from './agent-error';
 import { DigestStream } from './digest-stream';
-import { AgentFailureReasons } from './result';
+import { AgentFailureReasons } from '../contracts/agent-result';
 import { SnapshotStream, type SnapshotMessage } from './snapshot-stream';
 
 const db = Buffer.from('bolt database bytes '.repeat(100));

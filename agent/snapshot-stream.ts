@@ -2,7 +2,7 @@
 import { createHash, type Hash } from 'node:crypto';
 import { Transform, type TransformCallback } from 'node:stream';
 import { AgentError } from './agent-error';
-import { AgentFailureReasons } from './result';
+import { AgentFailureReasons } from '../contracts/agent-result';
 
 /** One message of the stream as the etcd3 client delivers it (uint64 as a decimal string). */
 export interface SnapshotMessage {

@@ -8,7 +8,7 @@ import type { S3Location, SnapshotArgs } from './args';
 import { etcdAuthFromEnv, isGrpcStatusError, openSnapshot, type OpenedSnapshot } from './etcd-source';
 import { CollectingStream } from './memory';
 import { uploadParts } from './part-uploader';
-import { AgentFailureReasons, type SnapshotSuccess } from './result';
+import { AgentFailureReasons, type SnapshotSuccess } from '../contracts/agent-result';
 import { createS3Client, s3CredentialsFromEnv, s3Failure } from './s3-store';
 import { SnapshotStream } from './snapshot-stream';
 

@@ -109,7 +109,7 @@ export const SnapshotReasons = {
   ClusterNotAvailable: 'ClusterNotAvailable',
   DestinationNotFound: 'DestinationNotFound',
   CredentialsNotFound: 'CredentialsNotFound',
-  // Ready=False, phase Failed: the agent's reasons (agent/result.ts AgentFailureReasons)
+  // Ready=False, phase Failed: the agent's reasons (contracts/agent-result.ts AgentFailureReasons)
   InvalidCredentials: 'InvalidCredentials',
   BucketNotFound: 'BucketNotFound',
   DestinationUnavailable: 'DestinationUnavailable',

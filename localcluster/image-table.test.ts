@@ -1,5 +1,5 @@
 import { createImageTable, etcdVersionOfTag, parseImage } from './image-table';
-import { OPERATOR_NODE_FLAGS } from '../worker/node-flags';
+import { OPERATOR_NODE_FLAGS } from '../contracts/node-flags';
 
 const table = createImageTable({
   repoRoot: '/repo',

@@ -2,7 +2,7 @@
 import { join } from 'node:path';
 import type { ImageResolution, ImageTable } from './node/types';
 import type { EtcdVersion } from './versions';
-import { OPERATOR_NODE_FLAGS } from '../worker/node-flags';
+import { OPERATOR_NODE_FLAGS } from '../contracts/node-flags';
 
 export const PROJECT_IMAGE_REPOSITORY = 'ghcr.io/etcd-conductor/etcd-conductor';
 /**

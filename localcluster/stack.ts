@@ -20,7 +20,7 @@ import type { ToolPaths } from './tool-cache';
 import { BACKING_ETCD_VERSION } from './versions';
 import { supervise } from './supervised-process';
 import { waitFor } from './wait-for';
-import { OPERATOR_NODE_FLAGS } from '../worker/node-flags';
+import { OPERATOR_NODE_FLAGS } from '../contracts/node-flags';
 
 /** Once-per-stack helpers of the process-backed nodes (Service addresses and /etc/hosts, claim binding). */
 export interface StackServiceOptions {

@@ -24,7 +24,7 @@ import { WorkflowNotFoundError } from '@temporalio/client';
 import type { EtcdCluster } from '../crds/etcd-cluster';
 import { API_GROUP, API_VERSION_NAME, ETCD_CLUSTER } from '../crds/etcd-cluster';
 import { clientEndpointFor, tlsSecretNames } from '../crds/tls-names';
-import { clusterWorkflowId, membersChangedSignal } from '../workflows/messages';
+import { clusterWorkflowId, membersChangedSignal } from '../contracts/messages';
 
 /** etcd's raised alarms as etcd-admin reports them (alarm names upper case). */
 export interface AlarmRow {

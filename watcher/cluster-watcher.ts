@@ -8,7 +8,7 @@ import { WorkflowNotFoundError } from '@temporalio/client';
 import { ETCD_CLUSTER } from '../crds/etcd-cluster';
 import type { EtcdCluster } from '../crds/etcd-cluster';
 import { Annotations } from '../crds/labels';
-import type { ClusterChange, ClusterWorkflowInput } from '../workflows/messages';
+import type { ClusterChange, ClusterWorkflowInput } from '../contracts/messages';
 import {
   clusterChangedSignal,
   clusterWorkflowId,
@@ -16,7 +16,7 @@ import {
   SearchAttributes,
   TASK_QUEUE,
   WorkflowTypes,
-} from '../workflows/messages';
+} from '../contracts/messages';
 import type { WatcherBaseOptions } from './watch-setup';
 import { customObjectInformer, watcherFor } from './watch-setup';
 import { clusterChangeKey, memberChangeKey, owningCluster } from './change-keys';

@@ -9,7 +9,7 @@ import type { EtcdSnapshot } from '../crds/etcd-snapshot';
 import { ETCD_SNAPSHOT, isFinished, SnapshotLabels } from '../crds/etcd-snapshot';
 import type { EtcdSnapshotSchedule } from '../crds/etcd-snapshot-schedule';
 import { ETCD_SNAPSHOT_SCHEDULE } from '../crds/etcd-snapshot-schedule';
-import type { ScheduleChange, ScheduleWorkflowInput, SnapshotWorkflowInput } from '../workflows/messages';
+import type { ScheduleChange, ScheduleWorkflowInput, SnapshotWorkflowInput } from '../contracts/messages';
 import {
   scheduleChangedSignal,
   scheduleWorkflowId,
@@ -19,7 +19,7 @@ import {
   snapshotWorkflowId,
   TASK_QUEUE,
   WorkflowTypes,
-} from '../workflows/messages';
+} from '../contracts/messages';
 import type { WatcherBaseOptions } from './watch-setup';
 import { customObjectInformer, watcherFor } from './watch-setup';
 

@@ -3,7 +3,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { repoRoot } from '../localcluster/stack-info';
-import { OPERATOR_NODE_FLAGS } from './node-flags';
+import { OPERATOR_NODE_FLAGS } from '../contracts/node-flags';
 
 const root = repoRoot();
 const dockerfile = readFileSync(join(root, 'Dockerfile'), 'utf8');

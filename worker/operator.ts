@@ -29,14 +29,14 @@ import { ETCD_SNAPSHOT_SCHEDULE } from '../crds/etcd-snapshot-schedule';
 import { startAlarmPoller } from '../watcher/alarm-poller';
 import { startClusterWatcher } from '../watcher/cluster-watcher';
 import { startSnapshotWatcher } from '../watcher/snapshot-watcher';
-import { TASK_QUEUE } from '../workflows/messages';
+import { TASK_QUEUE } from '../contracts/messages';
 import { WORKFLOW_BUNDLE_PATH } from './bundle-workflows';
 import type { OperatorConfig } from './config';
 import type { OperatorMetrics } from './operator-metrics';
 import type { StartupStep } from './startup-errors';
 import { describeStartupFailure, StartupError } from './startup-errors';
 import { startWatcherLease } from './watcher-lease';
-import { MAX_CACHED_WORKFLOWS } from './node-flags';
+import { MAX_CACHED_WORKFLOWS } from '../contracts/node-flags';
 
 export interface Operator {
   /** Resolves when the worker stops (after `stop()` or a fatal error). */

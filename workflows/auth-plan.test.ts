@@ -1,9 +1,9 @@
 // Table tests for the auth decisions: when a cluster needs the EnableAuth step, when etcd's refusal blocks planning, the step's next action, and when a changed password is applied (RotateAuth).
-import type { AuthObservation } from '../activities/auth-activities';
 import { Reasons } from '../crds/conditions';
 import { authBlocked, describeRotation, nextAuthAction, planAuth, planAuthRotation } from './auth-plan';
 import type { Desired, Observed } from './plan';
 import { continuesOperation, operationFor, plan, summarize } from './plan';
+import type { AuthObservation } from '../contracts/auth';
 
 const disabled = (rootUser: boolean, rootRole: boolean, secretProblem?: string): AuthObservation => ({
   ...(secretProblem ? { secretProblem } : {}),

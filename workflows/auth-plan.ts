@@ -3,9 +3,8 @@
 // Pure and sandbox-safe; plan.ts calls planAuth as one named check of its chain (and authBlocked before the
 // chain), and the EnableAuth step repeats nextAuthAction after each action, so a crash between any two
 // actions is recovered by observing again: every action is idempotent in etcd.
-import type { AuthObservation } from '../activities/auth-activities';
-import type { RotationResult } from '../activities/auth-rotation';
 import { Reasons } from '../crds/conditions';
+import type { AuthObservation, RotationResult } from '../contracts/auth';
 
 /** Make sure root exists with the Secret's password and the root role, and auth is on. */
 export interface EnableAuthStep {

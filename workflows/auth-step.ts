@@ -2,9 +2,10 @@
 //
 // Sandbox-pure: activities through proxyActivities with `import type`; the decisions are workflows/auth-plan.ts.
 import { proxyActivities } from '@temporalio/workflow';
-import type { AuthActivities, AuthObservation } from '../activities/auth-activities';
-import type { ClusterRef } from '../activities/member-manifests';
+import type { AuthActivities } from '../activities/auth-activities';
 import { describeAuthAction, describeRotation, nextAuthAction } from './auth-plan';
+import type { ClusterRef } from '../contracts/cluster-ref';
+import type { AuthObservation } from '../contracts/auth';
 
 export const authActs = proxyActivities<AuthActivities>({
   startToCloseTimeout: '30s',

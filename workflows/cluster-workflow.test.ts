@@ -7,7 +7,7 @@ import type { WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import { Worker } from '@temporalio/worker';
 import type { EtcdClusterSpec, EtcdClusterStatus } from '../crds/etcd-cluster';
 import { etcdClusterWorkflow } from './cluster-workflow';
-import type { ClusterChange, ClusterWorkflowInput } from './messages';
+import type { ClusterChange, ClusterWorkflowInput } from '../contracts/messages';
 import {
   clusterChangedSignal,
   clusterWorkflowId,
@@ -15,7 +15,7 @@ import {
   operationWorkflowId,
   progressQuery,
   SearchAttributes,
-} from './messages';
+} from '../contracts/messages';
 import type { FakeCluster } from './test-support/fake-cluster';
 import { createFakeCluster } from './test-support/fake-cluster';
 import { DEV_SERVER_START_TIMEOUT_MS, eventually, startDevServer } from './test-support/dev-server';

@@ -32,7 +32,7 @@ import { Reasons } from '../crds/conditions';
 import { clusterSelector } from '../crds/labels';
 import { clientEndpointFor } from '../crds/tls-names';
 import { computeStatus, statusChanged } from './conditions';
-import type { ClusterChange, ClusterProgress, ClusterWorkflowInput } from './messages';
+import type { ClusterChange, ClusterProgress, ClusterWorkflowInput } from '../contracts/messages';
 import {
   clusterChangedSignal,
   membersChangedSignal,
@@ -40,7 +40,7 @@ import {
   operationWorkflowId,
   progressQuery,
   SearchAttributes,
-} from './messages';
+} from '../contracts/messages';
 import { desiredOf, recordedAfter } from './observation';
 import type { OperationInput } from './operation-workflow';
 import { clusterOperationWorkflow } from './operation-workflow';

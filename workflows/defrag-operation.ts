@@ -6,9 +6,8 @@
 // cure (the live data itself exceeds the quota) fails the operation with what to do instead of looping.
 import { ApplicationFailure, proxyActivities, sleep } from '@temporalio/workflow';
 import type { ClusterActivities } from '../activities/cluster-activities';
-import type { DefragActivities, DefragmentResult } from '../activities/defrag-activities';
-import type { ClusterRef } from '../activities/member-manifests';
-import type { ClusterObservation } from '../activities/observation';
+import type { DefragActivities } from '../activities/defrag-activities';
+import type { ClusterObservation } from '../contracts/observation';
 import { FailureTypes } from '../crds/conditions';
 import type { EtcdClusterSpec } from '../crds/etcd-cluster';
 import { memberOrdinal } from '../crds/labels';
@@ -21,6 +20,8 @@ import {
   planDefragMember,
 } from './defrag-plan';
 import { podLive } from './plan';
+import type { ClusterRef } from '../contracts/cluster-ref';
+import type { DefragmentResult } from '../contracts/defrag';
 
 const acts = proxyActivities<ClusterActivities>({
   startToCloseTimeout: '30s',

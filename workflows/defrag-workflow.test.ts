@@ -2,7 +2,7 @@
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import type { WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import type { EtcdClusterSpec, EtcdClusterStatus } from '../crds/etcd-cluster';
-import { membersChangedSignal, operationWorkflowId, progressQuery } from './messages';
+import { membersChangedSignal, operationWorkflowId, progressQuery } from '../contracts/messages';
 import type { FakeCluster } from './test-support/fake-cluster';
 import {
   afterSpecChange,

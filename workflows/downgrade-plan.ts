@@ -5,11 +5,11 @@
 // restarted on a lower minor while etcd's cluster version, or any member's storage version, is still above
 // that minor: a 3.5 binary refuses to join a cluster whose version is 3.6 (etcd.io/docs/v3.6/downgrades/
 // downgrade_3_6, steps 3-4: validate, enable, confirm the storage version migrated, then roll).
-import type { DowngradeObservation } from '../activities/downgrade-activities';
 import { Reasons } from '../crds/conditions';
 import type { UpgradeMemberView } from './upgrade-plan';
 import { parseVersion } from './upgrade-path';
 import type { Version } from './upgrade-path';
+import type { DowngradeObservation } from '../contracts/downgrade';
 
 export type { DowngradeObservation };
 

@@ -1,11 +1,12 @@
 // The Downgrade operation's workflow-side helpers: when to read etcd's downgrade state, and the Event reasons it records.
 //
 // Sandbox-safe: the activities come in as an argument (proxied by the operation workflow).
-import type { DowngradeActivities, DowngradeObservation } from '../activities/downgrade-activities';
-import type { ClusterRef } from '../activities/member-manifests';
-import type { ClusterObservation } from '../activities/observation';
+import type { DowngradeActivities } from '../activities/downgrade-activities';
+import type { ClusterObservation } from '../contracts/observation';
 import type { EtcdClusterSpec } from '../crds/etcd-cluster';
 import { downgradeTargetVersion } from './downgrade-plan';
+import type { ClusterRef } from '../contracts/cluster-ref';
+import type { DowngradeObservation } from '../contracts/downgrade';
 
 /** Event reasons on the EtcdCluster. */
 export const DowngradeEvents = {

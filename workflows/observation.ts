@@ -1,9 +1,9 @@
 // Turns a spec and an observation into the planner's inputs; what the workflow remembers between observations.
-import type { ClusterObservation } from '../activities/observation';
-import type { ClusterRef } from '../activities/member-manifests';
+import type { ClusterObservation } from '../contracts/observation';
 import type { EtcdClusterSpec } from '../crds/etcd-cluster';
 import { defragConfigOf } from './defrag-plan';
 import type { Desired, Observed } from './plan';
+import type { ClusterRef } from '../contracts/cluster-ref';
 
 export function desiredOf(
   ref: Pick<ClusterRef, 'name'>,

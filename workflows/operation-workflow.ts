@@ -15,7 +15,6 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import type { ClusterActivities } from '../activities/cluster-activities';
-import type { ClusterRef } from '../activities/member-manifests';
 import type { DowngradeActivities } from '../activities/downgrade-activities';
 import type { RestoreActivities } from '../activities/restore-activities';
 import type { RestoreInit } from '../activities/restore-manifests';
@@ -23,13 +22,14 @@ import { FailureTypes, Reasons } from '../crds/conditions';
 import type { EtcdClusterSpec, OperationType } from '../crds/etcd-cluster';
 import type { ActionStep, Decision, Observed, Step } from './plan';
 import { answeringMembers, awaitsAnAnswer, continuesOperation, describeStep, plan } from './plan';
-import { operationStepSignal } from './messages';
+import { operationStepSignal } from '../contracts/messages';
 import { desiredOf, recordedAfter } from './observation';
 import { takePreUpgradeSnapshot } from './upgrade-snapshot';
 import { DowngradeEvents, observeDowngradeIfDue } from './downgrade-steps';
 import { executeRolloutStep } from './rollout-execute';
 import { enableAuthStep, observeAuth, rotateAuthStep } from './auth-step';
 import { runDefragOperation } from './defrag-operation';
+import type { ClusterRef } from '../contracts/cluster-ref';
 
 export interface OperationInput {
   ref: ClusterRef;

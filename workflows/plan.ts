@@ -4,7 +4,7 @@
 // replay makes the same decision. The decision is an ordered chain of named checks (after cert-manager's
 // certificate policy chain): the first check with an opinion wins, and its name travels with the step so
 // the Temporal history says why each step was taken.
-import type { EtcdMemberObservation, EtcdObservation, PodPhase } from '../activities/observation';
+import type { EtcdMemberObservation, EtcdObservation, PodPhase } from '../contracts/observation';
 import { Reasons } from '../crds/conditions';
 import type { OperationType, StorageMedium } from '../crds/etcd-cluster';
 import { memberName, memberOrdinal } from '../crds/labels';
@@ -24,9 +24,9 @@ import type {
   UpdateMemberMetadataStep,
 } from './rollout-plan';
 import { describeRolloutStep, planRollout, planStorageGrowth, summarizeRollout } from './rollout-plan';
-import type { AuthObservation } from '../activities/auth-activities';
 import type { AuthWaitReason, EnableAuthStep, RotateAuthStep } from './auth-plan';
 import { authBlocked, planAuth, planAuthRotation } from './auth-plan';
+import type { AuthObservation } from '../contracts/auth';
 
 // ---------------------------------------------------------------------------------------------------
 // Inputs
@@ -51,7 +51,7 @@ export interface Desired {
   defrag?: DefragConfig;
 }
 
-/** One member as etcd's member list and its own status describe it (the observer's type, see activities/observation.ts). */
+/** One member as etcd's member list and its own status describe it (the observer's type, see contracts/observation.ts). */
 export type EtcdMemberView = EtcdMemberObservation;
 
 /** etcd's view of the cluster: present only when a linearizable member list succeeded (so quorum existed). */

@@ -4,12 +4,12 @@ import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import type { WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import { Worker } from '@temporalio/worker';
 import type { ClusterActivities } from '../activities/cluster-activities';
-import type { KubeMemberObservation } from '../activities/observation';
+import type { KubeMemberObservation } from '../contracts/observation';
 import type { RestoreActivities, RestorePreparation } from '../activities/restore-activities';
 import type { RestoreInit } from '../activities/restore-manifests';
 import type { EtcdClusterSpec, EtcdClusterStatus } from '../crds/etcd-cluster';
 import { etcdClusterWorkflow } from './cluster-workflow';
-import { clusterWorkflowId, operationWorkflowId } from './messages';
+import { clusterWorkflowId, operationWorkflowId } from '../contracts/messages';
 import { createFakeCluster } from './test-support/fake-cluster';
 import { DEV_SERVER_START_TIMEOUT_MS, eventually, startDevServer } from './test-support/dev-server';
 

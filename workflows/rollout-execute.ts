@@ -3,10 +3,10 @@
 // Sandbox-pure like the operation workflow that calls it; the restarted member comes back through the
 // operation's own RecreatePod on the next plan (same claim, same member id).
 import { proxyActivities } from '@temporalio/workflow';
-import type { ClusterRef } from '../activities/member-manifests';
 import type { RolloutActivities } from '../activities/rollout-activities';
 import type { EtcdClusterSpec } from '../crds/etcd-cluster';
 import type { ExpandClaimStep, RolloutMemberStep, UpdateMemberMetadataStep } from './rollout-plan';
+import type { ClusterRef } from '../contracts/cluster-ref';
 
 const acts = proxyActivities<RolloutActivities>({
   startToCloseTimeout: '30s',

@@ -4,11 +4,10 @@
 // change, which also changes the image and so the template, is rolled by the Upgrade alone). The gates are
 // the upgrade's: a member goes down only while every member is healthy and Ready, and only after the member
 // restarted before it is healthy, Ready and caught up with the leader.
-import type { ClaimStorageObservation } from '../activities/rollout-observation';
-import type { PodTemplateObservation } from '../activities/rollout-template';
 import { Reasons } from '../crds/conditions';
 import { parseQuantity, quantityLess } from '../crds/quantity';
 import { caughtUp } from './upgrade-plan';
+import type { ClaimStorageObservation, PodTemplateObservation } from '../contracts/rollout';
 
 export type { ClaimStorageObservation, PodTemplateObservation };
 

@@ -2,7 +2,7 @@
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import type { WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import type { EtcdClusterSpec, EtcdClusterStatus } from '../crds/etcd-cluster';
-import { operationWorkflowId } from './messages';
+import { operationWorkflowId } from '../contracts/messages';
 import type { FakeCluster, FakeClusterOptions } from './test-support/fake-cluster';
 import {
   afterSpecChange,

@@ -5,7 +5,7 @@
 import { proxyActivities, setCurrentDetails, sleep, workflowInfo } from '@temporalio/workflow';
 import type { ScheduleActivities } from '../activities/snapshot-schedule-activities';
 import { isFinished } from '../crds/etcd-snapshot';
-import type { ScheduleRunInput } from './messages';
+import type { ScheduleRunInput } from '../contracts/messages';
 import { retentionVerdict } from './retention';
 
 const acts = proxyActivities<ScheduleActivities>({

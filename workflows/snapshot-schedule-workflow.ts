@@ -17,14 +17,14 @@ import type { ScheduleActivities } from '../activities/snapshot-schedule-activit
 import { ScheduleReasons } from '../crds/conditions';
 import type { Condition } from '../crds/etcd-cluster';
 import { ScheduleConditionTypes } from '../crds/etcd-snapshot-schedule';
-import type { ScheduleChange, ScheduleWorkflowInput } from './messages';
+import type { ScheduleChange, ScheduleWorkflowInput } from '../contracts/messages';
 import {
   scheduleChangedSignal,
   SearchAttributes,
   SNAPSHOT_OPERATION_TYPE,
   temporalScheduleId,
   WorkflowTypes,
-} from './messages';
+} from '../contracts/messages';
 
 const acts = proxyActivities<ScheduleActivities>({
   startToCloseTimeout: '30s',

@@ -4,23 +4,24 @@ import { WorkflowFailedError } from '@temporalio/client';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import type { WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import { Worker } from '@temporalio/worker';
-import type { SnapshotActivities, SnapshotJobObservation } from '../activities/snapshot-activities';
+import type { SnapshotActivities } from '../activities/snapshot-activities';
 import type { ScheduleActivities, ScheduleSnapshotView } from '../activities/snapshot-schedule-activities';
-import type { AgentResult } from '../agent/result';
+import type { AgentResult } from '../contracts/agent-result';
 import { FailureTypes } from '../crds/conditions';
 import type { EtcdSnapshotSpec, EtcdSnapshotStatus } from '../crds/etcd-snapshot';
 import type { EtcdSnapshotScheduleSpec, EtcdSnapshotScheduleStatus } from '../crds/etcd-snapshot-schedule';
-import type { ScheduleChange } from './messages';
+import type { ScheduleChange } from '../contracts/messages';
 import {
   scheduleChangedSignal,
   scheduleWorkflowId,
   snapshotJobChangedSignal,
   snapshotWorkflowId,
-} from './messages';
+} from '../contracts/messages';
 import { etcdSnapshotScheduleWorkflow } from './snapshot-schedule-workflow';
 import { scheduledSnapshotName, snapshotScheduleRunWorkflow } from './snapshot-schedule-run-workflow';
 import { etcdSnapshotWorkflow, MAX_SNAPSHOT_ATTEMPTS } from './snapshot-workflow';
 import { DEV_SERVER_START_TIMEOUT_MS, eventually, startDevServer } from './test-support/dev-server';
+import type { SnapshotJobObservation } from '../contracts/snapshot';
 
 jest.setTimeout(120_000);
 

@@ -16,13 +16,14 @@ import {
   upsertSearchAttributes,
   workflowInfo,
 } from '@temporalio/workflow';
-import type { SnapshotActivities, SnapshotJobObservation } from '../activities/snapshot-activities';
+import type { SnapshotActivities } from '../activities/snapshot-activities';
 import type { SnapshotReason } from '../crds/conditions';
 import { SnapshotReasons } from '../crds/conditions';
 import type { EtcdSnapshotStatus, SnapshotArtifact, SnapshotPhase } from '../crds/etcd-snapshot';
-import type { SnapshotWorkflowInput } from './messages';
-import { SearchAttributes, snapshotJobChangedSignal } from './messages';
+import type { SnapshotWorkflowInput } from '../contracts/messages';
+import { SearchAttributes, snapshotJobChangedSignal } from '../contracts/messages';
 import { isTransientFailure, snapshotReasonOf, snapshotStatus } from './snapshot-status';
+import type { SnapshotJobObservation } from '../contracts/snapshot';
 
 /** Jobs per snapshot at most; each Job itself retries a crashed Pod a couple of times. */
 export const MAX_SNAPSHOT_ATTEMPTS = 3;

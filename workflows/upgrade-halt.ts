@@ -2,7 +2,7 @@
 //
 // Pure and sandbox-safe. A member that does not answer yet is named with its Pod's image version (what it
 // runs once started), so a member restarted by the halt is not reported as unknown.
-import type { ClusterObservation } from '../activities/observation';
+import type { ClusterObservation } from '../contracts/observation';
 
 /** `members run: main-0 3.5.35, main-1 3.6.16, main-2 3.5.35`. */
 export function membersRunning(o: Pick<ClusterObservation, 'etcd' | 'kube'>): string {

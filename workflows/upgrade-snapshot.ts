@@ -3,9 +3,9 @@
 // Invariant: a failed snapshot ends the operation Failed (UpgradeSnapshotFailed) with nothing restarted.
 import { ApplicationFailure, proxyActivities, sleep } from '@temporalio/workflow';
 import type { ClusterActivities } from '../activities/cluster-activities';
-import type { ClusterRef } from '../activities/member-manifests';
 import { FailureTypes } from '../crds/conditions';
 import type { EtcdClusterSpec } from '../crds/etcd-cluster';
+import type { ClusterRef } from '../contracts/cluster-ref';
 
 const acts = proxyActivities<ClusterActivities>({
   startToCloseTimeout: '30s',

@@ -20,7 +20,7 @@ import {
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parseAgentResult, type SnapshotArtifact } from '../../agent/result';
+import { parseAgentResult, type SnapshotArtifact } from '../../contracts/agent-result';
 import {
   ensureAgentBuilt,
   freePort,

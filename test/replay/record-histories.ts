@@ -18,14 +18,14 @@ import { bundleWorkflowCode, DefaultLogger, Runtime, Worker } from '@temporalio/
 import type { EtcdClusterSpec } from '../../crds/etcd-cluster';
 import { cacheRoot, toolPaths } from '../../localcluster/tool-cache';
 import type { etcdClusterWorkflow } from '../../workflows/cluster-workflow';
-import type { ClusterChange, ClusterWorkflowInput } from '../../workflows/messages';
+import type { ClusterChange, ClusterWorkflowInput } from '../../contracts/messages';
 import {
   clusterChangedSignal,
   clusterWorkflowId,
   operationWorkflowId,
   SearchAttributes,
   WorkflowTypes,
-} from '../../workflows/messages';
+} from '../../contracts/messages';
 import type { FakeCluster, FakeClusterOptions } from '../../workflows/test-support/fake-cluster';
 import { createFakeCluster } from '../../workflows/test-support/fake-cluster';
 

@@ -6,7 +6,12 @@ import { bundleWorkflowCode, DefaultLogger, Runtime, Worker } from '@temporalio/
 import type { EtcdClusterSpec, EtcdClusterStatus } from '../../crds/etcd-cluster';
 import { cacheRoot, toolPaths } from '../../localcluster/tool-cache';
 import { etcdClusterWorkflow } from '../cluster-workflow';
-import { clusterChangedSignal, clusterWorkflowId, operationWorkflowId, SearchAttributes } from '../messages';
+import {
+  clusterChangedSignal,
+  clusterWorkflowId,
+  operationWorkflowId,
+  SearchAttributes,
+} from '../../contracts/messages';
 import type { FakeCluster, FakeClusterOptions } from './fake-cluster';
 import { createFakeCluster } from './fake-cluster';
 

@@ -4,16 +4,18 @@
 // after a number of observations. It follows the rules the real activities rely on: a join Pod needs the
 // member in etcd's list, membership changes need a quorum, etcd allows one learner, retries find earlier work.
 import { ApplicationFailure } from '@temporalio/common';
-import type { AuthActivities, AuthObservation } from '../../activities/auth-activities';
+import type { AuthActivities } from '../../activities/auth-activities';
 import type { ClusterActivities } from '../../activities/cluster-activities';
-import type { DowngradeActivities, DowngradeObservation } from '../../activities/downgrade-activities';
+import type { DowngradeActivities } from '../../activities/downgrade-activities';
 import type {
   ClusterObservation,
   EtcdMemberObservation,
   KubeMemberObservation,
-} from '../../activities/observation';
+} from '../../contracts/observation';
 import { FailureTypes } from '../../crds/conditions';
 import type { EtcdClusterSpec, EtcdClusterStatus } from '../../crds/etcd-cluster';
+import type { AuthObservation } from '../../contracts/auth';
+import type { DowngradeObservation } from '../../contracts/downgrade';
 
 export interface FakeMember {
   id: string;

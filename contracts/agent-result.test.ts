@@ -7,7 +7,7 @@ import {
   parseAgentResult,
   truncateMessage,
   type AgentResult,
-} from './result';
+} from './agent-result';
 
 const SHA = 'c7d0faa987e540ca6247f8fb4e431f3bce70ca9fda2ba4a542d2402d4763c3c2';
 const snapshot: AgentResult = {

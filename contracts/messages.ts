@@ -1,9 +1,28 @@
 // Names the watcher and the workflows share: task queue, workflow ids, signals, queries, search attributes.
-import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
-import { defineQuery, defineSignal } from '@temporalio/workflow';
+//
+// Plain data with types only, no runtime import: the watcher (a client) and the workflows (in the sandbox) both
+// use these definitions, and neither pulls the other's Temporal package. A definition is what defineSignal and
+// defineQuery of @temporalio/workflow return ({ type, name }); the handler and the client use only the name.
+import type { defineSearchAttributeKey, QueryDefinition, SignalDefinition } from '@temporalio/common';
+
+type KeywordAttributeKey = ReturnType<typeof defineSearchAttributeKey<'KEYWORD'>>;
 import type { EtcdClusterSpec, OperationType } from '../crds/etcd-cluster';
 import type { EtcdSnapshotSpec } from '../crds/etcd-snapshot';
 import type { EtcdSnapshotScheduleSpec } from '../crds/etcd-snapshot-schedule';
+
+// The casts add only the SDK's argument brands, which exist in types alone ("not present at run-time").
+function defineSignal<Args extends unknown[]>(name: string): SignalDefinition<Args> {
+  return { type: 'signal', name } as SignalDefinition<Args>;
+}
+
+function defineQuery<Ret>(name: string): QueryDefinition<Ret> {
+  return { type: 'query', name } as QueryDefinition<Ret>;
+}
+
+/** A Keyword search attribute (Temporal's defineSearchAttributeKey(name, 'KEYWORD')). */
+function keywordAttribute(name: string): KeywordAttributeKey {
+  return { name, type: 'KEYWORD' };
+}
 
 /** The one task queue every worker polls; the watcher starts workflows on it. */
 export const TASK_QUEUE = 'etcd-conductor';
@@ -55,10 +74,10 @@ export const progressQuery = defineQuery<ClusterProgress>('progress');
 
 /** Search attributes, registered on the server (the local stack's dev server registers them at start). */
 export const SearchAttributes = {
-  clusterNamespace: defineSearchAttributeKey('EtcdClusterNamespace', SearchAttributeType.KEYWORD),
-  clusterName: defineSearchAttributeKey('EtcdClusterName', SearchAttributeType.KEYWORD),
-  clusterUid: defineSearchAttributeKey('EtcdClusterUID', SearchAttributeType.KEYWORD),
-  operationType: defineSearchAttributeKey('EtcdOperationType', SearchAttributeType.KEYWORD),
+  clusterNamespace: keywordAttribute('EtcdClusterNamespace'),
+  clusterName: keywordAttribute('EtcdClusterName'),
+  clusterUid: keywordAttribute('EtcdClusterUID'),
+  operationType: keywordAttribute('EtcdOperationType'),
 } as const;
 
 /** The same list as `temporal operator search-attribute create` / `server start-dev --search-attribute` want it. */

@@ -1,6 +1,5 @@
 // What observeCluster reports: Kubernetes' and etcd's views of one cluster, as plain serialisable data.
-import type { ClaimStorageObservation } from './rollout-observation';
-import type { PodTemplateObservation } from './rollout-template';
+import type { ClaimStorageObservation, PodTemplateObservation } from './rollout';
 
 export type PodPhase = 'Pending' | 'Running' | 'Succeeded' | 'Failed' | 'Unknown';
 
