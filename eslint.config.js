@@ -7,6 +7,11 @@ const importX = require('eslint-plugin-import-x');
 const product = ['crds', 'contracts', 'workflows', 'activities', 'watcher', 'worker', 'agent'];
 const nonProduct = ['./localcluster', './bench', './test'];
 
+const processExit = {
+  selector: "CallExpression[callee.object.name='process'][callee.property.name='exit']",
+  message: 'Only a main.ts may exit the process.',
+};
+
 const nodeBuiltins = require('node:module').builtinModules.flatMap((m) => [m, `node:${m}`]);
 
 module.exports = tseslint.config(
@@ -30,13 +35,7 @@ module.exports = tseslint.config(
       'import-x/no-cycle': 'error',
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
       '@typescript-eslint/consistent-type-imports': 'error',
-      'no-restricted-syntax': [
-        'error',
-        {
-          selector: "CallExpression[callee.object.name='process'][callee.property.name='exit']",
-          message: 'Only a main.ts may exit the process.',
-        },
-      ],
+      'no-restricted-syntax': ['error', processExit],
     },
     settings: { 'import-x/resolver': { node: { extensions: ['.ts', '.js'] } } },
   },
@@ -131,6 +130,14 @@ module.exports = tseslint.config(
     // Test code runs workers and servers outside the sandbox; the dev server helper is test code.
     ignores: ['workflows/**/*.test.ts', 'workflows/test-support/dev-server.ts'],
     rules: {
+      'no-restricted-syntax': [
+        'error',
+        processExit,
+        {
+          selector: "CallExpression[callee.name='proxyActivities'] > ObjectExpression",
+          message: 'Name a kind from workflows/activity-kinds.ts instead of spelling activity options out.',
+        },
+      ],
       'no-restricted-imports': [
         'error',
         {

@@ -6,11 +6,9 @@ import type { AuthActivities } from '../activities/auth-activities';
 import { describeAuthAction, describeRotation, nextAuthAction } from './auth-plan';
 import type { ClusterRef } from '../contracts/cluster-ref';
 import type { AuthObservation } from '../contracts/auth';
+import { ActivityKinds } from './activity-kinds';
 
-export const authActs = proxyActivities<AuthActivities>({
-  startToCloseTimeout: '30s',
-  retry: { initialInterval: '500ms', backoffCoefficient: 2, maximumInterval: '10s' },
-});
+export const authActs = proxyActivities<AuthActivities>(ActivityKinds.operationStep);
 
 // Add root, grant the role, enable: three actions and a final look; more means etcd keeps undoing them.
 const MAX_ACTIONS = 6;

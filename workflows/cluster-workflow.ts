@@ -51,6 +51,7 @@ import type { DefragScheduleState } from './defrag-schedule';
 import { advanceSchedule, idleWaitMs, scheduleDue } from './defrag-schedule';
 import { currentSize, describeStep, operationFor, plan, summarize } from './plan';
 import { observeAuth } from './auth-step';
+import { ActivityKinds } from './activity-kinds';
 
 /** What survives continue-as-new besides the newest change. */
 export interface CarriedState {
@@ -71,10 +72,7 @@ interface Halt {
   result: OperationResult;
 }
 
-const acts = proxyActivities<ClusterActivities>({
-  startToCloseTimeout: '30s',
-  retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '30s' },
-});
+const acts = proxyActivities<ClusterActivities>(ActivityKinds.entityCall);
 
 /**
  * How often an idle cluster is observed without being told of a change. The watcher signals every Pod

@@ -22,17 +22,12 @@ import {
 import { podLive } from './plan';
 import type { ClusterRef } from '../contracts/cluster-ref';
 import type { DefragmentResult } from '../contracts/defrag';
+import { ActivityKinds } from './activity-kinds';
 
-const acts = proxyActivities<ClusterActivities>({
-  startToCloseTimeout: '30s',
-  retry: { initialInterval: '500ms', backoffCoefficient: 2, maximumInterval: '10s' },
-});
+const acts = proxyActivities<ClusterActivities>(ActivityKinds.operationStep);
 
 // Longer than DEFRAG_CALL_TIMEOUT_MS (activities/defrag-activities.ts): etcd's answer ends a slow rewrite.
-const defragActs = proxyActivities<DefragActivities>({
-  startToCloseTimeout: '6m',
-  retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '30s' },
-});
+const defragActs = proxyActivities<DefragActivities>(ActivityKinds.longStep);
 
 const WAIT_INTERVAL = '1s';
 const MIB = 1024 * 1024;

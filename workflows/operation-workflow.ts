@@ -30,6 +30,7 @@ import { executeRolloutStep } from './rollout-execute';
 import { enableAuthStep, observeAuth, rotateAuthStep } from './auth-step';
 import { runDefragOperation } from './defrag-operation';
 import type { ClusterRef } from '../contracts/cluster-ref';
+import { ActivityKinds } from './activity-kinds';
 
 export interface OperationInput {
   ref: ClusterRef;
@@ -50,22 +51,13 @@ export interface OperationOutcome {
   recorded: Observed['recorded'];
 }
 
-const acts = proxyActivities<ClusterActivities>({
-  startToCloseTimeout: '30s',
-  retry: { initialInterval: '500ms', backoffCoefficient: 2, maximumInterval: '10s' },
-});
+const acts = proxyActivities<ClusterActivities>(ActivityKinds.operationStep);
 
 // The restore preparation only reads; registered beside the snapshot activities.
-const restoreActs = proxyActivities<RestoreActivities>({
-  startToCloseTimeout: '30s',
-  retry: { initialInterval: '500ms', backoffCoefficient: 2, maximumInterval: '10s' },
-});
+const restoreActs = proxyActivities<RestoreActivities>(ActivityKinds.operationStep);
 
 // etcd's downgrade API (activities/downgrade-activities.ts), used by Downgrade operations only.
-const downgradeActs = proxyActivities<DowngradeActivities>({
-  startToCloseTimeout: '30s',
-  retry: { initialInterval: '500ms', backoffCoefficient: 2, maximumInterval: '10s' },
-});
+const downgradeActs = proxyActivities<DowngradeActivities>(ActivityKinds.operationStep);
 
 // How often a restore whose EtcdSnapshot has not succeeded yet looks again.
 const RESTORE_SOURCE_INTERVAL = '5s';

@@ -7,11 +7,9 @@ import type { RolloutActivities } from '../activities/rollout-activities';
 import type { EtcdClusterSpec } from '../crds/etcd-cluster';
 import type { ExpandClaimStep, RolloutMemberStep, UpdateMemberMetadataStep } from './rollout-plan';
 import type { ClusterRef } from '../contracts/cluster-ref';
+import { ActivityKinds } from './activity-kinds';
 
-const acts = proxyActivities<RolloutActivities>({
-  startToCloseTimeout: '30s',
-  retry: { initialInterval: '500ms', backoffCoefficient: 2, maximumInterval: '10s' },
-});
+const acts = proxyActivities<RolloutActivities>(ActivityKinds.operationStep);
 
 export async function executeRolloutStep(input: {
   ref: ClusterRef;

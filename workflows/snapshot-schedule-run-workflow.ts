@@ -7,11 +7,9 @@ import type { ScheduleActivities } from '../activities/snapshot-schedule-activit
 import { isFinished } from '../crds/etcd-snapshot';
 import type { ScheduleRunInput } from '../contracts/messages';
 import { retentionVerdict } from './retention';
+import { ActivityKinds } from './activity-kinds';
 
-const acts = proxyActivities<ScheduleActivities>({
-  startToCloseTimeout: '30s',
-  retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '30s' },
-});
+const acts = proxyActivities<ScheduleActivities>(ActivityKinds.entityCall);
 
 /** How often the run looks at its snapshot, and for how long at most before pruning anyway. */
 const PHASE_CHECK_MS = 5_000;

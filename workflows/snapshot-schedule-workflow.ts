@@ -25,11 +25,9 @@ import {
   temporalScheduleId,
   WorkflowTypes,
 } from '../contracts/messages';
+import { ActivityKinds } from './activity-kinds';
 
-const acts = proxyActivities<ScheduleActivities>({
-  startToCloseTimeout: '30s',
-  retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '30s' },
-});
+const acts = proxyActivities<ScheduleActivities>(ActivityKinds.entityCall);
 
 export async function etcdSnapshotScheduleWorkflow(
   input: ScheduleWorkflowInput & { readyCondition?: Condition },

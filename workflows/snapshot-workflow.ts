@@ -24,6 +24,7 @@ import type { SnapshotWorkflowInput } from '../contracts/messages';
 import { SearchAttributes, snapshotJobChangedSignal } from '../contracts/messages';
 import { isTransientFailure, snapshotReasonOf, snapshotStatus } from './snapshot-status';
 import type { SnapshotJobObservation } from '../contracts/snapshot';
+import { ActivityKinds } from './activity-kinds';
 
 /** Jobs per snapshot at most; each Job itself retries a crashed Pod a couple of times. */
 export const MAX_SNAPSHOT_ATTEMPTS = 3;
@@ -42,10 +43,7 @@ export interface SnapshotOutcome {
   artifact?: SnapshotArtifact;
 }
 
-const acts = proxyActivities<SnapshotActivities>({
-  startToCloseTimeout: '30s',
-  retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '30s' },
-});
+const acts = proxyActivities<SnapshotActivities>(ActivityKinds.entityCall);
 
 /** A refusal an activity reported as nonRetryable, with its type as the status reason. */
 function refusal(err: unknown): { reason: SnapshotReason; message: string } | undefined {

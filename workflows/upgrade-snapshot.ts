@@ -6,11 +6,9 @@ import type { ClusterActivities } from '../activities/cluster-activities';
 import { FailureTypes } from '../crds/conditions';
 import type { EtcdClusterSpec } from '../crds/etcd-cluster';
 import type { ClusterRef } from '../contracts/cluster-ref';
+import { ActivityKinds } from './activity-kinds';
 
-const acts = proxyActivities<ClusterActivities>({
-  startToCloseTimeout: '30s',
-  retry: { initialInterval: '500ms', backoffCoefficient: 2, maximumInterval: '10s' },
-});
+const acts = proxyActivities<ClusterActivities>(ActivityKinds.operationStep);
 
 /** How often the snapshot's phase is read while its Job streams. */
 const SNAPSHOT_POLL = '2s';
