@@ -48,7 +48,7 @@ module.exports = tseslint.config(
     // the watcher and the agent use crds/ and contracts/ only; localcluster/, bench/ and test/ use the product,
     // never the reverse. Tests next to code may use test/support and the local stack's tool cache.
     files: ['**/*.ts'],
-    ignores: ['**/*.test.ts', '**/test-support/**'],
+    ignores: ['**/*.test.ts'],
     rules: {
       'import-x/no-restricted-paths': [
         'error',
@@ -127,8 +127,8 @@ module.exports = tseslint.config(
   {
     // Workflow code runs in Temporal's deterministic sandbox: no Node built-ins, no clients, activities by type only.
     files: ['workflows/**/*.ts'],
-    // Test code runs workers and servers outside the sandbox; the dev server helper is test code.
-    ignores: ['workflows/**/*.test.ts', 'workflows/test-support/dev-server.ts'],
+    // Test code runs workers and servers outside the sandbox.
+    ignores: ['workflows/**/*.test.ts'],
     rules: {
       'no-restricted-syntax': [
         'error',

@@ -1,6 +1,6 @@
 // Applying a changed root password against a real single-member etcd: the change, the idempotent retry, and the refusal when neither password works.
-import type { LocalEtcd } from './test-support/local-etcd';
-import { startLocalEtcd } from './test-support/local-etcd';
+import type { LocalEtcd } from '../test/support/local-etcd';
+import { startLocalEtcd } from '../test/support/local-etcd';
 import { applyRootPassword, checkPassword } from './auth-rotation';
 import type { RotationIO } from './auth-rotation';
 import { withEtcdClient } from './etcd-admin';

@@ -1,6 +1,6 @@
 // The root credentials from spec.auth's Secret (table), the contributor built on them, and the auth fallback of etcd calls against a real etcd.
-import type { LocalEtcd } from './test-support/local-etcd';
-import { startLocalEtcd } from './test-support/local-etcd';
+import type { LocalEtcd } from '../test/support/local-etcd';
+import { startLocalEtcd } from '../test/support/local-etcd';
 import { Etcd3 } from 'etcd3';
 import { withEtcdClient } from './etcd-admin';
 import { authConnection, credentialsFromSecret } from './etcd-auth';

@@ -41,8 +41,8 @@ import type {
 } from './etcd-cluster';
 import { Reasons } from './conditions';
 import { Labels, clusterSelector, memberName, memberOrdinal } from './labels';
-import type { Mirror, Schema } from './test-support/schema-mirror';
-import { at, loadCrd, mirrorOf } from './test-support/schema-mirror';
+import type { Mirror, Schema } from '../test/support/schema-mirror';
+import { at, loadCrd, mirrorOf } from '../test/support/schema-mirror';
 
 const specFields = {
   replicas: { shape: 'integer', required: true },

@@ -20,8 +20,8 @@ import type {
   SnapshotRetention,
 } from './etcd-snapshot-schedule';
 import { ETCD_SNAPSHOT_SCHEDULE, RETENTION_LIMITS } from './etcd-snapshot-schedule';
-import type { Mirror, Schema } from './test-support/schema-mirror';
-import { at, loadCrd, mirrorOf } from './test-support/schema-mirror';
+import type { Mirror, Schema } from '../test/support/schema-mirror';
+import { at, loadCrd, mirrorOf } from '../test/support/schema-mirror';
 
 const ref = { name: { shape: 'string', required: true } } as const satisfies Mirror<ObjectNameRef>;
 const destinationFields = {

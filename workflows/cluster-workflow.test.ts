@@ -16,9 +16,9 @@ import {
   progressQuery,
   SearchAttributes,
 } from '../contracts/messages';
-import type { FakeCluster } from './test-support/fake-cluster';
-import { createFakeCluster } from './test-support/fake-cluster';
-import { DEV_SERVER_START_TIMEOUT_MS, eventually, startDevServer } from './test-support/dev-server';
+import type { FakeCluster } from '../test/support/fake-cluster';
+import { createFakeCluster } from '../test/support/fake-cluster';
+import { DEV_SERVER_START_TIMEOUT_MS, eventually, startDevServer } from '../test/support/dev-server';
 
 jest.setTimeout(120_000);
 

@@ -20,7 +20,7 @@ import {
 import { etcdSnapshotScheduleWorkflow } from './snapshot-schedule-workflow';
 import { scheduledSnapshotName, snapshotScheduleRunWorkflow } from './snapshot-schedule-run-workflow';
 import { etcdSnapshotWorkflow, MAX_SNAPSHOT_ATTEMPTS } from './snapshot-workflow';
-import { DEV_SERVER_START_TIMEOUT_MS, eventually, startDevServer } from './test-support/dev-server';
+import { DEV_SERVER_START_TIMEOUT_MS, eventually, startDevServer } from '../test/support/dev-server';
 import type { SnapshotJobObservation } from '../contracts/snapshot';
 
 jest.setTimeout(120_000);

@@ -26,8 +26,8 @@ import {
   SearchAttributes,
   WorkflowTypes,
 } from '../../contracts/messages';
-import type { FakeCluster, FakeClusterOptions } from '../../workflows/test-support/fake-cluster';
-import { createFakeCluster } from '../../workflows/test-support/fake-cluster';
+import type { FakeCluster, FakeClusterOptions } from '../support/fake-cluster';
+import { createFakeCluster } from '../support/fake-cluster';
 
 const NAMESPACE = 'default';
 

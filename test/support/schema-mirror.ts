@@ -30,7 +30,7 @@ export type Mirror<T> = {
 
 /** The parsed CRD file `file` of crds/. */
 export function loadCrd(file: string) {
-  return parse(readFileSync(join(__dirname, '..', file), 'utf8'));
+  return parse(readFileSync(join(__dirname, '..', '..', 'crds', file), 'utf8'));
 }
 
 /** The sub-schema at `path`; `[]` steps into an array's items. */

@@ -5,7 +5,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { binaryPath, cacheRoot, ETCD_TOOLS } from '../../localcluster/tool-cache';
-import { withEtcdClient } from '../etcd-admin';
+import { withEtcdClient } from '../../activities/etcd-admin';
 
 export interface LocalEtcd {
   /** The client URL, http://127.0.0.1:<port>. */

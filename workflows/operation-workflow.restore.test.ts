@@ -10,8 +10,8 @@ import type { RestoreInit } from '../activities/restore-manifests';
 import type { EtcdClusterSpec, EtcdClusterStatus } from '../crds/etcd-cluster';
 import { etcdClusterWorkflow } from './cluster-workflow';
 import { clusterWorkflowId, operationWorkflowId } from '../contracts/messages';
-import { createFakeCluster } from './test-support/fake-cluster';
-import { DEV_SERVER_START_TIMEOUT_MS, eventually, startDevServer } from './test-support/dev-server';
+import { createFakeCluster } from '../test/support/fake-cluster';
+import { DEV_SERVER_START_TIMEOUT_MS, eventually, startDevServer } from '../test/support/dev-server';
 
 jest.setTimeout(120_000);
 

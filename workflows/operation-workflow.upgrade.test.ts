@@ -5,14 +5,14 @@ import type { WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import type { EtcdClusterSpec, EtcdClusterStatus } from '../crds/etcd-cluster';
 import type { etcdClusterWorkflow } from './cluster-workflow';
 import { operationWorkflowId } from '../contracts/messages';
-import type { FakeCluster, FakeClusterOptions } from './test-support/fake-cluster';
+import type { FakeCluster, FakeClusterOptions } from '../test/support/fake-cluster';
 import {
   afterSpecChange,
   DEV_SERVER_START_TIMEOUT_MS,
   eventually,
   operationFinished,
   startDevServer,
-} from './test-support/dev-server';
+} from '../test/support/dev-server';
 
 jest.setTimeout(120_000);
 

@@ -3,14 +3,14 @@ import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import type { WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import type { EtcdClusterSpec, EtcdClusterStatus } from '../crds/etcd-cluster';
 import { membersChangedSignal, operationWorkflowId, progressQuery } from '../contracts/messages';
-import type { FakeCluster } from './test-support/fake-cluster';
+import type { FakeCluster } from '../test/support/fake-cluster';
 import {
   afterSpecChange,
   DEV_SERVER_START_TIMEOUT_MS,
   eventually,
   operationFinished,
   startDevServer,
-} from './test-support/dev-server';
+} from '../test/support/dev-server';
 
 jest.setTimeout(120_000);
 

@@ -5,7 +5,7 @@ import type { WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import { bundleWorkflowCode, DefaultLogger, Runtime, Worker } from '@temporalio/worker';
 import type { EtcdClusterSpec, EtcdClusterStatus } from '../../crds/etcd-cluster';
 import { cacheRoot, toolPaths } from '../../localcluster/tool-cache';
-import { etcdClusterWorkflow } from '../cluster-workflow';
+import { etcdClusterWorkflow } from '../../workflows/cluster-workflow';
 import {
   clusterChangedSignal,
   clusterWorkflowId,
@@ -36,7 +36,7 @@ export async function startDevServer(): Promise<DevServer> {
     },
   });
   const workflowBundle = await bundleWorkflowCode({
-    workflowsPath: require.resolve('../index'),
+    workflowsPath: require.resolve('../../workflows/index'),
     logger: new DefaultLogger('WARN'),
   });
   return { env, workflowBundle };
