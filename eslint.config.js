@@ -33,6 +33,9 @@ module.exports = tseslint.config(
         { considerDefaultExhaustiveForUnions: true, requireDefaultForNonUnion: false },
       ],
       'import-x/no-cycle': 'error',
+      // The image installs production dependencies only (npm ci --omit=dev): a test library or tool imported by
+      // shipped code would fail at run time, not at build time.
+      'import-x/no-extraneous-dependencies': ['error', { devDependencies: ['**/*.test.ts', 'test/**'] }],
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
       '@typescript-eslint/consistent-type-imports': 'error',
       'no-restricted-syntax': ['error', processExit],
