@@ -7,7 +7,7 @@ describe('healthResponse', () => {
   const leader: HealthState = {
     notReady: () => undefined,
     readyDetail: () => 'roles worker, watcher (holds the watcher Lease)',
-    metrics: () => '# HELP x h\n# TYPE x gauge\nx 1\n',
+    metrics: () => Promise.resolve('# HELP x h\n# TYPE x gauge\nx 1\n'),
   };
   const text = 'text/plain; charset=utf-8';
   const cases: Array<[string, string, HealthState, number, string, string]> = [
@@ -55,7 +55,7 @@ describe('healthResponse', () => {
       text,
     ],
   ];
-  it.each(cases)('%s', (_name, path, state, status, body, contentType) => {
-    expect(healthResponse(path, state)).toEqual({ status, body, contentType });
+  it.each(cases)('%s', async (_name, path, state, status, body, contentType) => {
+    await expect(healthResponse(path, state)).resolves.toEqual({ status, body, contentType });
   });
 });

@@ -1,7 +1,7 @@
 // Serves /healthz (the process answers), /readyz (the operator started its roles) and /metrics (Prometheus text).
 // Readiness says why not in the body, so `kubectl describe pod` shows e.g. an unreachable Temporal frontend.
 import { createServer, type Server } from 'node:http';
-import { CONTENT_TYPE as METRICS_CONTENT_TYPE } from './prometheus-text';
+import { METRICS_CONTENT_TYPE } from './operator-metrics';
 
 export interface HealthState {
   /** undefined: ready; otherwise the reason the operator is not ready. */
@@ -9,7 +9,7 @@ export interface HealthState {
   /** What a ready operator says about itself, e.g. its roles; absent: plain "ok". */
   readyDetail?(): string;
   /** The Prometheus text exposition; absent: no /metrics. */
-  metrics?(): string;
+  metrics?(): Promise<string>;
 }
 
 export interface HealthResponse {
@@ -21,7 +21,7 @@ export interface HealthResponse {
 const TEXT = 'text/plain; charset=utf-8';
 
 /** The pure routing, table-tested: path and state in, status and body out. */
-export function healthResponse(path: string, state: HealthState): HealthResponse {
+export async function healthResponse(path: string, state: HealthState): Promise<HealthResponse> {
   switch (path.split('?')[0]) {
     case '/healthz':
       return { status: 200, body: 'ok\n', contentType: TEXT };
@@ -32,7 +32,8 @@ export function healthResponse(path: string, state: HealthState): HealthResponse
       return { status: 200, body: detail ? `ok: ${detail}\n` : 'ok\n', contentType: TEXT };
     }
     case '/metrics':
-      if (state.metrics) return { status: 200, body: state.metrics(), contentType: METRICS_CONTENT_TYPE };
+      if (state.metrics)
+        return { status: 200, body: await state.metrics(), contentType: METRICS_CONTENT_TYPE };
       break;
     default:
       break;
@@ -50,9 +51,17 @@ export async function startHealthServer(address: string, state: HealthState): Pr
   const host = address.slice(0, i);
   const port = Number(address.slice(i + 1));
   const server = createServer((req, res) => {
-    const r = healthResponse(req.url ?? '/', state);
-    res.writeHead(r.status, { 'content-type': r.contentType });
-    res.end(r.body);
+    // The response is written when the metrics are collected; a collection that throws answers 500, not a hang.
+    void healthResponse(req.url ?? '/', state).then(
+      (r) => {
+        res.writeHead(r.status, { 'content-type': r.contentType });
+        res.end(r.body);
+      },
+      (err: unknown) => {
+        res.writeHead(500, { 'content-type': 'text/plain; charset=utf-8' });
+        res.end(`error: ${String(err)}\n`);
+      },
+    );
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', (err) =>

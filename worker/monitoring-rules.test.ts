@@ -23,9 +23,9 @@ const docs = (text: string) =>
     .filter((d): d is Doc => d !== null);
 
 /** Every series name the operator can print, histogram suffixes included. */
-function exportedNames(): Set<string> {
+async function exportedNames(): Promise<Set<string>> {
   const names = new Set<string>();
-  for (const line of createOperatorMetrics().render().split('\n')) {
+  for (const line of (await createOperatorMetrics().render()).split('\n')) {
     const m = /^# TYPE (\S+) (\w+)$/.exec(line);
     if (!m?.[1]) continue;
     names.add(m[1]);
@@ -47,7 +47,10 @@ describe('the sample PrometheusRule', () => {
     ]);
   });
 
-  const exported = exportedNames();
+  let exported = new Set<string>();
+  beforeAll(async () => {
+    exported = await exportedNames();
+  });
   it.each(rules.map((r) => [r.alert, r.expr] as const))(
     '%s names only metrics the operator exports',
     (_alert, expr) => {

@@ -95,7 +95,7 @@ describe('clusterFamilies', () => {
 
   it('counts clusters per condition and status, listing zeros too', () => {
     const f = samples('etcd_conductor_clusters');
-    expect(f?.type === 'gauge' && f.samples).toEqual(
+    expect(f?.samples).toEqual(
       expect.arrayContaining([
         { labels: { condition: 'Available', status: 'True' }, value: 1 },
         { labels: { condition: 'Available', status: 'False' }, value: 1 },
@@ -103,7 +103,7 @@ describe('clusterFamilies', () => {
         { labels: { condition: 'Progressing', status: 'True' }, value: 0 },
       ]),
     );
-    expect(f?.type === 'gauge' && f.samples).toHaveLength(9);
+    expect(f?.samples).toHaveLength(9);
   });
   it.each<[string, string, number]>([
     ['voters leave learners out', 'etcd_conductor_cluster_voters', 4 - 1],
@@ -116,11 +116,11 @@ describe('clusterFamilies', () => {
     ],
   ])('%s', (_name, metric, value) => {
     const f = samples(metric);
-    expect(f?.type === 'gauge' && f.samples[0]?.value).toBe(value);
+    expect(f?.samples[0]?.value).toBe(value);
   });
   it('a cluster without a running operation has no running-seconds sample', () => {
     const f = samples('etcd_conductor_cluster_operation_running_seconds');
-    expect(f?.type === 'gauge' && f.samples.map((s) => s.labels.name)).toEqual(['a']);
+    expect(f?.samples.map((s) => s.labels.name)).toEqual(['a']);
   });
 });
 
@@ -146,39 +146,47 @@ describe('snapshotFamilies', () => {
       snap('s3', 'main', 'Failed', '2026-01-01T02:00:00Z'),
       snap('s4', 'other', 'Failed', '2026-01-01T02:00:00Z'),
     ]);
-    expect(f?.type === 'gauge' && f.samples).toEqual([
+    expect(f?.samples).toEqual([
       { labels: { namespace: 'ns', cluster: 'main' }, value: Date.parse('2026-01-01T01:00:00Z') / 1000 },
     ]);
   });
 });
 
 describe('createOperatorMetrics', () => {
-  it('renders counters moved by hooks, the leader flag and resident memory', () => {
-    const m = createOperatorMetrics({ rss: () => 1234, now: () => 0 });
+  it('renders counters moved by hooks, the leader flag and the process metrics', async () => {
+    const m = createOperatorMetrics({ now: () => 0 });
     m.onStatusWritten(running('op-1'), finished('op-1'));
     m.onSignal('cluster');
     m.onWatchRestart('pods');
     m.setWatcherLeader(true);
     m.onObject('etcdclusters', cluster('a', { conditions: [cond('Available', 'True')] }) as never, false);
-    const text = m.render();
+    const text = await m.render();
     expect(text).toContain('etcd_conductor_operations_total{result="Succeeded",type="ScaleUp"} 1\n');
     expect(text).toContain(
-      'etcd_conductor_operation_duration_seconds_bucket{result="Succeeded",type="ScaleUp",le="120"} 1\n',
+      'etcd_conductor_operation_duration_seconds_bucket{le="120",result="Succeeded",type="ScaleUp"} 1\n',
     );
     expect(text).toContain(
-      'etcd_conductor_operation_duration_seconds_bucket{result="Succeeded",type="ScaleUp",le="60"} 0\n',
+      'etcd_conductor_operation_duration_seconds_bucket{le="60",result="Succeeded",type="ScaleUp"} 0\n',
     );
     expect(text).toContain('etcd_conductor_watch_changes_signalled_total{kind="cluster"} 1\n');
     expect(text).toContain('etcd_conductor_watch_restarts_total{resource="pods"} 1\n');
     expect(text).toContain('etcd_conductor_clusters{condition="Available",status="True"} 1\n');
     expect(text).toContain('etcd_conductor_watcher_leader 1\n');
-    expect(text).toContain('process_resident_memory_bytes 1234\n');
+    // Series read as before the move to prom-client: label names in alphabetical order.
+    expect(text).toContain(
+      'etcd_conductor_operation_duration_seconds_count{result="Succeeded",type="ScaleUp"} 1\n',
+    );
+    expect(text).toContain('etcd_conductor_cluster_ready_voters{name="a",namespace="ns"} 0\n');
+    // prom-client's default metrics: the process's memory, event-loop lag and garbage collection.
+    expect(Number(/^process_resident_memory_bytes (\d+)$/m.exec(text)?.[1])).toBeGreaterThan(0);
+    expect(text).toMatch(/^# TYPE nodejs_eventloop_lag_seconds gauge$/m);
+    expect(text).toMatch(/^# TYPE nodejs_gc_duration_seconds histogram$/m);
   });
-  it('forgets a deleted cluster', () => {
-    const m = createOperatorMetrics({ rss: () => 0, now: () => 0 });
+  it('forgets a deleted cluster', async () => {
+    const m = createOperatorMetrics({ now: () => 0 });
     const c = cluster('a', { conditions: [cond('Available', 'True')] }) as never;
     m.onObject('etcdclusters', c, false);
     m.onObject('etcdclusters', c, true);
-    expect(m.render()).toContain('etcd_conductor_clusters{condition="Available",status="True"} 0\n');
+    expect(await m.render()).toContain('etcd_conductor_clusters{condition="Available",status="True"} 0\n');
   });
 });

@@ -10,10 +10,25 @@ import { ConditionTypes } from '../crds/conditions';
 import type { EtcdCluster, EtcdClusterStatus, OperationResult, OperationType } from '../crds/etcd-cluster';
 import { CONDITION_STATUSES } from '../crds/etcd-cluster';
 import type { EtcdSnapshot } from '../crds/etcd-snapshot';
-import type { MetricFamily, Sample } from './prometheus-text';
-import { Counter, formatFamilies, Histogram } from './prometheus-text';
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 
 export const METRIC_PREFIX = 'etcd_conductor_';
+
+/** The exposition's content type (Prometheus text 0.0.4, as prom-client's registry writes it). */
+export const METRICS_CONTENT_TYPE = Registry.PROMETHEUS_CONTENT_TYPE;
+
+export interface Sample {
+  labels: Readonly<Record<string, string>>;
+  value: number;
+}
+
+/** A gauge computed at scrape time from what the watcher holds: its name, help, label names and samples. */
+export interface GaugeFamily {
+  name: string;
+  help: string;
+  labelNames: readonly string[];
+  samples: Sample[];
+}
 
 /** Seconds; operations run from seconds (a heal) to many minutes (a scale of a large member). */
 export const OPERATION_DURATION_BUCKETS = [1, 5, 10, 30, 60, 120, 300, 600, 1800, 3600];
@@ -81,7 +96,7 @@ export function clusterView(obj: EtcdCluster): ClusterView {
 }
 
 /** Gauges over the clusters the watcher sees; every condition type and status appears, zero included. */
-export function clusterFamilies(views: readonly ClusterView[], nowMs: number): MetricFamily[] {
+export function clusterFamilies(views: readonly ClusterView[], nowMs: number): GaugeFamily[] {
   const byCondition: Sample[] = [];
   for (const type of Object.values(ConditionTypes)) {
     for (const status of CONDITION_STATUSES) {
@@ -107,44 +122,44 @@ export function clusterFamilies(views: readonly ClusterView[], nowMs: number): M
     {
       name: `${METRIC_PREFIX}clusters`,
       help: 'EtcdClusters by condition type and status, as the watcher last saw them.',
-      type: 'gauge',
+      labelNames: ['condition', 'status'],
       samples: byCondition,
     },
     {
       name: `${METRIC_PREFIX}cluster_desired_members`,
       help: 'spec.replicas of each EtcdCluster.',
-      type: 'gauge',
+      labelNames: ['namespace', 'name'],
       samples: per((v) => v.desired),
     },
     {
       name: `${METRIC_PREFIX}cluster_voters`,
       help: 'Voting members etcd lists for each EtcdCluster (status.members with role voter).',
-      type: 'gauge',
+      labelNames: ['namespace', 'name'],
       samples: per((v) => v.voters),
     },
     {
       name: `${METRIC_PREFIX}cluster_ready_voters`,
       help: 'Voters that answer and whose Pod is Ready (status.readyReplicas).',
-      type: 'gauge',
+      labelNames: ['namespace', 'name'],
       samples: per((v) => v.readyVoters),
     },
     {
       name: `${METRIC_PREFIX}cluster_progress_deadline_seconds`,
       help: 'spec.progressDeadlineSeconds of each EtcdCluster: how long one operation may go without progress.',
-      type: 'gauge',
+      labelNames: ['namespace', 'name'],
       samples: per((v) => v.progressDeadlineSeconds),
     },
     {
       name: `${METRIC_PREFIX}cluster_operation_running_seconds`,
       help: 'How long the operation in status.currentOperation has been running.',
-      type: 'gauge',
+      labelNames: ['namespace', 'name', 'type'],
       samples: running,
     },
   ];
 }
 
 /** Per cluster, the time the newest Succeeded EtcdSnapshot was taken. */
-export function snapshotFamilies(snapshots: readonly EtcdSnapshot[]): MetricFamily[] {
+export function snapshotFamilies(snapshots: readonly EtcdSnapshot[]): GaugeFamily[] {
   const newest = new Map<string, Sample>();
   for (const s of snapshots) {
     const takenAt = s.status?.phase === 'Succeeded' ? s.status.artifact?.takenAt : undefined;
@@ -159,7 +174,7 @@ export function snapshotFamilies(snapshots: readonly EtcdSnapshot[]): MetricFami
     {
       name: `${METRIC_PREFIX}snapshot_last_success_timestamp_seconds`,
       help: 'Unix time the newest Succeeded EtcdSnapshot of each cluster was taken.',
-      type: 'gauge',
+      labelNames: ['namespace', 'cluster'],
       samples: [...newest.values()],
     },
   ];
@@ -173,55 +188,105 @@ export interface OperatorMetrics {
   /** Every object an informer delivers, so scrape-time gauges need no lists of their own. */
   onObject(resource: string, obj: KubernetesObject, deleted: boolean): void;
   setWatcherLeader(leader: boolean): void;
-  render(): string;
+  /** The Prometheus text exposition, this process's default metrics (memory, CPU, event loop, GC) included. */
+  render(): Promise<string>;
+}
+
+/**
+ * The labels with their names in alphabetical order. prom-client prints labels in the order of the object it
+ * was given; sorted, every series reads as it always did (`{result="Succeeded",type="Bootstrap"}`), so queries
+ * and scrapers that match the text keep working. Only a histogram bucket's `le` comes first now.
+ */
+function sorted(labels: Readonly<Record<string, string>>): Record<string, string> {
+  return Object.fromEntries(Object.entries(labels).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+}
+
+/**
+ * A gauge that prom-client fills at each scrape from `family()`, so it never shows a cluster the watcher no
+ * longer holds.
+ */
+function scrapeGauge(register: Registry, first: GaugeFamily, family: () => GaugeFamily | undefined): void {
+  new Gauge({
+    name: first.name,
+    help: first.help,
+    labelNames: first.labelNames,
+    registers: [register],
+    collect() {
+      this.reset();
+      for (const s of family()?.samples ?? []) this.set(sorted(s.labels), s.value);
+    },
+  });
 }
 
 export function createOperatorMetrics(
-  host: { rss: () => number; now: () => number } = {
-    rss: () => process.memoryUsage.rss(),
-    now: () => Date.now(),
-  },
+  host: { now: () => number } = { now: () => Date.now() },
 ): OperatorMetrics {
-  const started = new Counter(`${METRIC_PREFIX}operations_started_total`, 'Operations started, by type.', [
-    'type',
-  ]);
-  const finished = new Counter(
-    `${METRIC_PREFIX}operations_total`,
-    'Operations finished, by type and result (Succeeded, Failed, Cancelled, DeadlineExceeded).',
-    ['type', 'result'],
-  );
-  const durations = new Histogram(
-    `${METRIC_PREFIX}operation_duration_seconds`,
-    'Run time of finished operations whose start the cluster status showed, by type and result.',
-    OPERATION_DURATION_BUCKETS,
-    ['type', 'result'],
-  );
-  const signals = new Counter(
-    `${METRIC_PREFIX}watch_changes_signalled_total`,
-    'Changes the watcher signalled to workflows, by kind (cluster, members, snapshot, schedule, job).',
-    ['kind'],
-  );
-  const restarts = new Counter(
-    `${METRIC_PREFIX}watch_restarts_total`,
-    'Watches that failed and were relisted after back-off, by resource.',
-    ['resource'],
-  );
+  // One registry per instance (not prom-client's global one), so tests and a second instance never share series.
+  const register = new Registry();
+  // The process's own health: resident memory, CPU, heap, event-loop lag, GC (prom-client's default metrics).
+  collectDefaultMetrics({ register });
+  const started = new Counter({
+    name: `${METRIC_PREFIX}operations_started_total`,
+    help: 'Operations started, by type.',
+    labelNames: ['type'],
+    registers: [register],
+  });
+  const finished = new Counter({
+    name: `${METRIC_PREFIX}operations_total`,
+    help: 'Operations finished, by type and result (Succeeded, Failed, Cancelled, DeadlineExceeded).',
+    labelNames: ['type', 'result'],
+    registers: [register],
+  });
+  const durations = new Histogram({
+    name: `${METRIC_PREFIX}operation_duration_seconds`,
+    help: 'Run time of finished operations whose start the cluster status showed, by type and result.',
+    buckets: OPERATION_DURATION_BUCKETS,
+    labelNames: ['type', 'result'],
+    registers: [register],
+  });
+  const signals = new Counter({
+    name: `${METRIC_PREFIX}watch_changes_signalled_total`,
+    help: 'Changes the watcher signalled to workflows, by kind (cluster, members, snapshot, schedule, job).',
+    labelNames: ['kind'],
+    registers: [register],
+  });
+  const restarts = new Counter({
+    name: `${METRIC_PREFIX}watch_restarts_total`,
+    help: 'Watches that failed and were relisted after back-off, by resource.',
+    labelNames: ['resource'],
+    registers: [register],
+  });
   const clusters = new Map<string, ClusterView>();
   const snapshots = new Map<string, EtcdSnapshot>();
   let leader = false;
+  new Gauge({
+    name: `${METRIC_PREFIX}watcher_leader`,
+    help: '1 while this process holds the watcher Lease and runs the watchers, else 0.',
+    registers: [register],
+    collect() {
+      this.set(leader ? 1 : 0);
+    },
+  });
+  const scrapeFamilies = (): GaugeFamily[] => [
+    ...clusterFamilies([...clusters.values()], host.now()),
+    ...snapshotFamilies([...snapshots.values()]),
+  ];
+  for (const first of [...clusterFamilies([], 0), ...snapshotFamilies([])]) {
+    scrapeGauge(register, first, () => scrapeFamilies().find((f) => f.name === first.name));
+  }
 
   return {
     onStatusWritten(before, after) {
       const t = operationTransition(before, after);
-      if (t.started) started.inc({ type: t.started });
+      if (t.started) started.inc(sorted({ type: t.started }));
       if (t.finished) {
-        const labels = { type: t.finished.type, result: t.finished.result };
+        const labels = sorted({ type: t.finished.type, result: t.finished.result });
         finished.inc(labels);
         if (t.finished.seconds !== undefined) durations.observe(labels, t.finished.seconds);
       }
     },
-    onSignal: (kind) => signals.inc({ kind }),
-    onWatchRestart: (resource) => restarts.inc({ resource }),
+    onSignal: (kind) => signals.inc(sorted({ kind })),
+    onWatchRestart: (resource) => restarts.inc(sorted({ resource })),
     onObject(resource, obj, deleted) {
       const key = obj.metadata?.uid ?? `${obj.metadata?.namespace}/${obj.metadata?.name}`;
       if (resource === 'etcdclusters') {
@@ -235,28 +300,6 @@ export function createOperatorMetrics(
     setWatcherLeader(value) {
       leader = value;
     },
-    render() {
-      return formatFamilies([
-        started.collect(),
-        finished.collect(),
-        durations.collect(),
-        signals.collect(),
-        restarts.collect(),
-        ...clusterFamilies([...clusters.values()], host.now()),
-        ...snapshotFamilies([...snapshots.values()]),
-        {
-          name: `${METRIC_PREFIX}watcher_leader`,
-          help: '1 while this process holds the watcher Lease and runs the watchers, else 0.',
-          type: 'gauge',
-          samples: [{ labels: {}, value: leader ? 1 : 0 }],
-        },
-        {
-          name: 'process_resident_memory_bytes',
-          help: 'Resident memory size in bytes.',
-          type: 'gauge',
-          samples: [{ labels: {}, value: host.rss() }],
-        },
-      ]);
-    },
+    render: () => register.metrics(),
   };
 }
