@@ -15,9 +15,10 @@ import type {
   OperationType,
 } from '../crds/etcd-cluster';
 import { memberOrdinal } from '../crds/labels';
-import { currentSize, memberState, operationFor, podLive, quorum } from './plan';
+import { currentSize, memberState, operationFor, podLive } from './plan';
 import { DEFAULT_QUOTA_BACKEND_BYTES, NOSPACE_ALARM, noSpaceMessage } from './defrag-plan';
 import type { Decision, Desired, EtcdMemberView, KubeMemberView, Observed } from './plan';
+import { quorum } from './cluster-state';
 
 export interface StatusInput {
   /** metadata.generation of the spec these inputs were computed for. */

@@ -6,6 +6,7 @@
 // proposal of the cluster for as long as the rewrite takes. Moving leadership first (a transfer, not an
 // election: milliseconds) turns the leader's defragmentation into a follower's.
 import { Reasons } from '../crds/conditions';
+import { isServing, leaderSuccessor } from './cluster-state';
 
 /** Why a Defrag operation runs: etcd's NOSPACE alarm, spec.maintenance.defrag.schedule, or its threshold. */
 export type DefragTrigger = 'NoSpace' | 'Schedule' | 'Threshold';
@@ -227,7 +228,7 @@ export function planDefragMember(input: {
   const members = [...input.members].sort(byOrdinal);
   const pending = members.filter((m) => input.pending.includes(m.name));
   if (pending.length === 0) return { kind: 'Done' };
-  const unready = members.find((m) => !m.healthy || (!m.isLearner && !m.ready));
+  const unready = members.find((m) => !isServing(m));
   if (unready) {
     return {
       kind: 'Wait',
@@ -240,10 +241,7 @@ export function planDefragMember(input: {
   const leader = pending[0];
   if (!leader) return { kind: 'Done' };
   // Every other member is done by now; the most caught-up voter takes over, so the transfer is short.
-  const index = (m: DefragMemberView) => BigInt(m.raftIndex ?? '0');
-  const to = members
-    .filter((m) => !m.isLearner && m.id !== leader.id)
-    .sort((a, b) => (index(a) === index(b) ? a.ordinal - b.ordinal : index(a) > index(b) ? -1 : 1))[0];
+  const to = leaderSuccessor(members, leader);
   if (to) {
     return {
       kind: 'MoveLeader',

@@ -2,15 +2,12 @@
 import {
   answeringMembers,
   awaitsAnAnswer,
-  canRemove,
   continuesOperation,
   currentSize,
   describeStep,
-  learnerCaughtUp,
   nextMemberName,
   operationFor,
   plan,
-  quorum,
   summarize,
 } from './plan';
 import type { ActionStep, Desired, EtcdMemberView, KubeMemberView, Observed, Step, WaitReason } from './plan';
@@ -587,56 +584,6 @@ describe('plan, scale down and pause', () => {
 });
 
 // ----- helpers -----
-
-describe('quorum arithmetic', () => {
-  test.each([
-    [1, 1],
-    [2, 2],
-    [3, 2],
-    [4, 3],
-    [5, 3],
-    [9, 5],
-  ])('a cluster of %i voters needs %i', (voters, needed) => {
-    expect(quorum(voters)).toBe(needed);
-  });
-
-  const v = (n: number, healthy = true, isLearner = false) => ({ id: String(n), isLearner, healthy });
-  test.each([
-    ['a healthy follower of a healthy 2-member cluster can go', [v(0), v(1)], '1', true],
-    ['nothing can go from a 2-member cluster with one member down', [v(0), v(1, false)], '1', false],
-    ['the last voter never goes', [v(0)], '0', false],
-    ['a down member of 3 can go when the other two are healthy', [v(0), v(1), v(2, false)], '2', true],
-    ['a healthy member of 3 cannot go while another is down', [v(0), v(1), v(2, false)], '1', false],
-    [
-      'a learner can go whenever the voters have quorum',
-      [v(0), v(1), v(2, false), v(3, false, true)],
-      '3',
-      true,
-    ],
-    [
-      'a learner cannot go when the voters have no quorum',
-      [v(0), v(1, false), v(2, false), v(3, true, true)],
-      '3',
-      false,
-    ],
-    ['an unknown member cannot go', [v(0), v(1)], '7', false],
-    ['a healthy member of 5 with one down can go', [v(0), v(1), v(2), v(3), v(4, false)], '3', true],
-  ])('%s', (_name, members, target, expected) => {
-    expect(canRemove(members, target)).toBe(expected);
-  });
-});
-
-describe('learner catch-up', () => {
-  test.each([
-    ['900', '1000', true],
-    ['899', '1000', false],
-    ['18446744073709551000', '18446744073709551615', true],
-    [undefined, '1000', false],
-    ['1000', undefined, false],
-  ])('a learner at %s with the leader at %s is caught up: %s', (learner, leader, expected) => {
-    expect(learnerCaughtUp(learner, leader)).toBe(expected);
-  });
-});
 
 describe('waits that watch for a member to answer', () => {
   const waitFor = (reason: WaitReason): Step => ({ kind: 'Wait', reason, message: '' });

@@ -27,6 +27,7 @@ import { describeRolloutStep, planRollout, planStorageGrowth, summarizeRollout }
 import type { AuthWaitReason, EnableAuthStep, RotateAuthStep } from './auth-plan';
 import { authBlocked, planAuth, planAuthRotation } from './auth-plan';
 import type { AuthObservation } from '../contracts/auth';
+import { canRemove, leaderSuccessor, learnerCaughtUp, quorum } from './cluster-state';
 
 // ---------------------------------------------------------------------------------------------------
 // Inputs
@@ -175,55 +176,6 @@ export interface Decision {
 }
 
 // ---------------------------------------------------------------------------------------------------
-// Quorum arithmetic
-
-/** Votes needed to commit anything in a cluster of `voters` voters. */
-export function quorum(voters: number): number {
-  return Math.floor(voters / 2) + 1;
-}
-
-type Health = Pick<EtcdMemberView, 'id' | 'isLearner'> & { healthy: boolean };
-
-/**
- * Whether removing member `id` keeps the cluster able to commit, both for the removal itself and after it.
- *
- * - The removal is a raft entry: a quorum of the current voters must be healthy to commit it.
- * - Afterwards a quorum of the remaining voters must be healthy, or the cluster is down once it applies.
- * - A learner does not vote, so only the first rule applies to it.
- * - The last voter is never removed.
- *
- * For 2 -> 1 this means both members must be healthy (quorum of 2 is 2). etcd calls removal from a
- * 2-member cluster unsafe because a failure of either member mid-removal leaves a 2-member configuration
- * with one live voter, which cannot commit anything; and a leader that removes itself may stop before the
- * follower learns the entry committed. The planner therefore also never removes the leader (it moves
- * leadership first), so in 2 -> 1 the healthy leader removes its healthy follower; if the follower dies
- * mid-way the cluster stalls only until its Pod restarts, because it is still a member.
- */
-export function canRemove(members: readonly Health[], id: string): boolean {
-  const target = members.find((m) => m.id === id);
-  if (!target) return false;
-  const voters = members.filter((m) => !m.isLearner);
-  if (voters.filter((m) => m.healthy).length < quorum(voters.length)) return false;
-  if (target.isLearner) return true;
-  const remaining = voters.filter((m) => m.id !== id);
-  if (remaining.length === 0) return false;
-  return remaining.filter((m) => m.healthy).length >= quorum(remaining.length);
-}
-
-/** etcd promotes a learner only when its match index is at least 90% of the leader's (`isLearnerReady`). */
-export const LEARNER_READY_RATIO = { numerator: 9n, denominator: 10n } as const;
-
-/** Whether a learner is close enough to the leader's raft index that MemberPromote should succeed. */
-export function learnerCaughtUp(
-  learnerRaftIndex: string | undefined,
-  leaderRaftIndex: string | undefined,
-): boolean {
-  if (learnerRaftIndex === undefined || leaderRaftIndex === undefined) return false;
-  const { numerator, denominator } = LEARNER_READY_RATIO;
-  return BigInt(learnerRaftIndex) * denominator >= BigInt(leaderRaftIndex) * numerator;
-}
-
-// ---------------------------------------------------------------------------------------------------
 // Classification
 
 /**
@@ -325,7 +277,10 @@ function removeOrMoveLeader(c: WithEtcd, candidates: Member[], reason: RemoveRea
   if (leader) {
     // Removing the leader forces an election and, in a 2-member cluster, may strand the follower;
     // MoveLeader first so the removal is an ordinary follower removal.
-    const to = moveLeaderTarget(c, leader);
+    const to = leaderSuccessor(
+      c.voters.filter((m) => m.healthy),
+      leader,
+    );
     if (to) {
       return {
         kind: 'MoveLeader',
@@ -336,14 +291,6 @@ function removeOrMoveLeader(c: WithEtcd, candidates: Member[], reason: RemoveRea
     }
   }
   return undefined;
-}
-
-// The most caught-up healthy voter takes over, ties to the oldest, so the election after the move is short.
-function moveLeaderTarget(c: WithEtcd, from: Member): Member | undefined {
-  const index = (m: Member) => BigInt(m.raftIndex ?? '0');
-  return c.voters
-    .filter((m) => m.healthy && m.id !== from.id)
-    .sort((a, b) => (index(a) === index(b) ? a.ordinal - b.ordinal : index(a) > index(b) ? -1 : 1))[0];
 }
 
 const withEtcdChain: Check<WithEtcd>[] = [

@@ -6,8 +6,8 @@
 // restarted before it is healthy, Ready and caught up with the leader.
 import { Reasons } from '../crds/conditions';
 import { parseQuantity, quantityLess } from '../crds/quantity';
-import { caughtUp } from './upgrade-plan';
 import type { ClaimStorageObservation, PodTemplateObservation } from '../contracts/rollout';
+import { caughtUp, isServing, leaderSuccessor } from './cluster-state';
 
 export type { ClaimStorageObservation, PodTemplateObservation };
 
@@ -105,8 +105,7 @@ export function planRollout(input: {
   const rolled = members.filter((m) => m.template?.upToDate === true);
   // The member restarted last must answer, be Ready and be in sync before the next one goes down.
   for (const m of rolled) {
-    if (!m.healthy || (!m.isLearner && !m.ready))
-      return wait(`member ${m.name} restarted with the new spec, starting`);
+    if (!isServing(m)) return wait(`member ${m.name} restarted with the new spec, starting`);
     if (!caughtUp(m, leader)) {
       return wait(
         `member ${m.name} restarted with the new spec, catching up (raft index ${m.raftIndex ?? '?'} of ${leader?.raftIndex ?? '?'})`,
@@ -114,7 +113,7 @@ export function planRollout(input: {
     }
   }
   // Taking a member down is safe only when every other member answers: then quorum survives the restart.
-  const unready = members.find((m) => !m.healthy || (!m.isLearner && !m.ready));
+  const unready = members.find((m) => !isServing(m));
   if (unready)
     return wait(`${unready.name} is not ready; the rollout takes no member down until every member is`);
 
@@ -123,10 +122,7 @@ export function planRollout(input: {
   const changed = next.template.changed;
   if (next.id === leaderId) {
     // The most caught-up rolled voter takes over, so the election MoveLeader triggers is short.
-    const index = (m: RolloutMemberView) => BigInt(m.raftIndex ?? '0');
-    const to = rolled
-      .filter((m) => !m.isLearner && m.id !== next.id)
-      .sort((a, b) => (index(a) === index(b) ? a.ordinal - b.ordinal : index(a) > index(b) ? -1 : 1))[0];
+    const to = leaderSuccessor(rolled, next);
     if (to) {
       return {
         kind: 'MoveLeader',

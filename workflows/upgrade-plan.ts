@@ -5,6 +5,7 @@
 // restarted before it serves the new version and has caught up with the leader.
 import { Reasons } from '../crds/conditions';
 import { upgradePath } from './upgrade-path';
+import { caughtUp, isServing, leaderSuccessor } from './cluster-state';
 
 /** One etcd member with what an upgrade needs to know of it. */
 export interface UpgradeMemberView {
@@ -47,19 +48,6 @@ export type UpgradeWaitReason = typeof Reasons.UpgradePathRefused | typeof Reaso
 
 export type UpgradeDecision =
   UpgradeMemberStep | UpgradeLeaderStep | { kind: 'Wait'; reason: UpgradeWaitReason; message: string };
-
-/**
- * How far behind the leader's raft index a restarted member may be and still count as caught up. The
- * observer reads each member's status at a slightly different moment, so under a steady write load even a
- * member in sync shows a lag of tens of entries; a member replaying its log after a restart lags by far more.
- */
-export const UPGRADE_MAX_RAFT_LAG = 1000n;
-
-/** Whether a member restarted on the new version is in sync enough to take the next member down. */
-export function caughtUp(member: UpgradeMemberView, leader: UpgradeMemberView | undefined): boolean {
-  if (member.raftIndex === undefined || leader?.raftIndex === undefined) return false;
-  return BigInt(leader.raftIndex) - BigInt(member.raftIndex) <= UPGRADE_MAX_RAFT_LAG;
-}
 
 /** The versions members run or will run after a restart; what the path rules judge. */
 export function runningVersions(members: readonly UpgradeMemberView[]): string[] {
@@ -105,7 +93,7 @@ export function planUpgrade(input: {
     }
   }
   // Taking a member down is safe only when every other member answers: then quorum survives the restart.
-  const unready = members.find((m) => !m.healthy || (!m.isLearner && !m.ready));
+  const unready = members.find((m) => !isServing(m));
   if (unready)
     return wait(`${unready.name} is not ready; the upgrade takes no member down until every member is`);
 
@@ -116,10 +104,7 @@ export function planUpgrade(input: {
   if (next.id === leaderId) {
     // The most caught-up upgraded voter takes over, so the election that MoveLeader triggers is short and
     // the leader, restarted last, rejoins a cluster already led by the new version.
-    const index = (m: UpgradeMemberView) => BigInt(m.raftIndex ?? '0');
-    const to = upgraded
-      .filter((m) => !m.isLearner && m.id !== next.id)
-      .sort((a, b) => (index(a) === index(b) ? a.ordinal - b.ordinal : index(a) > index(b) ? -1 : 1))[0];
+    const to = leaderSuccessor(upgraded, next);
     if (to) {
       return {
         kind: 'MoveLeader',
