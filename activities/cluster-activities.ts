@@ -38,6 +38,7 @@ import { memberTLSHash, prepareMemberTLS } from './etcd-tls';
 import { readTLSTrust } from './tls-trust';
 import { createDefragActivities } from './defrag-activities';
 import type { ClusterRef } from '../contracts/cluster-ref';
+import type { EventReason } from '../contracts/event-reasons';
 
 export interface ActivityDeps {
   kube: KubeObjects;
@@ -479,7 +480,7 @@ export function createActivities(deps: ActivityDeps) {
     async recordEvent(input: {
       ref: ClusterRef;
       type: 'Normal' | 'Warning';
-      reason: string;
+      reason: EventReason;
       message: string;
     }) {
       return recordOrDrop(() => deps.events.record(input));

@@ -3,11 +3,12 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import { ApiException, CoreV1Api } from '@kubernetes/client-node';
 import { API_VERSION, ETCD_CLUSTER } from '../crds/etcd-cluster';
 import type { ClusterRef } from '../contracts/cluster-ref';
+import type { EventReason } from '../contracts/event-reasons';
 
 export interface EventInput {
   ref: ClusterRef;
   type: 'Normal' | 'Warning';
-  reason: string;
+  reason: EventReason;
   message: string;
 }
 

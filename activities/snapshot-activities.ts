@@ -23,6 +23,7 @@ import type { RestoreActivities } from './restore-activities';
 import { createRestoreActivities } from './restore-activities';
 import { recordOrDrop } from './event-recorder';
 import type { SnapshotJobObservation } from '../contracts/snapshot';
+import type { EventReason } from '../contracts/event-reasons';
 
 export interface SnapshotActivityDeps {
   kube: KubeObjects;
@@ -267,7 +268,7 @@ export function createSnapshotActivities(deps: SnapshotActivityDeps) {
     async recordSnapshotEvent(input: {
       snapshot: SnapshotRef;
       type: 'Normal' | 'Warning';
-      reason: string;
+      reason: EventReason;
       message: string;
     }): Promise<'recorded' | 'dropped'> {
       return recordOrDrop(() =>

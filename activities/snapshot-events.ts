@@ -2,11 +2,12 @@
 import type { KubeConfig } from '@kubernetes/client-node';
 import { CoreV1Api } from '@kubernetes/client-node';
 import { API_VERSION } from '../crds/etcd-cluster';
+import type { EventReason } from '../contracts/event-reasons';
 
 export interface SnapshotEventInput {
   involved: { kind: 'EtcdSnapshot' | 'EtcdSnapshotSchedule'; namespace: string; name: string; uid: string };
   type: 'Normal' | 'Warning';
-  reason: string;
+  reason: EventReason;
   message: string;
 }
 

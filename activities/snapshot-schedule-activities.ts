@@ -24,6 +24,7 @@ import type { SnapshotEventRecorder } from './snapshot-events';
 import type { SnapshotRef } from './snapshot-manifests';
 import { RESTRICTED_CONTAINER_SECURITY, RESTRICTED_POD_SECURITY, SNAPSHOT_MOUNT } from './snapshot-manifests';
 import { recordOrDrop } from './event-recorder';
+import type { EventReason } from '../contracts/event-reasons';
 
 export interface ScheduleActivityDeps {
   kube: KubeObjects;
@@ -347,7 +348,7 @@ export function createScheduleActivities(deps: ScheduleActivityDeps) {
     async recordScheduleEvent(input: {
       schedule: SnapshotRef;
       type: 'Normal' | 'Warning';
-      reason: string;
+      reason: EventReason;
       message: string;
     }): Promise<'recorded' | 'dropped'> {
       return recordOrDrop(() =>

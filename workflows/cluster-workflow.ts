@@ -52,6 +52,7 @@ import { advanceSchedule, idleWaitMs, scheduleDue } from './defrag-schedule';
 import { currentSize, describeStep, operationFor, plan, summarize } from './plan';
 import { observeAuth } from './auth-step';
 import { ActivityKinds } from './activity-kinds';
+import type { EventReason } from '../contracts/event-reasons';
 
 /** What survives continue-as-new besides the newest change. */
 export interface CarriedState {
@@ -88,7 +89,7 @@ const DRIFT_CHECK_MS = 10 * 60_000;
 /** While the plan waits on something outside the operator (a Pod starting, quorum coming back). */
 const WAIT_RECHECK_INTERVAL = '5s';
 
-const RESULT_EVENT: Record<OperationResult, { type: 'Normal' | 'Warning'; reason: string }> = {
+const RESULT_EVENT: Record<OperationResult, { type: 'Normal' | 'Warning'; reason: EventReason }> = {
   Succeeded: { type: 'Normal', reason: 'OperationSucceeded' },
   Failed: { type: 'Warning', reason: 'OperationFailed' },
   Cancelled: { type: 'Warning', reason: 'OperationCancelled' },

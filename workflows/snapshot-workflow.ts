@@ -25,6 +25,7 @@ import { SearchAttributes, snapshotJobChangedSignal } from '../contracts/message
 import { isTransientFailure, snapshotReasonOf, snapshotStatus } from './snapshot-status';
 import type { SnapshotJobObservation } from '../contracts/snapshot';
 import { ActivityKinds } from './activity-kinds';
+import type { EventReason } from '../contracts/event-reasons';
 
 /** Jobs per snapshot at most; each Job itself retries a crashed Pod a couple of times. */
 export const MAX_SNAPSHOT_ATTEMPTS = 3;
@@ -77,7 +78,7 @@ export async function etcdSnapshotWorkflow(input: SnapshotWorkflowInput): Promis
     status = snapshotStatus(status, phase, reason, message, now(), more);
     await acts.writeSnapshotStatus({ snapshot, status });
   }
-  const event = (type: 'Normal' | 'Warning', reason: string, message: string) =>
+  const event = (type: 'Normal' | 'Warning', reason: EventReason, message: string) =>
     acts.recordSnapshotEvent({ snapshot, type, reason, message });
 
   async function finish(outcome: SnapshotOutcome): Promise<SnapshotOutcome> {

@@ -1,0 +1,68 @@
+// Every reason a Kubernetes Event of the operator may carry, on which object and of which type: the one list.
+// The event-recording activities accept only these (EventReason), and docs/status.md ("Events") explains each
+// one; contracts/event-reasons.test.ts keeps the two in step.
+import { OPERATION_TYPES } from '../crds/etcd-cluster';
+import type { OperationType } from '../crds/etcd-cluster';
+
+export interface EventReasonInfo {
+  object: 'EtcdCluster' | 'EtcdSnapshot' | 'EtcdSnapshotSchedule';
+  type: 'Normal' | 'Warning';
+}
+
+const cluster = (type: EventReasonInfo['type']): EventReasonInfo => ({ object: 'EtcdCluster', type });
+const snapshot = (type: EventReasonInfo['type']): EventReasonInfo => ({ object: 'EtcdSnapshot', type });
+const schedule = (type: EventReasonInfo['type']): EventReasonInfo => ({
+  object: 'EtcdSnapshotSchedule',
+  type,
+});
+
+/** An operation started: `ScaleUpStarted`, `UpgradeStarted`, ... one per operation type. */
+export type OperationStartedReason = `${OperationType}Started`;
+
+export const EventReasons = {
+  // An operation's start and end (workflows/cluster-workflow.ts)
+  OperationSucceeded: cluster('Normal'),
+  OperationFailed: cluster('Warning'),
+  OperationCancelled: cluster('Warning'),
+  ProgressDeadlineExceeded: cluster('Warning'),
+  // Why nothing runs, said once per message (the Progressing reason of the same name)
+  UpgradePathRefused: cluster('Warning'),
+  StorageExpansionRefused: cluster('Warning'),
+  AuthSecretInvalid: cluster('Warning'),
+  AuthFailed: cluster('Warning'),
+  TLSTrustBroken: cluster('Warning'),
+  RestoreFailed: cluster('Warning'),
+  // Upgrade and downgrade steps
+  PreUpgradeSnapshotTaken: cluster('Normal'),
+  PreUpgradeSnapshotFailed: cluster('Warning'),
+  DowngradeEnabled: cluster('Normal'),
+  DowngradeRefused: cluster('Warning'),
+  // Defrag steps
+  Compacted: cluster('Normal'),
+  MemberDefragmented: cluster('Normal'),
+  NoSpaceCleared: cluster('Normal'),
+  // EtcdSnapshot (workflows/snapshot-workflow.ts)
+  SnapshotStarted: snapshot('Normal'),
+  SnapshotRetrying: snapshot('Warning'),
+  SnapshotSucceeded: snapshot('Normal'),
+  SnapshotFailed: snapshot('Warning'),
+  // EtcdSnapshotSchedule (workflows/snapshot-schedule-workflow.ts, snapshot-schedule-run-workflow.ts)
+  SnapshotPruned: schedule('Normal'),
+  InvalidSchedule: schedule('Warning'),
+} as const satisfies Record<string, EventReasonInfo>;
+
+/** Every Event reason, the per-operation `<Type>Started` ones included. */
+export type EventReason = keyof typeof EventReasons | OperationStartedReason;
+
+/** The whole catalog as a list, for the docs check and for anyone who wants to enumerate it. */
+export function allEventReasons(): { reason: EventReason; info: EventReasonInfo }[] {
+  return [
+    ...OPERATION_TYPES.map((t) => ({ reason: `${t}Started` as const, info: cluster('Normal') })),
+    ...(Object.entries(EventReasons) as [keyof typeof EventReasons, EventReasonInfo][]).map(
+      ([reason, info]) => ({
+        reason,
+        info,
+      }),
+    ),
+  ];
+}
