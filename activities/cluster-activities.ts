@@ -439,9 +439,16 @@ export function createActivities(deps: ActivityDeps) {
       return result;
     },
 
-    /** Moves leadership from the member at `from` to member `toId`. */
-    async moveLeader(input: { ref: ClusterRef; from: string; toId: string }): Promise<void> {
-      await etcd.moveLeader(memberClientURL(input.ref, input.from), input.toId);
+    /**
+     * Moves leadership from the member at `from` to member `toId`. Safe to repeat: a retry that finds the target
+     * leading is done, and one that finds a third member leading moves nothing (the operation plans again).
+     */
+    async moveLeader(input: {
+      ref: ClusterRef;
+      from: string;
+      toId: string;
+    }): Promise<'moved' | 'already-leader' | 'not-leader'> {
+      return etcd.moveLeader(memberClientURL(input.ref, input.from), input.toId);
     },
 
     async removeMember(input: { ref: ClusterRef; id: string }): Promise<'removed' | 'not-found'> {

@@ -337,9 +337,11 @@ export function createFakeCluster(options: FakeClusterOptions = {}) {
     async moveLeader(input) {
       record('moveLeader', input);
       const target = memberById(input.toId);
+      if (target && leaderId === target.id) return 'already-leader' as const;
       if (!target || target.isLearner || !answers(target))
         throw new Error('etcdserver: bad leader transferee');
       leaderId = target.id;
+      return 'moved' as const;
     },
 
     async removeMember(input) {
