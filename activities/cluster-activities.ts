@@ -99,9 +99,20 @@ export function createActivities(deps: ActivityDeps) {
     return kube.list<PodLike>('v1', 'Pod', ref.namespace, `${Labels.cluster}=${ref.name}`);
   }
 
+  /**
+   * An object a former EtcdCluster of the same name owns (deleted, then created again): the garbage collector
+   * removes it, so it counts as being deleted, never as one of this cluster's members.
+   */
+  const ownedByAnother = (ref: ClusterRef, o: KubernetesObject) => {
+    const owners = (o.metadata?.ownerReferences ?? []).filter((r) => r.kind === ETCD_CLUSTER.kind);
+    return owners.length > 0 && !owners.some((r) => r.uid === ref.uid);
+  };
+
   /** Client URLs worth asking cluster-wide questions: voters first, then anything else with a Pod. */
   async function endpointsOf(ref: ClusterRef): Promise<string[]> {
-    const pods = (await memberPods(ref)).filter((p) => !p.metadata?.deletionTimestamp);
+    const pods = (await memberPods(ref)).filter(
+      (p) => !p.metadata?.deletionTimestamp && !ownedByAnother(ref, p),
+    );
     const voters = pods.filter((p) => p.metadata?.labels?.[Labels.role] === 'voter');
     // Learners refuse cluster RPCs ("rpc not supported for learner"), and the etcd client picks any of its
     // hosts per call: so voters only, and the others only while no Pod is labelled a voter yet.
@@ -191,7 +202,7 @@ export function createActivities(deps: ActivityDeps) {
         ...(podVersion ? { version: podVersion } : {}),
         phase: (p.status?.phase ?? 'Pending') as NonNullable<KubeMemberObservation['pod']>['phase'],
         ready: p.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false,
-        terminating: Boolean(p.metadata?.deletionTimestamp),
+        terminating: Boolean(p.metadata?.deletionTimestamp) || ownedByAnother(ref, p),
         ...(waiting?.reason ? { waitingReason: waiting.reason } : {}),
         restartCount: etcdStatus?.restartCount ?? 0,
         uid: p.metadata?.uid ?? '',
@@ -213,7 +224,7 @@ export function createActivities(deps: ActivityDeps) {
       const name = c.metadata?.labels?.[Labels.member];
       if (!name) continue;
       entry(name).claim = {
-        terminating: Boolean(c.metadata?.deletionTimestamp),
+        terminating: Boolean(c.metadata?.deletionTimestamp) || ownedByAnother(ref, c),
         dataLost:
           c.metadata?.annotations?.[Annotations.dataLost] === 'true' ||
           // etcd itself said so: its log was gone or cut short when it restarted on this claim.
@@ -461,6 +472,17 @@ export function createActivities(deps: ActivityDeps) {
 
     async deleteMemberClaim(input: { ref: ClusterRef; member: string }): Promise<'deleted' | 'absent'> {
       return kube.deleteIfPresent(claimRef(input.ref, input.member));
+    },
+
+    /**
+     * Whether the EtcdCluster this workflow serves is going away: gone, being deleted, or replaced by a new
+     * object of the same name. Compensation that needs members skips itself then (the members go with it).
+     */
+    async clusterGoingAway(input: { ref: ClusterRef }): Promise<boolean> {
+      const current = await kube.read<KubernetesObject>(clusterObjectRef(input.ref));
+      return (
+        !current || current.metadata?.uid !== input.ref.uid || Boolean(current.metadata?.deletionTimestamp)
+      );
     },
 
     /** Writes status through the status subresource; the workflow calls it only when status changed. */

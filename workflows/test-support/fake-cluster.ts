@@ -419,6 +419,11 @@ export function createFakeCluster(options: FakeClusterOptions = {}) {
       return claims.delete(input.member) ? 'deleted' : 'absent';
     },
 
+    async clusterGoingAway(input) {
+      record('clusterGoingAway', input);
+      return clusterObjectGone || (clusterUid !== undefined && input.ref.uid !== clusterUid);
+    },
+
     async writeStatus(input) {
       record('writeStatus', input);
       checkRef(input.ref);
