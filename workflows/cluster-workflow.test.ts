@@ -383,6 +383,35 @@ describe('etcdClusterWorkflow on the Temporal dev server', () => {
     });
   });
 
+  it('an EtcdCluster created again under the same name while an operation runs gets its own run once the old one ends', async () => {
+    const fake = createFakeCluster();
+    await withCluster('again', specOf(1), fake, async ({ opId, change, handle, uid }) => {
+      await finished(fake, opId(1, 'Bootstrap'));
+      const firstRun = (await handle.describe()).runId;
+      fake.faults.learnerNeverCatchesUp();
+      await change(2, specOf(2));
+      await eventually('the learner again-1', () => fake.learnerNames().includes('again-1'));
+      // Deleted and created again at once: the watcher's two signals reach the old run, still in its operation.
+      fake.faults.deleteClusterObject();
+      await change(2, specOf(2), { deleted: true });
+      fake.faults.recreateClusterObject('uid-again-2');
+      fake.faults.learnersCatchUp();
+      await handle.signal(clusterChangedSignal, { uid: 'uid-again-2', generation: 1, spec: specOf(3) });
+      // A late deletion signal for the old object is not for the new run.
+      await handle.signal(clusterChangedSignal, { uid, generation: 2, spec: specOf(2), deleted: true });
+
+      const status = await finished(fake, opId(3, 'Bootstrap'));
+      expect(status).toMatchObject({ observedGeneration: 1, replicas: 3, readyReplicas: 3 });
+      expect(fake.voterNames()).toEqual(['again-0', 'again-1', 'again-2']);
+      const run = await handle.describe();
+      expect(run.status.name).toBe('RUNNING');
+      expect(run.runId).not.toBe(firstRun);
+      expect(run.searchAttributes).toMatchObject({ EtcdClusterUID: ['uid-again-2'] });
+      const old = await env.client.workflow.getHandle(opId(2, 'ScaleUp')).describe();
+      expect(old.status.name).toBe('CANCELLED');
+    });
+  });
+
   it('an idle cluster writes status once and not again on further membersChanged signals', async () => {
     const fake = createFakeCluster();
     await withCluster('idle', specOf(3), fake, async ({ opId, handle }) => {

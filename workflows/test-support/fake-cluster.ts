@@ -616,6 +616,19 @@ export function createFakeCluster(options: FakeClusterOptions = {}) {
       deleteClusterObject() {
         clusterObjectGone = true;
       },
+      /**
+       * The EtcdCluster is created again under the same name with a new uid, after the garbage collector took
+       * everything the old one owned: no member, Pod or claim is left.
+       */
+      recreateClusterObject(uid: string) {
+        clusterObjectGone = false;
+        clusterUid = uid;
+        members.clear();
+        pods.clear();
+        claims.clear();
+        leaderId = undefined;
+        clusterId = undefined;
+      },
     },
   };
 }
