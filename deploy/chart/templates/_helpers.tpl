@@ -52,10 +52,11 @@ Secrets: get, plus create and patch for the operator's own applied-password copi
 - apiGroups: ['']
   resources: [services]
   verbs: [create]
-# Events on EtcdClusters, EtcdSnapshots and EtcdSnapshotSchedules.
+# Events on EtcdClusters, EtcdSnapshots and EtcdSnapshotSchedules: named per notice, and counted (get, patch)
+# when told again (activities/event-recorder.ts).
 - apiGroups: ['']
   resources: [events]
-  verbs: [create]
+  verbs: [create, get, patch]
 # S3 credentials named by an EtcdSnapshot or EtcdSnapshotSchedule, and the root Secret of spec.auth, read when
 # needed; a cluster's TLS Secrets (spec.tls), read inside the worker for the operator's client certificate and
 # the members' CA hash. Created and patched: each auth cluster's `<cluster>-auth-applied` copy of the root
