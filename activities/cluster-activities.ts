@@ -1,7 +1,7 @@
 // The cluster's side effects, one idempotent external effect per activity; each looks before it acts.
 import { ApplicationFailure } from '@temporalio/common';
 import type { KubernetesObject } from '@kubernetes/client-node';
-import { FailureTypes } from '../crds/conditions';
+import { FailureTypes, Reasons } from '../crds/conditions';
 import type { EtcdClusterSpec, EtcdClusterStatus } from '../crds/etcd-cluster';
 import { API_VERSION, ETCD_CLUSTER } from '../crds/etcd-cluster';
 import { Annotations, Labels } from '../crds/labels';
@@ -93,7 +93,26 @@ const ANSWER_POLL_MS = 200;
 const delay = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 export function createActivities(deps: ActivityDeps) {
-  const { kube, etcd } = deps;
+  const { etcd } = deps;
+  /** The deps' objects, except that a refusal to adopt a foreign object is also told as an Event on the cluster. */
+  const kube: KubeObjects = {
+    ...deps.kube,
+    async createIfAbsent(obj) {
+      try {
+        return await deps.kube.createIfAbsent(obj);
+      } catch (err) {
+        const owner = obj.metadata?.ownerReferences?.find((r) => r.kind === ETCD_CLUSTER.kind);
+        if (err instanceof ApplicationFailure && err.type === FailureTypes.ObjectNotOwned && owner) {
+          const ref = { namespace: obj.metadata?.namespace ?? '', name: owner.name, uid: owner.uid };
+          const message = err.message;
+          await recordOrDrop(() =>
+            deps.events.record({ ref, type: 'Warning', reason: Reasons.ObjectNotOwned, message }),
+          );
+        }
+        throw err;
+      }
+    },
+  };
 
   async function memberPods(ref: ClusterRef): Promise<PodLike[]> {
     return kube.list<PodLike>('v1', 'Pod', ref.namespace, `${Labels.cluster}=${ref.name}`);

@@ -62,6 +62,8 @@ export const Reasons = {
   RotatingAuth: 'RotatingAuth',
   // Progressing=False: a rollout would restart members on a ca.crt that does not trust the cluster's certificates (activities/tls-trust.ts)
   TLSTrustBroken: 'TLSTrustBroken',
+  // Event (and the failed operation's message): an object the operator would create exists and is not the cluster's
+  ObjectNotOwned: 'ObjectNotOwned',
 } as const;
 export type Reason = (typeof Reasons)[keyof typeof Reasons];
 
@@ -96,6 +98,8 @@ export const FailureTypes = {
   CertManagerMissing: 'CertManagerMissing',
   /** NOSPACE stays after compaction and defragmentation: the live data exceeds quota-backend-bytes. */
   NoSpacePersists: 'NoSpacePersists',
+  /** An object the operator would create exists and is not the cluster's (no owner reference to it): not adopted. */
+  ObjectNotOwned: 'ObjectNotOwned',
 } as const;
 export type FailureType = (typeof FailureTypes)[keyof typeof FailureTypes];
 
