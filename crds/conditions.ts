@@ -28,6 +28,9 @@ export const Reasons = {
   EnablingAuth: 'EnablingAuth',
   // Progressing=False: why nothing runs
   Converged: 'Converged',
+  /** The last operation made no progress within spec.progressDeadlineSeconds: it undid its half-done step and stopped. */
+  Stalled: 'Stalled',
+  /** What `Stalled` was called before; kept so status written by an older operator still reads. */
   ProgressDeadlineExceeded: 'ProgressDeadlineExceeded',
   OperationCancelled: 'OperationCancelled',
   OperationFailed: 'OperationFailed',

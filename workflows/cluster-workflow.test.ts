@@ -309,7 +309,7 @@ describe('etcdClusterWorkflow on the Temporal dev server', () => {
     });
   });
 
-  it('a progress deadline that expires removes the learner, ends DeadlineExceeded and sets reason ProgressDeadlineExceeded', async () => {
+  it('a progress deadline that expires removes the learner, ends DeadlineExceeded and reports Stalled (condition and Event)', async () => {
     const fake = createFakeCluster();
     await withCluster('late', specOf(1), fake, async ({ opId, change, handle }) => {
       await finished(fake, opId(1, 'Bootstrap'));
@@ -325,7 +325,7 @@ describe('etcdClusterWorkflow on the Temporal dev server', () => {
       );
       expect(condition(status, 'Progressing')).toMatchObject({
         status: 'False',
-        reason: 'ProgressDeadlineExceeded',
+        reason: 'Stalled',
       });
       expect(condition(status, 'Available')).toMatchObject({ status: 'True' });
       expect(fake.members().map((m) => m.name)).toEqual(['late-0']);
@@ -334,9 +334,7 @@ describe('etcdClusterWorkflow on the Temporal dev server', () => {
       await expect(env.client.workflow.getHandle(childId).result()).resolves.toMatchObject({
         result: 'DeadlineExceeded',
       });
-      expect(fake.events.filter((e) => e.type === 'Warning').map((e) => e.reason)).toEqual([
-        'ProgressDeadlineExceeded',
-      ]);
+      expect(fake.events.filter((e) => e.type === 'Warning').map((e) => e.reason)).toEqual(['Stalled']);
       expect(await handle.query(progressQuery)).toMatchObject({
         halted: { generation: 2, reason: 'DeadlineExceeded' },
       });

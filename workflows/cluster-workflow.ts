@@ -105,7 +105,7 @@ const RESULT_EVENT: Record<OperationResult, { type: 'Normal' | 'Warning'; reason
   Succeeded: { type: 'Normal', reason: 'OperationSucceeded' },
   Failed: { type: 'Warning', reason: 'OperationFailed' },
   Cancelled: { type: 'Warning', reason: 'OperationCancelled' },
-  DeadlineExceeded: { type: 'Warning', reason: 'ProgressDeadlineExceeded' },
+  DeadlineExceeded: { type: 'Warning', reason: Reasons.Stalled },
 };
 
 export async function etcdClusterWorkflow(

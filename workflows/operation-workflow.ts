@@ -94,7 +94,10 @@ export async function clusterOperationWorkflow(input: OperationInput): Promise<O
   let pendingLearner: { member: string; id: string } | undefined;
 
   const parent = workflowInfo().parent;
+  /** The step line last told: a Stalled operation names where it stopped. */
+  let lastLine = 'starting';
   const details = (line: string) => {
+    lastLine = line;
     setCurrentDetails(`**${input.summary}**\n\nstep ${steps}: ${line}\n\ngeneration ${input.generation}`);
     // The cluster workflow mirrors the step into status.currentOperation.step; losing one update is harmless.
     if (parent)
@@ -410,7 +413,7 @@ export async function clusterOperationWorkflow(input: OperationInput): Promise<O
     if (deadlinePassed) {
       return {
         result: 'DeadlineExceeded',
-        message: `no progress within ${spec.progressDeadlineSeconds}s after ${steps} step(s); ${undone}`,
+        message: `no progress within ${spec.progressDeadlineSeconds}s after ${steps} step(s), stalled at: ${lastLine}; ${undone}`,
         steps,
         recorded,
       };

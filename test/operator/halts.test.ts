@@ -101,7 +101,7 @@ describe('halting a stuck operation', () => {
       async () => {
         const c = await getCluster(h, ns, 'dx');
         const progressing = c.status?.conditions?.find((x) => x.type === 'Progressing');
-        return progressing?.reason === 'ProgressDeadlineExceeded' ? c : undefined;
+        return progressing?.reason === 'Stalled' ? c : undefined;
       },
       120_000,
     );
