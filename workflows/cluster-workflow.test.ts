@@ -6,6 +6,7 @@ import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import type { WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import { Worker } from '@temporalio/worker';
 import type { EtcdClusterSpec, EtcdClusterStatus } from '../crds/etcd-cluster';
+import type { CarriedState } from './cluster-workflow';
 import { etcdClusterWorkflow } from './cluster-workflow';
 import type { ClusterChange, ClusterWorkflowInput } from './messages';
 import {
@@ -407,6 +408,50 @@ describe('etcdClusterWorkflow on the Temporal dev server', () => {
       expect(run.searchAttributes).toMatchObject({ EtcdClusterUID: ['uid-again-2'] });
       const old = await env.client.workflow.getHandle(opId(2, 'ScaleUp')).describe();
       expect(old.status.name).toBe('CANCELLED');
+    });
+  });
+
+  it('a refusal told before continue-as-new is not told again by the next run, which carries the guard', async () => {
+    const fake = createFakeCluster();
+    await withCluster('told', specOf(3), fake, async ({ opId, change, handle, uid }) => {
+      await finished(fake, opId(1, 'Bootstrap'));
+      const refused = specOf(3, { version: '3.5.20' });
+      await change(2, refused);
+      const told = await eventually('the refusal Event', () =>
+        fake.events.find((e) => e.reason === 'UpgradePathRefused'),
+      );
+      await handle.terminate('the next run starts from carried state');
+      const taskQueue = `cluster-workflow-test-${queue}`;
+      const nextRun = (carried: Partial<CarriedState>) =>
+        env.client.workflow.start(etcdClusterWorkflow, {
+          workflowId: clusterWorkflowId(NAMESPACE, 'told'),
+          taskQueue,
+          args: [
+            {
+              ref: { namespace: NAMESPACE, name: 'told', uid },
+              change: { uid, generation: 2, spec: refused },
+              carried: { recorded: { members: [], paused: false }, seq: 1, ...carried },
+            },
+          ],
+        });
+      const observed = () => fake.callsOf('observeCluster').length;
+
+      // Carried: the next run observes and plans the same refusal, and says nothing.
+      let before = observed();
+      const carriedRun = await nextRun({ refusalReported: told.message });
+      await eventually('the next run observed', () => observed() > before);
+      await sleep(1000);
+      expect(fake.events.filter((e) => e.reason === 'UpgradePathRefused')).toHaveLength(1);
+      await carriedRun.terminate('next case');
+
+      // Not carried (as before this change): the same refusal is told a second time.
+      before = observed();
+      const forgetful = await nextRun({});
+      await eventually('the second Event', () =>
+        fake.events.filter((e) => e.reason === 'UpgradePathRefused').length === 2 ? true : undefined,
+      );
+      expect(observed()).toBeGreaterThan(before);
+      await forgetful.terminate('test over');
     });
   });
 
