@@ -1,5 +1,6 @@
 // Deleting an EtcdCluster mid-operation, and creating it again under the same name, on the real stack.
 import { CoordinationV1Api, PolicyV1Api } from '@kubernetes/client-node';
+import { UPGRADE_FROM, UPGRADE_TO } from '../../bench/upgrade';
 import { API_GROUP, API_VERSION_NAME, ETCD_CLUSTER } from '../../crds/etcd-cluster';
 import { Labels } from '../../crds/labels';
 import { clusterWorkflowId } from '../../workflows/messages';
@@ -133,6 +134,47 @@ describe('deleting an EtcdCluster mid-operation', () => {
       throw new Error(`left behind: ${(await leftovers(ns, 'ds', uid)).join(', ')}`, { cause: err });
     });
     expect(left).toEqual([]);
+  });
+
+  test('during an upgrade that stopped a member and cannot start it again: both workflows end within 30 s, no member is started for nobody', async () => {
+    const ns = await freshNamespace(h, 'delupgrade');
+    await createCluster(h, ns, 'du', { replicas: 3, version: UPGRADE_FROM });
+    const before = await waitConverged(h, ns, 'du', 3);
+    const uid = before.metadata.uid ?? '';
+    const hold = await holdPodCreation(h, ns, 'the deletion test');
+    await patchSpec(h, ns, 'du', { version: UPGRADE_TO });
+    // The Upgrade deleted its first member's Pod and cannot create it again: the step waits there.
+    const opId = await eventually('the Upgrade stopped a member', async () => {
+      const c = await getCluster(h, ns, 'du');
+      const pods = await h.core.listNamespacedPod({ namespace: ns });
+      const live = pods.items.filter((p) => !p.metadata?.deletionTimestamp).length;
+      return c.status?.currentOperation?.type === 'Upgrade' && live < 3
+        ? c.status.currentOperation.workflowId
+        : undefined;
+    });
+
+    const deletedAt = Date.now();
+    await deleteCluster(ns, 'du');
+    const closed = await eventually(
+      'both workflows closed',
+      async () => {
+        const [op, cluster] = [run(opId), run(clusterWorkflowId(ns, 'du'))];
+        return op?.closeTime && cluster?.closeTime ? { op, cluster } : undefined;
+      },
+      DELETION_BOUND_MS,
+    );
+    const took = ms(closed.cluster.closeTime) - deletedAt;
+    console.log(`deletion mid-upgrade: cluster workflow closed after ${took} ms`);
+    expect(took).toBeLessThan(DELETION_BOUND_MS);
+    // Released only now: a compensation still trying to restart the stopped member would create its Pod.
+    await hold.release();
+    await eventually(
+      'the garbage collector removed everything the operator made',
+      async () => ((await leftovers(ns, 'du', uid)).length === 0 ? true : undefined),
+      60_000,
+    );
+    await new Promise((r) => setTimeout(r, 3000));
+    expect(await leftovers(ns, 'du', uid)).toEqual([]);
   });
 
   test('created again under the same name while its operation runs: the new object gets its own workflow within 5 s of the old one ending, and converges', async () => {
