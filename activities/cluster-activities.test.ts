@@ -116,6 +116,7 @@ function fakeEtcd(
     },
     async moveLeader(endpoint, id) {
       calls.push({ fn: 'moveLeader', endpoints: [endpoint], args: [id] });
+      return 'moved';
     },
     async status(endpoint) {
       calls.push({ fn: 'status', endpoints: [endpoint], args: [] });

@@ -1,7 +1,7 @@
 // The cluster's side effects, one idempotent external effect per activity; each looks before it acts.
 import { ApplicationFailure } from '@temporalio/common';
 import type { KubernetesObject } from '@kubernetes/client-node';
-import { FailureTypes } from '../crds/conditions';
+import { FailureTypes, Reasons } from '../crds/conditions';
 import type { EtcdClusterSpec, EtcdClusterStatus } from '../crds/etcd-cluster';
 import { API_VERSION, ETCD_CLUSTER } from '../crds/etcd-cluster';
 import { Annotations, Labels } from '../crds/labels';
@@ -99,15 +99,45 @@ const ANSWER_POLL_MS = 200;
 const delay = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 export function createActivities(deps: ActivityDeps) {
-  const { kube, etcd } = deps;
+  const { etcd } = deps;
+  /** The deps' objects, except that a refusal to adopt a foreign object is also told as an Event on the cluster. */
+  const kube: KubeObjects = {
+    ...deps.kube,
+    async createIfAbsent(obj) {
+      try {
+        return await deps.kube.createIfAbsent(obj);
+      } catch (err) {
+        const owner = obj.metadata?.ownerReferences?.find((r) => r.kind === ETCD_CLUSTER.kind);
+        if (err instanceof ApplicationFailure && err.type === FailureTypes.ObjectNotOwned && owner) {
+          const ref = { namespace: obj.metadata?.namespace ?? '', name: owner.name, uid: owner.uid };
+          const message = err.message;
+          await recordOrDrop(() =>
+            deps.events.record({ ref, type: 'Warning', reason: Reasons.ObjectNotOwned, message }),
+          );
+        }
+        throw err;
+      }
+    },
+  };
 
   async function memberPods(ref: ClusterRef): Promise<PodLike[]> {
     return kube.list<PodLike>('v1', 'Pod', ref.namespace, `${Labels.cluster}=${ref.name}`);
   }
 
+  /**
+   * An object a former EtcdCluster of the same name owns (deleted, then created again): the garbage collector
+   * removes it, so it counts as being deleted, never as one of this cluster's members.
+   */
+  const ownedByAnother = (ref: ClusterRef, o: KubernetesObject) => {
+    const owners = (o.metadata?.ownerReferences ?? []).filter((r) => r.kind === ETCD_CLUSTER.kind);
+    return owners.length > 0 && !owners.some((r) => r.uid === ref.uid);
+  };
+
   /** Client URLs worth asking cluster-wide questions: voters first, then anything else with a Pod. */
   async function endpointsOf(ref: ClusterRef): Promise<string[]> {
-    const pods = (await memberPods(ref)).filter((p) => !p.metadata?.deletionTimestamp);
+    const pods = (await memberPods(ref)).filter(
+      (p) => !p.metadata?.deletionTimestamp && !ownedByAnother(ref, p),
+    );
     const voters = pods.filter((p) => p.metadata?.labels?.[Labels.role] === 'voter');
     // Learners refuse cluster RPCs ("rpc not supported for learner"), and the etcd client picks any of its
     // hosts per call: so voters only, and the others only while no Pod is labelled a voter yet.
@@ -197,7 +227,7 @@ export function createActivities(deps: ActivityDeps) {
         ...(podVersion ? { version: podVersion } : {}),
         phase: (p.status?.phase ?? 'Pending') as NonNullable<KubeMemberObservation['pod']>['phase'],
         ready: p.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false,
-        terminating: Boolean(p.metadata?.deletionTimestamp),
+        terminating: Boolean(p.metadata?.deletionTimestamp) || ownedByAnother(ref, p),
         ...(waiting?.reason ? { waitingReason: waiting.reason } : {}),
         restartCount: etcdStatus?.restartCount ?? 0,
         uid: p.metadata?.uid ?? '',
@@ -219,7 +249,7 @@ export function createActivities(deps: ActivityDeps) {
       const name = c.metadata?.labels?.[Labels.member];
       if (!name) continue;
       entry(name).claim = {
-        terminating: Boolean(c.metadata?.deletionTimestamp),
+        terminating: Boolean(c.metadata?.deletionTimestamp) || ownedByAnother(ref, c),
         dataLost:
           c.metadata?.annotations?.[Annotations.dataLost] === 'true' ||
           // etcd itself said so: its log was gone or cut short when it restarted on this claim.
@@ -445,9 +475,16 @@ export function createActivities(deps: ActivityDeps) {
       return result;
     },
 
-    /** Moves leadership from the member at `from` to member `toId`. */
-    async moveLeader(input: { ref: ClusterRef; from: string; toId: string }): Promise<void> {
-      await etcd.moveLeader(memberClientURL(input.ref, input.from), input.toId);
+    /**
+     * Moves leadership from the member at `from` to member `toId`. Safe to repeat: a retry that finds the target
+     * leading is done, and one that finds a third member leading moves nothing (the operation plans again).
+     */
+    async moveLeader(input: {
+      ref: ClusterRef;
+      from: string;
+      toId: string;
+    }): Promise<'moved' | 'already-leader' | 'not-leader'> {
+      return etcd.moveLeader(memberClientURL(input.ref, input.from), input.toId);
     },
 
     async removeMember(input: { ref: ClusterRef; id: string }): Promise<'removed' | 'not-found'> {
@@ -460,6 +497,17 @@ export function createActivities(deps: ActivityDeps) {
 
     async deleteMemberClaim(input: { ref: ClusterRef; member: string }): Promise<'deleted' | 'absent'> {
       return kube.deleteIfPresent(claimRef(input.ref, input.member));
+    },
+
+    /**
+     * Whether the EtcdCluster this workflow serves is going away: gone, being deleted, or replaced by a new
+     * object of the same name. Compensation that needs members skips itself then (the members go with it).
+     */
+    async clusterGoingAway(input: { ref: ClusterRef }): Promise<boolean> {
+      const current = await kube.read<KubernetesObject>(clusterObjectRef(input.ref));
+      return (
+        !current || current.metadata?.uid !== input.ref.uid || Boolean(current.metadata?.deletionTimestamp)
+      );
     },
 
     /** Writes status through the status subresource; the workflow calls it only when status changed. */

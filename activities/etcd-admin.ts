@@ -49,7 +49,12 @@ export interface EtcdAdmin {
   /** Removes a member; a member that is already gone counts as removed. */
   remove(endpoints: string[], id: string): Promise<'removed' | 'not-found'>;
   /** Asks the current leader (at `leaderEndpoint`) to hand leadership to `targetId`. */
-  moveLeader(leaderEndpoint: string, targetId: string): Promise<void>;
+  /**
+   * Hands leadership from the member at `leaderEndpoint` to `targetId`, looking first: `already-leader` when
+   * the target leads (a retry of a move that succeeded but timed out), `not-leader` when a third member leads
+   * now (the caller plans again from the leader it observes; nothing was moved).
+   */
+  moveLeader(leaderEndpoint: string, targetId: string): Promise<'moved' | 'already-leader' | 'not-leader'>;
   /** `timeoutMs` overrides the per-call deadline: observation wants a quick "unreachable", not a long wait. */
   status(endpoint: string, timeoutMs?: number): Promise<EtcdMemberStatus>;
   /** Raised alarms (Maintenance.Alarm GET), alarm names upper case as etcdctl prints them (NOSPACE, CORRUPT). */
@@ -260,7 +265,23 @@ export function createEtcdAdmin(options: EtcdAdminOptions = {}): EtcdAdmin {
     },
 
     async moveLeader(leaderEndpoint, targetId) {
-      await withClient([leaderEndpoint], (c) => c.maintenance.moveLeader({ targetID: targetId }));
+      const leaderNow = async () => {
+        const s = await withClient([leaderEndpoint], (c) => c.maintenance.status());
+        return { self: s.header.member_id, leader: s.leader };
+      };
+      const before = await leaderNow();
+      if (before.leader === targetId) return 'already-leader';
+      if (before.leader !== before.self) return 'not-leader';
+      try {
+        await withClient([leaderEndpoint], (c) => c.maintenance.moveLeader({ targetID: targetId }));
+        return 'moved';
+      } catch (err) {
+        // The move may have happened even though the call failed (a timeout after etcd acted, or "not leader"
+        // because it already handed over): what etcd says now decides, not the error.
+        const after = await leaderNow().catch(() => undefined);
+        if (after?.leader === targetId) return 'already-leader';
+        throw err;
+      }
     },
 
     async alarms(endpoints) {

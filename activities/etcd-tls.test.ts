@@ -1,10 +1,10 @@
-import type { KubernetesObject } from '@kubernetes/client-node';
+import type { KubernetesObject, V1OwnerReference } from '@kubernetes/client-node';
 import { ApplicationFailure } from '@temporalio/common';
 import type { EtcdClusterSpec } from '../crds/etcd-cluster';
 import { FailureTypes } from '../crds/conditions';
 import { TLS_CA_HASH_ANNOTATION, clientEndpointFor, peerURLFor, tlsSecretNames } from '../crds/tls-names';
 import type { KubeObjects, ObjectRef } from './kube-objects';
-import { caBundleHash, prepareMemberTLS, tlsConnection } from './etcd-tls';
+import { caBundleHash, ownIssuedSecret, prepareMemberTLS, tlsConnection } from './etcd-tls';
 import { memberPod } from './member-manifests';
 
 const ref = { namespace: 'prod', name: 'main', uid: 'uid-1' };
@@ -215,5 +215,69 @@ describe('URLs under spec.tls', () => {
   ])('%s', (_name, tls, peer, client) => {
     expect(peerURLFor(specOf(tls), ref, 'main-0')).toBe(peer);
     expect(clientEndpointFor(specOf(tls), ref)).toBe(client);
+  });
+});
+
+describe('ownIssuedSecret: the Secret cert-manager issues goes when the cluster goes', () => {
+  const issued = (more: { owners?: V1OwnerReference[]; certificate?: string } = {}): KubernetesObject => ({
+    apiVersion: 'v1',
+    kind: 'Secret',
+    metadata: {
+      name: 'main-peer-tls',
+      namespace: ref.namespace,
+      resourceVersion: '7',
+      annotations: { 'cert-manager.io/certificate-name': more.certificate ?? 'main-peer-tls' },
+      ...(more.owners ? { ownerReferences: more.owners } : {}),
+    },
+  });
+  function kubeWith(found: KubernetesObject | undefined) {
+    const patches: object[] = [];
+    const kube = {
+      read: async () => found,
+      mergePatch: async (_r: ObjectRef, patch: object) => {
+        patches.push(patch);
+      },
+    } as unknown as KubeObjects;
+    return { kube, patches };
+  }
+  const certOwner = {
+    apiVersion: 'cert-manager.io/v1',
+    kind: 'Certificate',
+    name: 'main-peer-tls',
+    uid: 'c1',
+  };
+  const clusterOwner = {
+    apiVersion: 'etcd.conductor.dev/v1alpha1',
+    kind: 'EtcdCluster',
+    name: 'main',
+    uid: 'uid-1',
+  };
+
+  test.each<[string, KubernetesObject | undefined, 'owned' | 'not-issued', object[]]>([
+    ['not issued yet: nothing to do, later', undefined, 'not-issued', []],
+    [
+      'issued for another Certificate (a user Secret of that name): left alone',
+      issued({ certificate: 'something-else' }),
+      'not-issued',
+      [],
+    ],
+    ['already owned: nothing to do', issued({ owners: [clusterOwner] }), 'owned', []],
+    [
+      'issued, with the Certificate as owner: the cluster is added beside it',
+      issued({ owners: [certOwner] }),
+      'owned',
+      [
+        {
+          metadata: {
+            ownerReferences: [certOwner, clusterOwner],
+            resourceVersion: '7',
+          },
+        },
+      ],
+    ],
+  ])('%s', async (_name, found, result, patches) => {
+    const k = kubeWith(found);
+    await expect(ownIssuedSecret(k.kube, ref, 'main-peer-tls')).resolves.toBe(result);
+    expect(k.patches).toEqual(patches);
   });
 });

@@ -85,6 +85,38 @@ export function caBundleHash(bundles: { peer?: Buffer; server?: Buffer }): strin
   return h.digest('hex').slice(0, 16);
 }
 
+/** The annotation cert-manager puts on a Secret it issued, naming the Certificate. */
+const CERT_MANAGER_CERTIFICATE_NAME = 'cert-manager.io/certificate-name';
+
+/**
+ * cert-manager leaves the Secret it issues for a Certificate behind when the Certificate is deleted (unless it
+ * runs with --enable-certificate-owner-ref): so the cluster owns it too (not as controller: cert-manager
+ * keeps writing it), and deleting the EtcdCluster deletes it. Only a Secret cert-manager issued for this very
+ * Certificate is touched; not there yet (still issuing) means later.
+ */
+export async function ownIssuedSecret(
+  kube: KubeObjects,
+  ref: { namespace: string; name: string; uid: string },
+  certificate: string,
+): Promise<'owned' | 'not-issued'> {
+  const target = { apiVersion: 'v1', kind: 'Secret', namespace: ref.namespace, name: certificate };
+  const secret = await kube.read<KubernetesObject>(target);
+  if (secret?.metadata?.annotations?.[CERT_MANAGER_CERTIFICATE_NAME] !== certificate) return 'not-issued';
+  const owners = secret.metadata.ownerReferences ?? [];
+  if (owners.some((o) => o.uid === ref.uid)) return 'owned';
+  await kube.mergePatch(target, {
+    metadata: {
+      // A merge patch replaces the list: the owners it had stay in it.
+      ownerReferences: [
+        ...owners,
+        { apiVersion: API_VERSION, kind: ETCD_CLUSTER.kind, name: ref.name, uid: ref.uid },
+      ],
+      resourceVersion: secret.metadata.resourceVersion,
+    },
+  });
+  return 'owned';
+}
+
 /**
  * Creates the cert-manager Certificates spec.tls asks for (none when every half names a Secret). Without the
  * cert-manager CRDs no retry helps: that is a non-retryable CertManagerMissing.
@@ -106,6 +138,7 @@ export async function ensureTLSCertificates(
         );
       throw err;
     }
+    await ownIssuedSecret(kube, ref, cert.metadata.name);
   }
 }
 

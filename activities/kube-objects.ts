@@ -1,5 +1,7 @@
 // Idempotent Kubernetes object effects: "already exists" on create and "not found" on delete are success.
 import type { KubeConfig, KubernetesObject } from '@kubernetes/client-node';
+import { ApplicationFailure } from '@temporalio/common';
+import { FailureTypes } from '../crds/conditions';
 import {
   ApiException,
   CustomObjectsApi,
@@ -10,7 +12,11 @@ import {
 
 /** The few object operations the activities need; a fake implements this in unit tests. */
 export interface KubeObjects {
-  /** Creates the object unless one of that name exists; returns which happened. */
+  /**
+   * Creates the object unless one of that name exists; returns which happened. An object built with a controller
+   * owner reference finds an existing one only if that one has the same owner: one with no such owner is refused
+   * (never adopted), and one a former owner of the same name holds waits for the garbage collector (retried).
+   */
   createIfAbsent(obj: KubernetesObject): Promise<'created' | 'exists'>;
   /** Deletes the object if it exists (optionally only if its uid still matches); returns which happened. */
   deleteIfPresent(
@@ -49,15 +55,42 @@ export function createKubeObjects(kc: KubeConfig): KubeObjects {
     metadata: { name: ref.name, namespace: ref.namespace },
   });
 
+  async function read<T extends KubernetesObject>(ref: ObjectRef) {
+    try {
+      return (await api.read<T>(header(ref) as Parameters<typeof api.read<T>>[0])) as T;
+    } catch (err) {
+      if (isStatus(err, 404)) return undefined;
+      throw err;
+    }
+  }
+
   return {
     async createIfAbsent(obj) {
       try {
         await api.create(obj);
         return 'created';
       } catch (err) {
-        if (isStatus(err, 409)) return 'exists';
+        if (!isStatus(err, 409)) throw err;
+      }
+      const owner = obj.metadata?.ownerReferences?.find((r) => r.controller);
+      if (!owner) return 'exists';
+      let existing: KubernetesObject | undefined;
+      try {
+        existing = await read({
+          apiVersion: obj.apiVersion ?? '',
+          kind: obj.kind ?? '',
+          namespace: obj.metadata?.namespace ?? '',
+          name: obj.metadata?.name ?? '',
+        });
+      } catch (err) {
+        // An older chart's RBAC may not allow reading it: then it cannot be judged, and counts as found, as before.
+        if (isStatus(err, 403)) return 'exists';
         throw err;
       }
+      // Deleted between the create and the read: the next attempt creates it.
+      if (!existing) throw new Error(`${describe(obj)} was deleted while being created; trying again`);
+      refuseForeign(obj, existing, owner);
+      return 'exists';
     },
 
     async deleteIfPresent(ref, options = {}) {
@@ -80,14 +113,7 @@ export function createKubeObjects(kc: KubeConfig): KubeObjects {
       }
     },
 
-    async read<T extends KubernetesObject>(ref: ObjectRef) {
-      try {
-        return (await api.read<T>(header(ref) as Parameters<typeof api.read<T>>[0])) as T;
-      } catch (err) {
-        if (isStatus(err, 404)) return undefined;
-        throw err;
-      }
-    },
+    read,
 
     async list<T extends KubernetesObject>(
       apiVersion: string,
@@ -129,6 +155,35 @@ export function createKubeObjects(kc: KubeConfig): KubeObjects {
       );
     },
   };
+}
+
+const describe = (o: KubernetesObject) =>
+  `${o.kind ?? 'object'} ${o.metadata?.namespace ?? ''}/${o.metadata?.name ?? ''}`;
+
+type OwnerRef = NonNullable<NonNullable<KubernetesObject['metadata']>['ownerReferences']>[number];
+
+/**
+ * Judges an object found where `wanted` was to be created: the same owner's is ours (a retry found it); a former
+ * owner of the same kind and name (deleted, created again) still holds it until the garbage collector removes it,
+ * so the caller tries again later; anything else is not ours to take over.
+ */
+export function refuseForeign(wanted: KubernetesObject, existing: KubernetesObject, owner: OwnerRef): void {
+  const owners = existing.metadata?.ownerReferences ?? [];
+  if (owners.some((r) => r.uid === owner.uid)) return;
+  const former = owners.find((r) => r.kind === owner.kind && r.name === owner.name);
+  if (former) {
+    throw new Error(
+      `${describe(wanted)} still belongs to a former ${owner.kind} ${owner.name} (uid ${former.uid}); waiting for the garbage collector to delete it`,
+    );
+  }
+  const held =
+    owners.length > 0
+      ? `it belongs to ${owners.map((r) => `${r.kind} ${r.name}`).join(', ')}`
+      : 'it has no owner';
+  throw ApplicationFailure.nonRetryable(
+    `${describe(wanted)} exists and is not ${owner.kind} ${owner.name}'s (${held}): the operator does not adopt it; delete or rename it, then set the retry annotation`,
+    FailureTypes.ObjectNotOwned,
+  );
 }
 
 async function patchStatus(kc: KubeConfig, ref: ObjectRef, patch: object): Promise<void> {

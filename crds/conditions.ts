@@ -28,6 +28,9 @@ export const Reasons = {
   EnablingAuth: 'EnablingAuth',
   // Progressing=False: why nothing runs
   Converged: 'Converged',
+  /** The last operation made no progress within spec.progressDeadlineSeconds: it undid its half-done step and stopped. */
+  Stalled: 'Stalled',
+  /** What `Stalled` was called before; kept so status written by an older operator still reads. */
   ProgressDeadlineExceeded: 'ProgressDeadlineExceeded',
   OperationCancelled: 'OperationCancelled',
   OperationFailed: 'OperationFailed',
@@ -62,6 +65,8 @@ export const Reasons = {
   RotatingAuth: 'RotatingAuth',
   // Progressing=False: a rollout would restart members on a ca.crt that does not trust the cluster's certificates (activities/tls-trust.ts)
   TLSTrustBroken: 'TLSTrustBroken',
+  // Event (and the failed operation's message): an object the operator would create exists and is not the cluster's
+  ObjectNotOwned: 'ObjectNotOwned',
 } as const;
 export type Reason = (typeof Reasons)[keyof typeof Reasons];
 
@@ -96,6 +101,8 @@ export const FailureTypes = {
   CertManagerMissing: 'CertManagerMissing',
   /** NOSPACE stays after compaction and defragmentation: the live data exceeds quota-backend-bytes. */
   NoSpacePersists: 'NoSpacePersists',
+  /** An object the operator would create exists and is not the cluster's (no owner reference to it): not adopted. */
+  ObjectNotOwned: 'ObjectNotOwned',
 } as const;
 export type FailureType = (typeof FailureTypes)[keyof typeof FailureTypes];
 

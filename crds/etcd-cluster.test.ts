@@ -305,6 +305,10 @@ describe('the EtcdCluster CRD and its TypeScript types', () => {
     expect(at(root, 'spec', 'progressDeadlineSeconds').minimum).toBe(
       ETCD_CLUSTER_LIMITS.minProgressDeadlineSeconds,
     );
+    // The maximum is a CEL rule, so the refusal can say what happens past it (Stalled) and what to do instead.
+    const [deadline] = at(root, 'spec', 'progressDeadlineSeconds')['x-kubernetes-validations'] ?? [];
+    expect(deadline?.rule).toBe(`self <= ${ETCD_CLUSTER_LIMITS.maxProgressDeadlineSeconds}`);
+    expect(deadline?.message).toMatch(/at most 86400 \(24 h\).*Stalled/);
   });
 
   test.each([

@@ -28,6 +28,8 @@ export const ETCD_CLUSTER_LIMITS = {
   minReplicas: 0,
   maxReplicas: 9,
   minProgressDeadlineSeconds: 30,
+  /** 24 h: past it an operation is Stalled; the CEL rule on spec.progressDeadlineSeconds says so. */
+  maxProgressDeadlineSeconds: 86400,
 } as const;
 
 /**

@@ -6,6 +6,7 @@ import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import type { WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import { Worker } from '@temporalio/worker';
 import type { EtcdClusterSpec, EtcdClusterStatus } from '../crds/etcd-cluster';
+import type { CarriedState } from './cluster-workflow';
 import { etcdClusterWorkflow } from './cluster-workflow';
 import type { ClusterChange, ClusterWorkflowInput } from '../contracts/messages';
 import {
@@ -309,7 +310,7 @@ describe('etcdClusterWorkflow on the Temporal dev server', () => {
     });
   });
 
-  it('a progress deadline that expires removes the learner, ends DeadlineExceeded and sets reason ProgressDeadlineExceeded', async () => {
+  it('a progress deadline that expires removes the learner, ends DeadlineExceeded and reports Stalled (condition and Event)', async () => {
     const fake = createFakeCluster();
     await withCluster('late', specOf(1), fake, async ({ opId, change, handle }) => {
       await finished(fake, opId(1, 'Bootstrap'));
@@ -325,7 +326,7 @@ describe('etcdClusterWorkflow on the Temporal dev server', () => {
       );
       expect(condition(status, 'Progressing')).toMatchObject({
         status: 'False',
-        reason: 'ProgressDeadlineExceeded',
+        reason: 'Stalled',
       });
       expect(condition(status, 'Available')).toMatchObject({ status: 'True' });
       expect(fake.members().map((m) => m.name)).toEqual(['late-0']);
@@ -334,9 +335,7 @@ describe('etcdClusterWorkflow on the Temporal dev server', () => {
       await expect(env.client.workflow.getHandle(childId).result()).resolves.toMatchObject({
         result: 'DeadlineExceeded',
       });
-      expect(fake.events.filter((e) => e.type === 'Warning').map((e) => e.reason)).toEqual([
-        'ProgressDeadlineExceeded',
-      ]);
+      expect(fake.events.filter((e) => e.type === 'Warning').map((e) => e.reason)).toEqual(['Stalled']);
       expect(await handle.query(progressQuery)).toMatchObject({
         halted: { generation: 2, reason: 'DeadlineExceeded' },
       });
@@ -361,20 +360,98 @@ describe('etcdClusterWorkflow on the Temporal dev server', () => {
     });
   });
 
-  it('deleting the EtcdCluster while an operation runs cancels the operation, removes its learner and ends', async () => {
+  it('deleting the EtcdCluster while a scale-up waits on its learner ends both workflows without undoing anything, even with every member Pod gone', async () => {
     const fake = createFakeCluster();
     await withCluster('drop', specOf(1), fake, async ({ opId, change, handle }) => {
       await finished(fake, opId(1, 'Bootstrap'));
       fake.faults.learnerNeverCatchesUp();
       await change(2, specOf(2));
       await eventually('the learner drop-1', () => fake.learnerNames().includes('drop-1'));
+      // What `kubectl delete` does: the object goes, the garbage collector takes the member Pods, so no member
+      // answers: a MemberRemove would be retried for ever.
       fake.faults.deleteClusterObject();
+      for (const pod of fake.podNames()) fake.faults.deletePod(pod);
+      const deletedAt = Date.now();
       await change(2, specOf(2), { deleted: true });
       await expect(handle.result()).resolves.toBeUndefined();
-      expect(fake.members().map((m) => m.name)).toEqual(['drop-0']);
-      expect(fake.podNames()).toEqual(['drop-0']);
       const child = await env.client.workflow.getHandle(opId(2, 'ScaleUp')).describe();
       expect(child.status.name).toBe('CANCELLED');
+      expect(child.closeTime?.getTime()).toBeLessThan(deletedAt + 30_000);
+      expect(fake.callsOf('removeMember')).toEqual([]);
+      expect(fake.callsOf('clusterGoingAway')).toHaveLength(1);
+    });
+  });
+
+  it('an EtcdCluster created again under the same name while an operation runs gets its own run once the old one ends', async () => {
+    const fake = createFakeCluster();
+    await withCluster('again', specOf(1), fake, async ({ opId, change, handle, uid }) => {
+      await finished(fake, opId(1, 'Bootstrap'));
+      const firstRun = (await handle.describe()).runId;
+      fake.faults.learnerNeverCatchesUp();
+      await change(2, specOf(2));
+      await eventually('the learner again-1', () => fake.learnerNames().includes('again-1'));
+      // Deleted and created again at once: the watcher's two signals reach the old run, still in its operation.
+      fake.faults.deleteClusterObject();
+      await change(2, specOf(2), { deleted: true });
+      fake.faults.recreateClusterObject('uid-again-2');
+      fake.faults.learnersCatchUp();
+      await handle.signal(clusterChangedSignal, { uid: 'uid-again-2', generation: 1, spec: specOf(3) });
+      // A late deletion signal for the old object is not for the new run.
+      await handle.signal(clusterChangedSignal, { uid, generation: 2, spec: specOf(2), deleted: true });
+
+      const status = await finished(fake, opId(3, 'Bootstrap'));
+      expect(status).toMatchObject({ observedGeneration: 1, replicas: 3, readyReplicas: 3 });
+      expect(fake.voterNames()).toEqual(['again-0', 'again-1', 'again-2']);
+      const run = await handle.describe();
+      expect(run.status.name).toBe('RUNNING');
+      expect(run.runId).not.toBe(firstRun);
+      expect(run.searchAttributes).toMatchObject({ EtcdClusterUID: ['uid-again-2'] });
+      const old = await env.client.workflow.getHandle(opId(2, 'ScaleUp')).describe();
+      expect(old.status.name).toBe('CANCELLED');
+    });
+  });
+
+  it('a refusal told before continue-as-new is not told again by the next run, which carries the guard', async () => {
+    const fake = createFakeCluster();
+    await withCluster('told', specOf(3), fake, async ({ opId, change, handle, uid }) => {
+      await finished(fake, opId(1, 'Bootstrap'));
+      const refused = specOf(3, { version: '3.5.20' });
+      await change(2, refused);
+      const told = await eventually('the refusal Event', () =>
+        fake.events.find((e) => e.reason === 'UpgradePathRefused'),
+      );
+      await handle.terminate('the next run starts from carried state');
+      const taskQueue = `cluster-workflow-test-${queue}`;
+      const nextRun = (carried: Partial<CarriedState>) =>
+        env.client.workflow.start(etcdClusterWorkflow, {
+          workflowId: clusterWorkflowId(NAMESPACE, 'told'),
+          taskQueue,
+          args: [
+            {
+              ref: { namespace: NAMESPACE, name: 'told', uid },
+              change: { uid, generation: 2, spec: refused },
+              carried: { recorded: { members: [], paused: false }, seq: 1, ...carried },
+            },
+          ],
+        });
+      const observed = () => fake.callsOf('observeCluster').length;
+
+      // Carried: the next run observes and plans the same refusal, and says nothing.
+      let before = observed();
+      const carriedRun = await nextRun({ refusalReported: told.message });
+      await eventually('the next run observed', () => observed() > before);
+      await sleep(1000);
+      expect(fake.events.filter((e) => e.reason === 'UpgradePathRefused')).toHaveLength(1);
+      await carriedRun.terminate('next case');
+
+      // Not carried (as before this change): the same refusal is told a second time.
+      before = observed();
+      const forgetful = await nextRun({});
+      await eventually('the second Event', () =>
+        fake.events.filter((e) => e.reason === 'UpgradePathRefused').length === 2 ? true : undefined,
+      );
+      expect(observed()).toBeGreaterThan(before);
+      await forgetful.terminate('test over');
     });
   });
 

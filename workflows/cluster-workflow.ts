@@ -2,10 +2,12 @@
 //
 // Invariants: at most one operation runs; an operation that was cancelled, timed out or failed is not
 // started again for the same spec generation until the retry annotation changes; status is written only
-// when it changed; deleting the EtcdCluster ends this workflow and leaves cleanup to owner references.
+// when it changed; deleting the EtcdCluster ends this workflow and leaves cleanup to owner references; an
+// EtcdCluster created again under the same name (a new uid) runs on the same workflow id once this run ended.
 import {
   ApplicationFailure,
   CancellationScope,
+  makeContinueAsNewFunc,
   ChildWorkflowFailure,
   CancelledFailure,
   ParentClosePolicy,
@@ -65,6 +67,10 @@ export interface CarriedState {
   defragSchedule?: DefragScheduleState;
   /** When the last Defrag operation ended: the threshold's cooldown counts from it (workflows/defrag-plan.ts). */
   lastDefragAt?: string;
+  /** The refusal last told as an Event (upgrade path, auth, TLS trust): told once, also across continue-as-new. */
+  refusalReported?: string;
+  /** Likewise the storage growth last refused. */
+  storageRefusalReported?: string;
 }
 
 interface Halt {
@@ -85,6 +91,11 @@ export const DRIFT_CHECK_INTERVAL = '10m';
 const MEMBER_VERSIONS_DURING_UPGRADE_PATCH = 'member-versions-during-upgrade';
 /** The patch behind remembering when a Defrag ended (histories before it started threshold Defrags without a cooldown). */
 const DEFRAG_COOLDOWN_PATCH = 'defrag-threshold-cooldown';
+/**
+ * The patch behind handing over to a new EtcdCluster of the same namespace and name (deleted and created
+ * again): histories before it dropped such a signal. See docs/adr/0002-same-name-recreate.md.
+ */
+const SUCCESSOR_PATCH = 'same-name-successor';
 const DRIFT_CHECK_MS = 10 * 60_000;
 /** While the plan waits on something outside the operator (a Pod starting, quorum coming back). */
 const WAIT_RECHECK_INTERVAL = '5s';
@@ -93,7 +104,7 @@ const RESULT_EVENT: Record<OperationResult, { type: 'Normal' | 'Warning'; reason
   Succeeded: { type: 'Normal', reason: 'OperationSucceeded' },
   Failed: { type: 'Warning', reason: 'OperationFailed' },
   Cancelled: { type: 'Warning', reason: 'OperationCancelled' },
-  DeadlineExceeded: { type: 'Warning', reason: 'ProgressDeadlineExceeded' },
+  DeadlineExceeded: { type: 'Warning', reason: Reasons.Stalled },
 };
 
 export async function etcdClusterWorkflow(
@@ -114,15 +125,31 @@ export async function etcdClusterWorkflow(
   let stepChanged = false;
   let lastDecision = '';
   /** The refused upgrade path last told as an Event, so each refusal is one Event, not one per observation. */
-  let refusalReported = '';
+  let refusalReported = input.carried?.refusalReported ?? '';
   /** Likewise the storage growth last refused (workflows/rollout-plan.ts). */
-  let storageRefusalReported = '';
+  let storageRefusalReported = input.carried?.storageRefusalReported ?? '';
+  /**
+   * A new EtcdCluster of the same namespace and name: this run's object is gone (uids never return), and once
+   * this run has ended (its operation cancelled, compensation skipped) the new object gets a run of its own.
+   */
+  let successor: ClusterChange | undefined;
   /** The running operation's scope: deleting the EtcdCluster cancels it (its own compensation still runs). */
   let operationScope: CancellationScope | undefined;
 
   setHandler(clusterChangedSignal, (change) => {
-    // A signal for another object of the same name (deleted and recreated) is not for this run.
-    if (change.uid !== ref.uid) return;
+    if (change.uid !== ref.uid) {
+      // Another object of the same name. Its deletion is not for this run; a live one replaces this run's
+      // object, and runs on the same workflow id after this run ends, so two runs never act on one name.
+      if (change.deleted) {
+        if (successor?.uid === change.uid) successor = undefined;
+      } else if (patched(SUCCESSOR_PATCH)) {
+        if (successor?.uid !== change.uid || change.generation >= successor.generation) successor = change;
+        deleted = true;
+        operationScope?.cancel();
+        dirty = true;
+      }
+      return;
+    }
     if (change.deleted) {
       deleted = true;
       operationScope?.cancel();
@@ -343,6 +370,8 @@ export async function etcdClusterWorkflow(
           seq,
           ...(defragSchedule ? { defragSchedule } : {}),
           ...(lastDefragAt ? { lastDefragAt } : {}),
+          ...(refusalReported ? { refusalReported } : {}),
+          ...(storageRefusalReported ? { storageRefusalReported } : {}),
         },
       });
     }
@@ -455,5 +484,23 @@ export async function etcdClusterWorkflow(
           ? idleWaitMs(defragSchedule, new Date().toISOString(), DRIFT_CHECK_MS)
           : DRIFT_CHECK_INTERVAL,
     );
+  }
+
+  if (successor) {
+    // The new object's run: nothing carried but the operation counter, so its operation ids stay unique.
+    const next = successor;
+    await condition(allHandlersFinished);
+    setCurrentDetails(`EtcdCluster ${ref.namespace}/${ref.name} was created again (uid ${next.uid})`);
+    return makeContinueAsNewFunc<typeof etcdClusterWorkflow>({
+      typedSearchAttributes: [
+        { key: SearchAttributes.clusterNamespace, value: ref.namespace },
+        { key: SearchAttributes.clusterName, value: ref.name },
+        { key: SearchAttributes.clusterUid, value: next.uid },
+      ],
+    })({
+      ref: { namespace: ref.namespace, name: ref.name, uid: next.uid },
+      change: next,
+      carried: { recorded: { members: [], paused: false }, seq },
+    });
   }
 }

@@ -142,7 +142,7 @@ describe('conditions', () => {
       ['True', Reasons.ClusterAvailable, '3 of 3 voters answer; 2 needed'],
       [
         'False',
-        Reasons.ProgressDeadlineExceeded,
+        Reasons.Stalled,
         'ScaleUp w1: learner main-3 never caught up; change the spec or set the retry annotation',
       ],
       ['False', Reasons.MembersHealthy, '3 members healthy'],

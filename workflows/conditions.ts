@@ -57,7 +57,7 @@ const progressingReason: Record<OperationType, Reason> = {
 };
 
 const haltedReason: Record<Exclude<OperationResult, 'Succeeded'>, Reason> = {
-  DeadlineExceeded: Reasons.ProgressDeadlineExceeded,
+  DeadlineExceeded: Reasons.Stalled,
   Cancelled: Reasons.OperationCancelled,
   Failed: Reasons.OperationFailed,
 };

@@ -73,6 +73,8 @@ const NOT_READY_WAIT_MS = 8000;
 // A wait for a member's first answer watches for it (activity polls) for up to this long per turn.
 const ANSWER_WAIT_MS = 5000;
 const AWAIT_ANSWERS_PATCH = 'await-member-answers';
+/** The patch behind skipping compensation while the EtcdCluster is being deleted (workflows/operation-workflow.ts). */
+const SKIP_COMPENSATION_WHEN_GONE_PATCH = 'skip-compensation-when-cluster-gone';
 // How many observations (WAIT_INTERVAL apart) a halted upgrade spends bringing back a member it stopped.
 const HALT_RESTART_LOOKS = 60;
 
@@ -84,7 +86,10 @@ export async function clusterOperationWorkflow(input: OperationInput): Promise<O
   let pendingLearner: { member: string; id: string } | undefined;
 
   const parent = workflowInfo().parent;
+  /** The step line last told: a Stalled operation names where it stopped. */
+  let lastLine = 'starting';
   const details = (line: string) => {
+    lastLine = line;
     setCurrentDetails(`**${input.summary}**\n\nstep ${steps}: ${line}\n\ngeneration ${input.generation}`);
     // The cluster workflow mirrors the step into status.currentOperation.step; losing one update is harmless.
     if (parent)
@@ -366,6 +371,13 @@ export async function clusterOperationWorkflow(input: OperationInput): Promise<O
 
   /** Undo what this operation left half-done; runs even when the operation was cancelled. */
   async function compensate(): Promise<string> {
+    // Deleting the EtcdCluster cancels the operation: its members go with it (owner references), so undoing a
+    // step would only wait for members that no longer answer (a removal retried for ever, a Pod started for
+    // nobody). Histories recorded before this check undo as they did.
+    if (patched(SKIP_COMPENSATION_WHEN_GONE_PATCH) && (await acts.clusterGoingAway({ ref }))) {
+      pendingLearner = undefined;
+      return 'nothing undone: the EtcdCluster is being deleted and its members go with it';
+    }
     // A halted upgrade, downgrade or rollout may have stopped a member: it comes back on its claim.
     if (type === 'Upgrade' || type === 'Downgrade' || type === 'Rollout') return finishUpgradeRestart();
     if (!pendingLearner) return 'nothing was left half-done';
@@ -396,7 +408,7 @@ export async function clusterOperationWorkflow(input: OperationInput): Promise<O
     if (deadlinePassed) {
       return {
         result: 'DeadlineExceeded',
-        message: `no progress within ${spec.progressDeadlineSeconds}s after ${steps} step(s); ${undone}`,
+        message: `no progress within ${spec.progressDeadlineSeconds}s after ${steps} step(s), stalled at: ${lastLine}; ${undone}`,
         steps,
         recorded,
       };

@@ -154,7 +154,7 @@ describe('the Upgrade operation', () => {
       expect(status.lastOperation?.message).toContain('members run: dl-0 3.5.35, dl-1 3.6.16, dl-2 3.5.35');
       expect(condition(status, 'Progressing')).toMatchObject({
         status: 'False',
-        reason: 'ProgressDeadlineExceeded',
+        reason: 'Stalled',
       });
       // Only dl-1 was restarted; its Pod exists again, so the cluster keeps all three members.
       expect(deleted(fake)).toEqual(['dl-1']);

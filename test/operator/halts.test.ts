@@ -101,13 +101,27 @@ describe('halting a stuck operation', () => {
       async () => {
         const c = await getCluster(h, ns, 'dx');
         const progressing = c.status?.conditions?.find((x) => x.type === 'Progressing');
-        return progressing?.reason === 'ProgressDeadlineExceeded' ? c : undefined;
+        return progressing?.reason === 'Stalled' ? c : undefined;
       },
       120_000,
     );
     expect(halted.status?.conditions?.find((x) => x.type === 'Progressing')?.status).toBe('False');
     expect(halted.status?.lastOperation).toMatchObject({ type: 'ScaleUp', result: 'DeadlineExceeded' });
     expect(halted.status?.members?.map((m) => m.name)).toEqual(['dx-0']);
+    expect(halted.status?.lastOperation?.message).toMatch(/no progress within 30s .*stalled at: /);
+    // One Stalled Warning Event, under the name derived from the notice (activities/event-recorder.ts); and no
+    // notice written twice (retried activities find their own Event): each reason and message is one Event.
+    const events = await eventually('the Stalled Event', async () => {
+      const list = await h.core.listNamespacedEvent({ namespace: ns });
+      const ours = list.items.filter((e) => e.involvedObject.name === 'dx');
+      return ours.some((e) => e.reason === 'Stalled') ? ours : undefined;
+    });
+    const stalled = events.filter((e) => e.reason === 'Stalled');
+    expect(stalled).toHaveLength(1);
+    expect(stalled[0]).toMatchObject({ type: 'Warning', count: 1 });
+    expect(stalled[0]?.metadata?.name).toMatch(/^dx\.[0-9a-f]{16}$/);
+    const byNotice = new Set(events.map((e) => `${e.reason}\0${e.message ?? ''}`));
+    expect(byNotice.size).toBe(events.length);
     await hold.release();
   });
 });

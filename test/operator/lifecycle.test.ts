@@ -193,6 +193,11 @@ describe('the API server refuses bad specs with a message a user understands', (
     ['an option with dashes', { options: { '--quota-backend-bytes': '1' } }, /without leading dashes/],
     ['a zero storage size', { storage: { size: '0' } }, /storage.size must be a positive quantity/],
     ['pausing a memory-backed cluster', { replicas: 0, storage: { medium: 'Memory' } }, /cannot be paused/],
+    [
+      'a progress deadline over 24 h',
+      { progressDeadlineSeconds: 86401 },
+      /progressDeadlineSeconds may be at most 86400 \(24 h\)/,
+    ],
   ];
   test.each(cases)('%s is rejected', async (_name, spec, message) => {
     const ns = 'default';

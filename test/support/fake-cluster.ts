@@ -339,9 +339,11 @@ export function createFakeCluster(options: FakeClusterOptions = {}) {
     async moveLeader(input) {
       record('moveLeader', input);
       const target = memberById(input.toId);
+      if (target && leaderId === target.id) return 'already-leader' as const;
       if (!target || target.isLearner || !answers(target))
         throw new Error('etcdserver: bad leader transferee');
       leaderId = target.id;
+      return 'moved' as const;
     },
 
     async removeMember(input) {
@@ -417,6 +419,11 @@ export function createFakeCluster(options: FakeClusterOptions = {}) {
     async deleteMemberClaim(input) {
       record('deleteMemberClaim', input);
       return claims.delete(input.member) ? 'deleted' : 'absent';
+    },
+
+    async clusterGoingAway(input) {
+      record('clusterGoingAway', input);
+      return clusterObjectGone || (clusterUid !== undefined && input.ref.uid !== clusterUid);
     },
 
     async writeStatus(input) {
@@ -610,6 +617,19 @@ export function createFakeCluster(options: FakeClusterOptions = {}) {
       /** The EtcdCluster object is gone: status writes answer cluster-gone. */
       deleteClusterObject() {
         clusterObjectGone = true;
+      },
+      /**
+       * The EtcdCluster is created again under the same name with a new uid, after the garbage collector took
+       * everything the old one owned: no member, Pod or claim is left.
+       */
+      recreateClusterObject(uid: string) {
+        clusterObjectGone = false;
+        clusterUid = uid;
+        members.clear();
+        pods.clear();
+        claims.clear();
+        leaderId = undefined;
+        clusterId = undefined;
       },
     },
   };

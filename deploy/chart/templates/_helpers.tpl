@@ -48,14 +48,15 @@ Secrets: get, plus create and patch for the operator's own applied-password copi
 - apiGroups: ['']
   resources: [persistentvolumeclaims]
   verbs: [create, delete, get, list, patch, watch]
-# The peer and client Services of each cluster, created once.
+# The peer and client Services of each cluster, created once (get: one found under that name must be the cluster's).
 - apiGroups: ['']
   resources: [services]
-  verbs: [create]
-# Events on EtcdClusters, EtcdSnapshots and EtcdSnapshotSchedules.
+  verbs: [create, get]
+# Events on EtcdClusters, EtcdSnapshots and EtcdSnapshotSchedules: named per notice, and counted (get, patch)
+# when told again (activities/event-recorder.ts).
 - apiGroups: ['']
   resources: [events]
-  verbs: [create]
+  verbs: [create, get, patch]
 # S3 credentials named by an EtcdSnapshot or EtcdSnapshotSchedule, and the root Secret of spec.auth, read when
 # needed; a cluster's TLS Secrets (spec.tls), read inside the worker for the operator's client certificate and
 # the members' CA hash. Created and patched: each auth cluster's `<cluster>-auth-applied` copy of the root
@@ -63,14 +64,15 @@ Secrets: get, plus create and patch for the operator's own applied-password copi
 - apiGroups: ['']
   resources: [secrets]
   verbs: [create, get, patch]
-# spec.tls with an issuerRef: one cert-manager Certificate per certificate the cluster needs, created once.
+# spec.tls with an issuerRef: one cert-manager Certificate per certificate the cluster needs, created once (get:
+# one found under that name must be the cluster's).
 - apiGroups: [cert-manager.io]
   resources: [certificates]
-  verbs: [create]
-# One PodDisruptionBudget per cluster; its minAvailable follows the voter count.
+  verbs: [create, get]
+# One PodDisruptionBudget per cluster; its minAvailable follows the voter count (get: one found must be the cluster's).
 - apiGroups: [policy]
   resources: [poddisruptionbudgets]
-  verbs: [create, patch]
+  verbs: [create, get, patch]
 # Snapshot and prune Jobs: created, read for their result, deleted, and watched to signal completion.
 - apiGroups: [batch]
   resources: [jobs]
