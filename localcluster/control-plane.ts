@@ -20,9 +20,12 @@ export function etcdClientUrl(layout: StackLayout): string {
 }
 
 /** The apiserver serving certificate must name every way a client reaches it, including the in-cluster Service. */
-export function apiserverSans(layout: StackLayout): { ips: string[]; dnsNames: string[] } {
+export function apiserverSans(
+  layout: StackLayout,
+  extraIps: string[] = [],
+): { ips: string[]; dnsNames: string[] } {
   return {
-    ips: [...new Set([layout.hostIp, '127.0.0.1', firstServiceIp(layout.serviceCidr)])],
+    ips: [...new Set([layout.hostIp, '127.0.0.1', firstServiceIp(layout.serviceCidr), ...extraIps])],
     dnsNames: [
       'localhost',
       'kubernetes',
@@ -118,11 +121,32 @@ export interface ControlPlane {
   stop(): Promise<void>;
 }
 
+/**
+ * Real kubelets keep anonymous access off and authorize by webhook, so the apiserver must present a client certificate
+ * to them for logs, exec and port-forward; it dials their InternalIP (nodes have no resolvable names here).
+ */
+export function kubeletClientArgs(pki: Pki): string[] {
+  const pair = pki.clients[APISERVER_KUBELET_CLIENT.file];
+  if (!pair) throw new Error('no apiserver kubelet-client certificate');
+  return [
+    `--kubelet-client-certificate=${pair.cert}`,
+    `--kubelet-client-key=${pair.key}`,
+    '--kubelet-preferred-address-types=InternalIP,Hostname',
+  ];
+}
+
+export const APISERVER_KUBELET_CLIENT = {
+  file: 'apiserver-kubelet-client',
+  commonName: 'kube-apiserver-kubelet-client',
+  organizations: ['system:masters'],
+};
+
 export async function startControlPlane(
   layout: StackLayout,
   tools: ToolPaths,
   pki: Pki,
   log: (line: string) => void,
+  extraApiserverArgs: string[] = [],
 ): Promise<ControlPlane> {
   const started: ManagedProcess[] = [];
   const spawnOne = (name: string, command: string, args: string[]) => {
@@ -152,7 +176,10 @@ export async function startControlPlane(
     });
     log(`stack: backing etcd ready on ${etcdClientUrl(layout)}`);
 
-    const apiserver = spawnOne('kube-apiserver', tools.kubeApiserver, apiserverArgs(layout, pki));
+    const apiserver = spawnOne('kube-apiserver', tools.kubeApiserver, [
+      ...apiserverArgs(layout, pki),
+      ...extraApiserverArgs,
+    ]);
     const admin = pki.clients.admin;
     const tls = {
       ca: readFileSync(pki.caCert, 'utf8'),

@@ -1,0 +1,280 @@
+// A stack of its own with real nodes (kubelet + containerd per node, each in its own network namespace): the nodes join,
+// a Pod of the locally built etcd image runs under the restricted Pod Security profile with the kubelet applying its
+// securityContext, Pods reach each other across nodes, a node whose runtime dies goes NotReady, and `down` leaves
+// nothing of the stack on the host.
+import { execFile } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { cacheRoot, toolPaths } from '../../localcluster/tool-cache';
+import { readStackInfo, repoRoot, type StackInfo } from '../../localcluster/stack-info';
+import { stackLayout } from '../../localcluster/stack-layout';
+import { realNodeLayout } from '../../localcluster/real-nodes/real-node-layout';
+import { realNodeLeftovers } from '../../localcluster/real-nodes/real-nodes';
+import { findStackProcesses } from '../../localcluster/process-scan';
+
+const run = promisify(execFile);
+/** Its own instance: B = 62 gives the node network 10.62.0.0/16 and names ec62-*, apart from every other stack. */
+const HOST_IP = '127.62.0.1';
+const ETCD_IMAGE = 'quay.io/coreos/etcd:v3.6.16';
+const NAMESPACE = 'restricted-etcd';
+
+interface KubeNode {
+  metadata: { name: string };
+  status: {
+    conditions: Array<{ type: string; status: string }>;
+    addresses: Array<{ type: string; address: string }>;
+    nodeInfo: { containerRuntimeVersion: string };
+  };
+}
+interface KubePod {
+  spec: { nodeName?: string };
+  status: {
+    phase?: string;
+    podIP?: string;
+    containerStatuses?: Array<{ imageID: string; ready: boolean }>;
+  };
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+async function eventually<T>(
+  what: string,
+  timeoutMs: number,
+  probe: () => Promise<T | undefined>,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let last = '';
+  for (;;) {
+    try {
+      const v = await probe();
+      if (v !== undefined) return v;
+    } catch (e) {
+      last = e instanceof Error ? e.message : String(e);
+    }
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what} ${last}`);
+    await sleep(500);
+  }
+}
+
+/** The restricted profile's required fields, for a container running as uid 1000. */
+const restricted = {
+  runAsNonRoot: true,
+  runAsUser: 1000,
+  allowPrivilegeEscalation: false,
+  readOnlyRootFilesystem: true,
+  capabilities: { drop: ['ALL'] },
+  seccompProfile: { type: 'RuntimeDefault' },
+};
+
+function etcdPod(name: string, node: string): object {
+  return {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name, namespace: NAMESPACE },
+    spec: {
+      nodeSelector: { 'kubernetes.io/hostname': node },
+      securityContext: { fsGroup: 1000, seccompProfile: { type: 'RuntimeDefault' } },
+      containers: [
+        {
+          name: 'etcd',
+          image: ETCD_IMAGE,
+          command: [
+            'etcd',
+            '--name=solo',
+            '--data-dir=/var/lib/etcd/data',
+            '--listen-client-urls=http://0.0.0.0:2379',
+            '--advertise-client-urls=http://$(POD_IP):2379',
+          ],
+          env: [{ name: 'POD_IP', valueFrom: { fieldRef: { fieldPath: 'status.podIP' } } }],
+          securityContext: restricted,
+          readinessProbe: { httpGet: { path: '/health', port: 2379 }, periodSeconds: 1 },
+          volumeMounts: [{ name: 'data', mountPath: '/var/lib/etcd' }],
+        },
+      ],
+      volumes: [{ name: 'data', emptyDir: {} }],
+    },
+  };
+}
+
+function clientPod(name: string, node: string, endpoint: string): object {
+  return {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name, namespace: NAMESPACE },
+    spec: {
+      nodeSelector: { 'kubernetes.io/hostname': node },
+      restartPolicy: 'Never',
+      containers: [
+        {
+          name: 'etcdctl',
+          image: ETCD_IMAGE,
+          command: ['etcdctl', `--endpoints=${endpoint}`, '--dial-timeout=5s', 'endpoint', 'health'],
+          securityContext: restricted,
+        },
+      ],
+    },
+  };
+}
+
+describe('real nodes: kubelet and containerd in network namespaces', () => {
+  const stateDir = mkdtempSync(join(tmpdir(), 'etcd-conductor-realnodes-'));
+  const layout = stackLayout({ repoRoot: repoRoot(), stateDir, hostIp: HOST_IP });
+  const net = realNodeLayout(layout);
+  const main = join(repoRoot(), 'dist', 'localcluster', 'main.js');
+  const kubectlPath = toolPaths(cacheRoot()).kubectl;
+  const cli = (command: string) =>
+    run(
+      process.execPath,
+      [
+        main,
+        command,
+        '--state-dir',
+        stateDir,
+        '--host-ip',
+        HOST_IP,
+        '--no-operator',
+        '--no-cert-manager',
+        '--real-nodes',
+      ],
+      {
+        timeout: 280000,
+        maxBuffer: 10 << 20,
+      },
+    );
+  const kubectl = async (...args: string[]) =>
+    (await run(kubectlPath, ['--kubeconfig', join(stateDir, 'kubeconfig'), ...args], { maxBuffer: 10 << 20 }))
+      .stdout;
+  const applyJson = async (obj: object) => {
+    const child = execFile(kubectlPath, ['--kubeconfig', join(stateDir, 'kubeconfig'), 'apply', '-f', '-']);
+    child.stdin?.end(JSON.stringify(obj));
+    await new Promise<void>((resolve, reject) =>
+      child.on('exit', (code) =>
+        code === 0 ? resolve() : reject(new Error(`kubectl apply exited ${code}`)),
+      ),
+    );
+  };
+  const getPod = async (name: string) =>
+    JSON.parse(await kubectl('-n', NAMESPACE, 'get', 'pod', name, '-o', 'json')) as KubePod;
+  const nodes = async () =>
+    (JSON.parse(await kubectl('get', 'nodes', '-o', 'json')) as { items: KubeNode[] }).items;
+  const ready = (n: KubeNode) => n.status.conditions.some((c) => c.type === 'Ready' && c.status === 'True');
+  let info: StackInfo | undefined;
+  let downDone = false;
+
+  beforeAll(async () => {
+    const t0 = Date.now();
+    const up = await cli('up');
+    expect(up.stdout).toMatch(/up: ready in/);
+    console.log(`real nodes: up took ${((Date.now() - t0) / 1000).toFixed(1)}s`);
+    info = readStackInfo(join(stateDir, 'stack.json'));
+  }, 300000);
+
+  afterAll(async () => {
+    if (!downDone) await cli('down').catch(() => undefined);
+    rmSync(stateDir, { recursive: true, force: true });
+  }, 120000);
+
+  it('registers three Ready nodes with distinct InternalIPs on containerd', async () => {
+    const list = await nodes();
+    expect(list.map((n) => n.metadata.name).sort()).toEqual(['node-a', 'node-b', 'node-c']);
+    expect(list.every(ready)).toBe(true);
+    const ips = list.map((n) => n.status.addresses.find((a) => a.type === 'InternalIP')?.address);
+    expect(new Set(ips).size).toBe(3);
+    expect(ips.sort()).toEqual(net.nodes.map((n) => n.ip).sort());
+    for (const n of list) expect(n.status.nodeInfo.containerRuntimeVersion).toMatch(/^containerd:\/\/v?2\./);
+  });
+
+  it('runs the etcd image under the restricted profile with its securityContext applied, and serves logs and exec', async () => {
+    await kubectl('create', 'namespace', NAMESPACE);
+    await kubectl('label', 'namespace', NAMESPACE, 'pod-security.kubernetes.io/enforce=restricted');
+    await eventually(
+      'the default ServiceAccount',
+      60000,
+      async () =>
+        (await kubectl('-n', NAMESPACE, 'get', 'serviceaccount', 'default', '-o', 'name')).trim() ||
+        undefined,
+    );
+    const t0 = Date.now();
+    await applyJson(etcdPod('etcd-a', 'node-a'));
+    const pod = await eventually('etcd-a to be Ready', 120000, async () => {
+      const p = await getPod('etcd-a');
+      return p.status.containerStatuses?.[0]?.ready ? p : undefined;
+    });
+    console.log(`real nodes: etcd Pod Ready ${((Date.now() - t0) / 1000).toFixed(1)}s after apply`);
+    expect(pod.spec.nodeName).toBe('node-a');
+    expect(pod.status.podIP).toMatch(/^10\.62\.128\.\d+$/);
+    expect(pod.status.containerStatuses?.[0]?.imageID).toMatch(/sha256:[0-9a-f]{64}$/);
+
+    expect((await kubectl('-n', NAMESPACE, 'exec', 'etcd-a', '--', 'id', '-u')).trim()).toBe('1000');
+    const write = kubectl('-n', NAMESPACE, 'exec', 'etcd-a', '--', 'touch', '/written-by-test');
+    await expect(write).rejects.toThrow(/Read-only file system/);
+    // Seccomp mode 2 is a filter: the RuntimeDefault profile reached runc, which was built with libseccomp.
+    const status = await kubectl('-n', NAMESPACE, 'exec', 'etcd-a', '--', 'cat', '/proc/1/status');
+    expect(status).toMatch(/^Seccomp:\s+2$/m);
+    expect(status).toMatch(/^NoNewPrivs:\s+1$/m);
+    expect(status).toMatch(/^CapEff:\s+0+$/m);
+
+    expect(await kubectl('-n', NAMESPACE, 'logs', 'etcd-a')).toMatch(
+      /ready to serve client requests|serving client traffic/,
+    );
+  });
+
+  it('lets a Pod on another node, and the host, reach the etcd Pod by its Pod IP', async () => {
+    const ip = (await getPod('etcd-a')).status.podIP;
+    expect(ip).toBeDefined();
+    const health = (await (await fetch(`http://${ip}:2379/health`)).json()) as { health: string };
+    expect(health.health).toBe('true');
+
+    await applyJson(clientPod('etcdctl-b', 'node-b', `http://${ip}:2379`));
+    const done = await eventually('etcdctl-b to finish', 90000, async () => {
+      const p = await getPod('etcdctl-b');
+      return p.status.phase === 'Succeeded' || p.status.phase === 'Failed' ? p : undefined;
+    });
+    const logs = await kubectl('-n', NAMESPACE, 'logs', 'etcdctl-b');
+    expect(logs).toMatch(/is healthy/);
+    expect(done.status.phase).toBe('Succeeded');
+    expect(done.spec.nodeName).toBe('node-b');
+  });
+
+  it('reports a node NotReady once its kubelet and containerd are killed', async () => {
+    const pids = info?.pids ?? {};
+    for (const name of ['kubelet-node-c', 'containerd-node-c']) {
+      const pid = pids[name];
+      expect(pid).toBeDefined();
+      process.kill(pid ?? -1, 'SIGKILL');
+    }
+    // node-monitor-grace-period is 30 s (control-plane.ts).
+    await eventually('node-c to be NotReady', 90000, async () => {
+      const c = (await nodes()).find((n) => n.metadata.name === 'node-c');
+      return c && !ready(c) ? c : undefined;
+    });
+    expect(
+      (await nodes())
+        .filter(ready)
+        .map((n) => n.metadata.name)
+        .sort(),
+    ).toEqual(['node-a', 'node-b']);
+  });
+
+  it('leaves no process, namespace, link, mount, cgroup or iptables chain of the stack after down', async () => {
+    const down = await cli('down');
+    downDone = true;
+    expect(down.stdout).toMatch(/down: stack in .* stopped/);
+    expect(down.stdout).not.toMatch(/could not remove/);
+    expect(findStackProcesses(stateDir, undefined)).toEqual([]);
+    expect(await realNodeLeftovers(layout)).toEqual([]);
+    const netns = existsSync('/run/netns') ? readdirSync('/run/netns') : [];
+    expect(netns.filter((n) => n.startsWith(`${net.prefix}-`))).toEqual([]);
+    const links = (await run('ip', ['-o', 'link', 'show'])).stdout;
+    expect(links).not.toMatch(new RegExp(`: ${net.prefix}-`));
+    const routes = (await run('ip', ['route', 'show'])).stdout;
+    expect(routes).not.toMatch(/^10\.62\./m);
+    const mounts = (await run('cat', ['/proc/self/mountinfo'])).stdout;
+    expect(mounts).not.toContain(stateDir);
+    // The kubelets ran in the nodes' namespaces, so their chains (KUBE-FIREWALL, KUBE-KUBELET-CANARY, ...) went with them.
+    const rules = (await run('iptables-save', [])).stdout;
+    expect(rules).not.toMatch(/KUBE-FIREWALL|KUBE-KUBELET-CANARY|KUBE-IPTABLES-HINT/);
+  });
+});
