@@ -7,10 +7,24 @@ import type { RealNodeLayout } from './real-node-layout';
 
 const prefixLength = (cidr: string) => cidr.split('/')[1] ?? '24';
 
+/**
+ * With ip_forward on, the host would also route Pod packets out of the machine's outside interface (or outside
+ * packets into the node network); these FORWARD rules keep the stack's network to itself: traffic may only be routed
+ * from the bridge back to the bridge (node to node). The comment names the stack so teardown removes exactly these.
+ */
+export function confineRules(net: RealNodeLayout): string[][] {
+  const tag = ['-m', 'comment', '--comment', `etcd-conductor ${net.prefix}`];
+  return [
+    ['FORWARD', '-i', net.bridge, '!', '-o', net.bridge, ...tag, '-j', 'DROP'],
+    ['FORWARD', '-o', net.bridge, '!', '-i', net.bridge, ...tag, '-j', 'DROP'],
+  ];
+}
+
 export async function createNodeNetwork(net: RealNodeLayout): Promise<void> {
   await sh('ip', ['link', 'add', net.bridge, 'type', 'bridge']);
   await sh('ip', ['addr', 'add', `${net.bridgeIp}/${prefixLength(net.nodeNetwork)}`, 'dev', net.bridge]);
   await sh('ip', ['link', 'set', net.bridge, 'up']);
+  for (const rule of confineRules(net)) await sh('iptables', ['-w', '-I', ...rule]);
   // Pod traffic between nodes is routed through the host (node A -> bridge -> host -> node B).
   if (readFileSync('/proc/sys/net/ipv4/ip_forward', 'utf8').trim() !== '1')
     writeFileSync('/proc/sys/net/ipv4/ip_forward', '1\n');
@@ -46,6 +60,7 @@ export async function deleteNodeNetwork(net: RealNodeLayout): Promise<void> {
     await shQuiet('ip', ['link', 'del', node.hostVeth]);
   }
   await shQuiet('ip', ['link', 'del', net.bridge]);
+  for (const rule of confineRules(net)) while (await shQuiet('iptables', ['-w', '-D', ...rule]));
 }
 
 /** What of this stack's network is still on the host; empty after deleteNodeNetwork. */
@@ -55,5 +70,8 @@ export async function leftoverNetwork(net: RealNodeLayout): Promise<string[]> {
   for (const name of [net.bridge, ...net.nodes.map((n) => n.hostVeth)])
     if (new RegExp(`^\\d+: ${name}[:@]`, 'm').test(links)) left.push(`link ${name}`);
   for (const n of net.nodes) if (existsSync(`/run/netns/${n.netns}`)) left.push(`netns ${n.netns}`);
+  const rules = await sh('iptables-save', []).catch(() => '');
+  if (rules.includes(`etcd-conductor ${net.prefix}"`))
+    left.push(`iptables rules tagged "etcd-conductor ${net.prefix}"`);
   return left;
 }
