@@ -245,6 +245,16 @@ export function buildSteps(root: string, spec: ToolSpec): BuildStep[] {
         },
       ];
     }
+    case 'coredns':
+      return [
+        {
+          kind: 'go',
+          label: 'go install',
+          args: ['install', '-trimpath', '-ldflags', LDFLAGS, `github.com/coredns/coredns@v${spec.version}`],
+          cwd: buildDir,
+          env: { GOBIN: binDir },
+        },
+      ];
     case 'crictl':
       return [
         {

@@ -1,5 +1,5 @@
 // Starts the Kubernetes control plane of one stack (backing etcd, kube-apiserver, kube-controller-manager, kube-scheduler), each bound to the stack's host IP only, and stops it in reverse order.
-import { readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { isOk } from './http-probe';
 import { startProcess, type ManagedProcess } from './managed-process';
@@ -141,6 +141,24 @@ export const APISERVER_KUBELET_CLIENT = {
   organizations: ['system:masters'],
 };
 
+/**
+ * The apiserver keeps its first Service CIDR in etcd (the default ServiceCIDR object) and refuses addresses of any
+ * other; switching a state folder between process-backed and real nodes changes the range, so the throw-away
+ * backing store starts empty then (its objects belonged to the other kind of nodes anyway).
+ */
+function resetStoreOnServiceCidrChange(layout: StackLayout, log: (line: string) => void): void {
+  const marker = `${layout.paths.etcdDataDir}.service-cidr`;
+  const recorded = existsSync(marker) ? readFileSync(marker, 'utf8').trim() : undefined;
+  if (existsSync(layout.paths.etcdDataDir) && recorded !== layout.serviceCidr) {
+    log(
+      `stack: Service CIDR ${recorded ?? '(unrecorded)'} -> ${layout.serviceCidr}; starting with an empty backing etcd`,
+    );
+    rmSync(layout.paths.etcdDataDir, { recursive: true, force: true });
+  }
+  mkdirSync(layout.stateDir, { recursive: true });
+  writeFileSync(marker, `${layout.serviceCidr}\n`);
+}
+
 export async function startControlPlane(
   layout: StackLayout,
   tools: ToolPaths,
@@ -169,6 +187,7 @@ export async function startControlPlane(
     }
   };
   try {
+    resetStoreOnServiceCidrChange(layout, log);
     const etcd = spawnOne('etcd', join(tools.etcdBinDirs[BACKING_ETCD_VERSION], 'etcd'), etcdArgs(layout));
     await waitFor('the backing etcd to be ready', () => isOk(`${etcdClientUrl(layout)}/readyz`), {
       timeoutMs: 30000,

@@ -17,7 +17,7 @@ import {
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { DEFAULT_ETCD_REPOSITORY } from '../activities/etcd-images';
-import { ETCD_VERSIONS } from './versions';
+import { COREDNS_VERSION, ETCD_VERSIONS } from './versions';
 import type { ToolPaths } from './tool-cache';
 
 const run = promisify(execFile);
@@ -46,6 +46,7 @@ export interface ImageRecipe {
   /** Busybox applets linked into /bin (empty: no busybox). */
   busyboxApplets: string[];
   cmd: string[];
+  entrypoint?: string[];
   workingDir?: string;
   env: string[];
   exposedPorts: string[];
@@ -121,9 +122,31 @@ export function pauseImageRecipe(pauseBinary: string): ImageRecipe {
   };
 }
 
+/** Cluster DNS for the real nodes (see real-nodes/cluster-dns.ts). */
+export const COREDNS_IMAGE = `etcd-conductor.local/coredns:${COREDNS_VERSION}`;
+
+export function corednsImageRecipe(corednsBinary: string): ImageRecipe {
+  return {
+    reference: COREDNS_IMAGE,
+    files: [
+      { path: '/coredns', from: corednsBinary, mode: 0o755 },
+      { path: '/etc/passwd', content: PASSWD, mode: 0o644 },
+      { path: '/etc/group', content: GROUP, mode: 0o644 },
+    ],
+    dirs: [{ path: '/tmp', mode: 0o1777 }],
+    busyboxApplets: [],
+    // As upstream's image: Pods pass only arguments (`-conf ...`).
+    entrypoint: ['/coredns'],
+    cmd: [],
+    env: [],
+    exposedPorts: ['1053/udp', '1053/tcp'],
+  };
+}
+
 export function imageRecipes(tools: ToolPaths): ImageRecipe[] {
   return [
     pauseImageRecipe(tools.pause),
+    corednsImageRecipe(tools.coredns),
     ...ETCD_VERSIONS.map((v) => etcdImageRecipe(v, tools.etcdBinDirs[v])),
   ];
 }
@@ -214,6 +237,7 @@ async function buildImage(recipe: ImageRecipe, archive: string): Promise<void> {
       '--image',
       image,
       ...recipe.cmd.flatMap((c) => ['--config.cmd', c]),
+      ...(recipe.entrypoint ?? []).flatMap((c) => ['--config.entrypoint', c]),
       ...(recipe.workingDir ? ['--config.workingdir', recipe.workingDir] : []),
       ...recipe.env.flatMap((e) => ['--config.env', e]),
       ...recipe.exposedPorts.flatMap((p) => ['--config.exposedports', p]),

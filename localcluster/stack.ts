@@ -11,7 +11,8 @@ import {
   startControlPlane,
 } from './control-plane';
 import { realNodeLayout } from './real-nodes/real-node-layout';
-import { startRealNodes } from './real-nodes/real-nodes';
+import { KUBE_PROXY_IDENTITY, startRealNodes } from './real-nodes/real-nodes';
+import { installClusterDns } from './real-nodes/cluster-dns';
 import { renderEnvFile } from './env-file';
 import { installCrds } from './install-crds';
 import { startFaultServer, type FaultServer } from './fault-server';
@@ -89,6 +90,7 @@ export function clientIdentities(layout: StackLayout): ClientIdentity[] {
     { file: 'kube-scheduler', commonName: 'system:kube-scheduler', organizations: [] },
     LOCAL_SERVICES_IDENTITY,
     APISERVER_KUBELET_CLIENT,
+    KUBE_PROXY_IDENTITY,
     // Node identities: the Node authorizer and NodeRestriction see each agent as the kubelet of its node.
     ...layout.nodes.map((n) => ({
       file: n.name,
@@ -130,8 +132,25 @@ async function readyNodeNames(kubeconfigPath: string): Promise<string[]> {
   return nodes.items.filter(isNodeReady).map((n) => n.metadata?.name ?? '');
 }
 
+/**
+ * On real nodes, Services get a routable CIDR (kube-proxy translates it inside the nodes, the host routes it through
+ * node-a) and the apiserver advertises the bridge address, so the `kubernetes` Service has an endpoint Pods can reach.
+ */
+function realNodeServices(layout: StackLayout): StackLayout {
+  return { ...layout, serviceCidr: realNodeLayout(layout).serviceCidr };
+}
+
+function realNodeApiserverArgs(layout: StackLayout, pki: Pki): string[] {
+  return [
+    ...kubeletClientArgs(pki),
+    `--advertise-address=${realNodeLayout(layout).bridgeIp}`,
+    '--endpoint-reconciler-type=lease',
+  ];
+}
+
 export async function startStack(opts: StartStackOptions): Promise<RunningStack> {
-  const { layout, tools, log } = opts;
+  const { tools, log } = opts;
+  const layout = opts.realNodes ? realNodeServices(opts.layout) : opts.layout;
   const startedAt = new Date().toISOString();
   mkdirSync(layout.paths.logsDir, { recursive: true });
   const stops: Array<{ name: string; stop: () => Promise<void> }> = [];
@@ -164,7 +183,7 @@ export async function startStack(opts: StartStackOptions): Promise<RunningStack>
 
     // Temporal and MinIO do not depend on Kubernetes: start all three at once and wait for each.
     const [controlPlane, temporal, minio] = await Promise.allSettled([
-      startControlPlane(layout, tools, pki, log, opts.realNodes ? kubeletClientArgs(pki) : []),
+      startControlPlane(layout, tools, pki, log, opts.realNodes ? realNodeApiserverArgs(layout, pki) : []),
       startTemporalServer(layout, tools.temporal),
       startMinioServer(layout, tools.minio),
     ]);
@@ -189,7 +208,15 @@ export async function startStack(opts: StartStackOptions): Promise<RunningStack>
     let faultControlUrl: string | undefined;
     let nodeInfo: StackInfo['nodes'];
     if (opts.realNodes) {
-      const real = await startRealNodes({ layout, tools, pki, cacheRoot: opts.realNodes.cacheRoot, log });
+      const dnsServiceIp = realNodeLayout(layout).dnsServiceIp;
+      const real = await startRealNodes({
+        layout,
+        tools,
+        pki,
+        cacheRoot: opts.realNodes.cacheRoot,
+        dnsServiceIp,
+        log,
+      });
       onStop('real nodes', () => real.stop());
       real.processes.forEach(track);
       nodeInfo = real.net.nodes.map((n) => ({ name: n.name, zone: n.zone, hostIp: n.ip }));
@@ -204,6 +231,7 @@ export async function startStack(opts: StartStackOptions): Promise<RunningStack>
       );
       log(`stack: real nodes ${names.join(', ')} Ready`);
       await waitForDefaultServiceAccount(layout);
+      await installClusterDns(tools.kubectl, layout.paths.adminKubeconfig, dnsServiceIp, log);
     } else {
       const started = await startProcessNodes(opts, layout, log, onStop, servicesKubeconfig);
       faultControlUrl = started.faultControlUrl;

@@ -41,6 +41,7 @@ describe('toolDirs', () => {
       'runc-1.5.2',
       'crictl-1.37.0',
       'containerd-2.4.2',
+      'coredns-1.15.0',
       'kubernetes-node-1.35.4',
     ]);
   });

@@ -6,6 +6,7 @@ import {
   CERT_MANAGER_VERSION,
   CNI_PLUGINS_VERSION,
   CONTAINERD_VERSION,
+  COREDNS_VERSION,
   CRI_TOOLS_VERSION,
   PAUSE_VERSION,
   RUNC_VERSION,
@@ -29,7 +30,8 @@ export type ToolName =
   | 'runc'
   | 'cni-plugins'
   | 'crictl'
-  | 'pause';
+  | 'pause'
+  | 'coredns';
 
 export interface ToolSpec {
   name: ToolName;
@@ -99,6 +101,8 @@ export const CRICTL_TOOL: ToolSpec = { name: 'crictl', version: CRI_TOOLS_VERSIO
 /** The sandbox ("pause") program of the real nodes' Pods, built from localcluster/pause/main.go. */
 export const PAUSE_TOOL: ToolSpec = { name: 'pause', version: PAUSE_VERSION, binaries: ['pause'] };
 
+export const COREDNS_TOOL: ToolSpec = { name: 'coredns', version: COREDNS_VERSION, binaries: ['coredns'] };
+
 /** What the real nodes (localcluster/real-nodes/) need beyond the control plane. */
 export const REAL_NODE_TOOLS: ToolSpec[] = [
   PAUSE_TOOL,
@@ -106,6 +110,7 @@ export const REAL_NODE_TOOLS: ToolSpec[] = [
   RUNC_TOOL,
   CRICTL_TOOL,
   CONTAINERD_TOOL,
+  COREDNS_TOOL,
   KUBERNETES_NODE_TOOL,
 ];
 
@@ -191,6 +196,7 @@ export interface ToolPaths {
   cniBinDir: string;
   crictl: string;
   pause: string;
+  coredns: string;
 }
 
 export function toolPaths(root: string): ToolPaths {
@@ -215,5 +221,6 @@ export function toolPaths(root: string): ToolPaths {
     cniBinDir: toolDirs(root, CNI_PLUGINS_TOOL).binDir,
     crictl: binaryPath(root, CRICTL_TOOL, 'crictl'),
     pause: binaryPath(root, PAUSE_TOOL, 'pause'),
+    coredns: binaryPath(root, COREDNS_TOOL, 'coredns'),
   };
 }

@@ -38,3 +38,5 @@ export const CNI_PLUGINS_VERSION = '1.10.0';
 export const CRI_TOOLS_VERSION = '1.37.0';
 /** Our own pause program (localcluster/pause/main.go); bump when that file changes so the cache rebuilds it. */
 export const PAUSE_VERSION = '1';
+/** CoreDNS for cluster DNS on the real nodes; installs straight from the proxy (no replace directives). */
+export const COREDNS_VERSION = '1.15.0';

@@ -1,5 +1,5 @@
 import { stackLayout } from '../stack-layout';
-import { cniConflist, containerdConfig, kubeletArgs, kubeletConfig } from './node-configs';
+import { cniConflist, containerdConfig, kubeProxyConfig, kubeletArgs, kubeletConfig } from './node-configs';
 import { realNodeLayout } from './real-node-layout';
 
 const net = realNodeLayout(stackLayout({ repoRoot: '/r', stateDir: '/s', hostIp: '127.60.0.1' }));
@@ -72,5 +72,27 @@ describe('kubeletConfig', () => {
         '--node-labels=topology.kubernetes.io/zone=zone-b',
       ]),
     );
+  });
+});
+
+describe('kubeProxyConfig', () => {
+  const config = JSON.parse(kubeProxyConfig(node, '10.60.128.0/17')) as Record<string, unknown>;
+  it('runs in iptables mode for the Pod CIDRs without touching machine-wide settings it may not change here', () => {
+    expect(config).toMatchObject({
+      mode: 'iptables',
+      clusterCIDR: '10.60.128.0/17',
+      hostnameOverride: 'node-b',
+      oomScoreAdj: 0,
+      conntrack: { maxPerCore: 0 },
+      clientConnection: { kubeconfig: '/s/nodes/node-b/kube-proxy.kubeconfig' },
+    });
+  });
+});
+
+describe('kubeletConfig with cluster DNS', () => {
+  it('hands Pods the DNS Service address', () => {
+    expect(JSON.parse(kubeletConfig(node, '/ca', '10.60.96.10'))).toMatchObject({
+      clusterDNS: ['10.60.96.10'],
+    });
   });
 });

@@ -21,6 +21,36 @@ export const containerdPaths = (node: RealNode) => {
   };
 };
 
+export const kubeProxyPaths = (node: RealNode) => ({
+  config: join(node.dir, 'kube-proxy-config.yaml'),
+  kubeconfig: join(node.dir, 'kube-proxy.kubeconfig'),
+});
+
+/**
+ * kube-proxy in iptables mode inside the node's namespace (its rules die with it). It may not lower its OOM score
+ * here, leaves the machine-wide conntrack table size alone, and masquerades Service traffic from outside the Pod
+ * CIDRs (the host's, routed in through node-a), so replies return through the node that translated them.
+ */
+export function kubeProxyConfig(node: RealNode, clusterPodCidr: string): string {
+  const p = kubeProxyPaths(node);
+  const config = {
+    apiVersion: 'kubeproxy.config.k8s.io/v1alpha1',
+    kind: 'KubeProxyConfiguration',
+    clientConnection: { kubeconfig: p.kubeconfig },
+    hostnameOverride: node.name,
+    mode: 'iptables',
+    clusterCIDR: clusterPodCidr,
+    detectLocalMode: 'ClusterCIDR',
+    healthzBindAddress: '127.0.0.1:10256',
+    metricsBindAddress: '127.0.0.1:10249',
+    oomScoreAdj: 0,
+    conntrack: { maxPerCore: 0, min: 0, tcpEstablishedTimeout: '0s', tcpCloseWaitTimeout: '0s' },
+    iptables: { localhostNodePorts: false },
+    nodePortAddresses: [`${node.ip}/32`],
+  };
+  return `${JSON.stringify(config, null, 2)}\n`;
+}
+
 export const kubeletPaths = (node: RealNode) => ({
   config: join(node.dir, 'kubelet-config.yaml'),
   kubeconfig: join(node.dir, 'kubelet.kubeconfig'),
@@ -129,7 +159,7 @@ export function cniConflist(node: RealNode, networkName: string): string {
  * cgroup v1 with cgroupfs under its own cgroupRoot, oomScoreAdj 0 (it may not lower its own score here), and eviction
  * thresholds low enough that a full development disk does not taint every node.
  */
-export function kubeletConfig(node: RealNode, caCert: string): string {
+export function kubeletConfig(node: RealNode, caCert: string, dnsServiceIp?: string): string {
   const k = kubeletPaths(node);
   const config = {
     apiVersion: 'kubelet.config.k8s.io/v1beta1',
@@ -156,6 +186,7 @@ export function kubeletConfig(node: RealNode, caCert: string): string {
     podCIDR: node.podCidr,
     podLogsDir: k.podLogsDir,
     clusterDomain: 'cluster.local',
+    ...(dnsServiceIp ? { clusterDNS: [dnsServiceIp] } : {}),
     resolvConf: '/etc/resolv.conf',
     evictionHard: {
       'memory.available': '100Mi',

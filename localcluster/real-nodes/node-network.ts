@@ -50,10 +50,15 @@ export async function createNodeNetwork(net: RealNodeLayout): Promise<void> {
     await inNs(['route', 'add', 'default', 'via', net.bridgeIp]);
     await sh('ip', ['route', 'add', node.podCidr, 'via', node.ip, 'dev', net.bridge]);
   }
+  // The host has no kube-proxy of its own: Service addresses are routed to the first node, whose kube-proxy translates
+  // (and masquerades, so replies come back the same way).
+  const first = net.nodes[0];
+  if (first) await sh('ip', ['route', 'add', net.serviceCidr, 'via', first.ip, 'dev', net.bridge]);
 }
 
 /** Idempotent: deleting a namespace destroys its veth ends and everything inside it (CNI bridge, kubelet's iptables chains). */
 export async function deleteNodeNetwork(net: RealNodeLayout): Promise<void> {
+  await shQuiet('ip', ['route', 'del', net.serviceCidr]);
   for (const node of net.nodes) {
     await shQuiet('ip', ['route', 'del', node.podCidr]);
     if (existsSync(`/run/netns/${node.netns}`)) await shQuiet('ip', ['netns', 'del', node.netns]);

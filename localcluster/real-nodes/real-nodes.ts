@@ -17,6 +17,8 @@ import {
   containerdConfig,
   containerdPaths,
   cniConflist,
+  kubeProxyConfig,
+  kubeProxyPaths,
   kubeletArgs,
   kubeletConfig,
   kubeletPaths,
@@ -27,19 +29,30 @@ import { createNodeNetwork, deleteNodeNetwork, leftoverNetwork } from './node-ne
 import { assertMachineCanRunNodes } from './preflight';
 import { realNodeLayout, type RealNode, type RealNodeLayout } from './real-node-layout';
 
+export interface NodeProcesses {
+  containerd: ManagedProcess;
+  kubelet: ManagedProcess;
+  kubeProxy: ManagedProcess;
+}
+
+/** The client certificate kube-proxy presents; the apiserver's bootstrap policy binds system:node-proxier to this user. */
+export const KUBE_PROXY_IDENTITY = { file: 'kube-proxy', commonName: 'system:kube-proxy', organizations: [] };
+
 export interface StartRealNodesOptions {
   layout: StackLayout;
   tools: ToolPaths;
   pki: Pki;
   cacheRoot: string;
+  /** Given once cluster DNS runs: the kubelets hand it to Pods as their nameserver. */
+  dnsServiceIp?: string;
   log: (line: string) => void;
 }
 
 export interface RealNodes {
   net: RealNodeLayout;
   processes: ManagedProcess[];
-  /** Per node, its two processes; tests and fault helpers stop them to take a node down. */
-  nodeProcesses: Map<string, { containerd: ManagedProcess; kubelet: ManagedProcess }>;
+  /** Per node, its processes; tests and fault helpers stop them to take a node down. */
+  nodeProcesses: Map<string, NodeProcesses>;
   stop(): Promise<void>;
 }
 
@@ -73,7 +86,7 @@ async function startNode(
   net: RealNodeLayout,
   opts: StartRealNodesOptions,
   images: BuiltImage[],
-): Promise<{ containerd: ManagedProcess; kubelet: ManagedProcess }> {
+): Promise<NodeProcesses> {
   const { layout, tools, pki } = opts;
   const cp = containerdPaths(node);
   const kp = kubeletPaths(node);
@@ -116,15 +129,9 @@ async function startNode(
 
   const pair = pki.clients[node.pkiFile];
   if (!pair) throw new Error(`no client certificate for ${node.name}`);
-  writeKubeconfig(
-    kp.kubeconfig,
-    `https://${net.bridgeIp}:${net.apiserverPort}`,
-    pki.caCert,
-    pair.cert,
-    pair.key,
-    `system:node:${node.name}`,
-  );
-  writeFileSync(kp.config, kubeletConfig(node, pki.caCert));
+  const server = `https://${net.bridgeIp}:${net.apiserverPort}`;
+  writeKubeconfig(kp.kubeconfig, server, pki.caCert, pair.cert, pair.key, `system:node:${node.name}`);
+  writeFileSync(kp.config, kubeletConfig(node, pki.caCert, opts.dnsServiceIp));
   const k = inNetns(node, tools.kubelet, kubeletArgs(node));
   const kubelet = startProcess({
     name: `kubelet-${node.name}`,
@@ -135,7 +142,29 @@ async function startNode(
     stackDir: layout.stateDir,
     env: { PATH: path },
   });
-  return { containerd, kubelet };
+  const pp = kubeProxyPaths(node);
+  const proxyPair = pki.clients[KUBE_PROXY_IDENTITY.file];
+  if (!proxyPair) throw new Error('no kube-proxy client certificate');
+  writeKubeconfig(
+    pp.kubeconfig,
+    server,
+    pki.caCert,
+    proxyPair.cert,
+    proxyPair.key,
+    KUBE_PROXY_IDENTITY.commonName,
+  );
+  writeFileSync(pp.config, kubeProxyConfig(node, net.clusterPodCidr));
+  const kpx = inNetns(node, tools.kubeProxy, [`--config=${pp.config}`, '--v=1']);
+  const kubeProxy = startProcess({
+    name: `kube-proxy-${node.name}`,
+    command: kpx.command,
+    args: kpx.args,
+    cwd: node.dir,
+    logFile: join(layout.paths.logsDir, `${node.name}-kube-proxy.log`),
+    stackDir: layout.stateDir,
+    env: { PATH: path },
+  });
+  return { containerd, kubelet, kubeProxy };
 }
 
 export async function startRealNodes(opts: StartRealNodesOptions): Promise<RealNodes> {
@@ -152,10 +181,10 @@ export async function startRealNodes(opts: StartRealNodesOptions): Promise<RealN
     mkdirSync(n.dir, { recursive: true });
   }
   const processes: ManagedProcess[] = [];
-  const nodeProcesses = new Map<string, { containerd: ManagedProcess; kubelet: ManagedProcess }>();
+  const nodeProcesses = new Map<string, NodeProcesses>();
   let relay: Server | undefined;
   const stop = async () => {
-    for (const [, p] of nodeProcesses) await p.kubelet.stop(5000);
+    for (const [, p] of nodeProcesses) await Promise.all([p.kubelet.stop(5000), p.kubeProxy.stop(5000)]);
     // Containers first (they sit in the nodes' cgroups), then the runtimes, then whatever they left mounted or linked.
     for (const n of net.nodes) await removeCgroupRoot(n.cgroupRoot);
     for (const [, p] of nodeProcesses) await p.containerd.stop(5000);
@@ -174,7 +203,7 @@ export async function startRealNodes(opts: StartRealNodesOptions): Promise<RealN
         const t0 = Date.now();
         const p = await startNode(n, net, opts, images);
         nodeProcesses.set(n.name, p);
-        processes.push(p.containerd, p.kubelet);
+        processes.push(p.containerd, p.kubelet, p.kubeProxy);
         log(
           `real nodes: ${n.name} (${n.ip}, netns ${n.netns}, pods ${n.podCidr}) started in ${Date.now() - t0} ms`,
         );

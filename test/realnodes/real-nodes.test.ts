@@ -1,6 +1,6 @@
 // A stack of its own with real nodes (kubelet + containerd per node, each in its own network namespace): the nodes join,
 // a Pod of the locally built etcd image runs under the restricted Pod Security profile with the kubelet applying its
-// securityContext, Pods reach each other across nodes, a node whose runtime dies goes NotReady, and `down` leaves
+// securityContext, Pods reach each other across nodes by Pod IP and by Service name (kube-proxy, CoreDNS), a node whose runtime dies goes NotReady, and `down` leaves
 // nothing of the stack on the host.
 import { execFile } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
@@ -72,7 +72,7 @@ function etcdPod(name: string, node: string): object {
   return {
     apiVersion: 'v1',
     kind: 'Pod',
-    metadata: { name, namespace: NAMESPACE },
+    metadata: { name, namespace: NAMESPACE, labels: { app: name } },
     spec: {
       nodeSelector: { 'kubernetes.io/hostname': node },
       securityContext: { fsGroup: 1000, seccompProfile: { type: 'RuntimeDefault' } },
@@ -98,7 +98,18 @@ function etcdPod(name: string, node: string): object {
   };
 }
 
-function clientPod(name: string, node: string, endpoint: string): object {
+/** A ClusterIP Service in front of one Pod: kube-proxy routes it, CoreDNS names it. */
+function serviceFor(name: string): object {
+  return {
+    apiVersion: 'v1',
+    kind: 'Service',
+    metadata: { name, namespace: NAMESPACE },
+    spec: { selector: { app: name }, ports: [{ name: 'client', port: 2379 }] },
+  };
+}
+
+/** Checks each endpoint in turn; the Pod succeeds only if every one is healthy. */
+function clientPod(name: string, node: string, endpoints: string[]): object {
   return {
     apiVersion: 'v1',
     kind: 'Pod',
@@ -110,7 +121,11 @@ function clientPod(name: string, node: string, endpoint: string): object {
         {
           name: 'etcdctl',
           image: ETCD_IMAGE,
-          command: ['etcdctl', `--endpoints=${endpoint}`, '--dial-timeout=5s', 'endpoint', 'health'],
+          command: [
+            'sh',
+            '-c',
+            endpoints.map((e) => `etcdctl --endpoints=${e} --dial-timeout=5s endpoint health`).join(' && '),
+          ],
           securityContext: restricted,
         },
       ],
@@ -221,19 +236,32 @@ describe('real nodes: kubelet and containerd in network namespaces', () => {
     );
   });
 
-  it('lets a Pod on another node, and the host, reach the etcd Pod by its Pod IP', async () => {
+  it('lets a Pod on another node reach the etcd Pod by Pod IP and by Service name, and the host by both addresses', async () => {
     const ip = (await getPod('etcd-a')).status.podIP;
     expect(ip).toBeDefined();
-    const health = (await (await fetch(`http://${ip}:2379/health`)).json()) as { health: string };
-    expect(health.health).toBe('true');
+    await applyJson(serviceFor('etcd-a'));
+    const clusterIp = (
+      await kubectl('-n', NAMESPACE, 'get', 'service', 'etcd-a', '-o', 'jsonpath={.spec.clusterIP}')
+    ).trim();
+    expect(clusterIp).toMatch(/^10\.62\.(9[6-9]|10\d|11[01])\.\d+$/);
+    for (const address of [ip, clusterIp]) {
+      const health = await eventually(
+        `the host to reach ${address}`,
+        30000,
+        async () => (await (await fetch(`http://${address}:2379/health`)).json()) as { health: string },
+      );
+      expect(health.health).toBe('true');
+    }
 
-    await applyJson(clientPod('etcdctl-b', 'node-b', `http://${ip}:2379`));
+    const byName = `http://etcd-a.${NAMESPACE}.svc.cluster.local:2379`;
+    await applyJson(clientPod('etcdctl-b', 'node-b', [`http://${ip}:2379`, byName]));
     const done = await eventually('etcdctl-b to finish', 90000, async () => {
       const p = await getPod('etcdctl-b');
       return p.status.phase === 'Succeeded' || p.status.phase === 'Failed' ? p : undefined;
     });
     const logs = await kubectl('-n', NAMESPACE, 'logs', 'etcdctl-b');
-    expect(logs).toMatch(/is healthy/);
+    expect(logs).toContain(`http://${ip}:2379 is healthy`);
+    expect(logs).toContain(`${byName} is healthy`);
     expect(done.status.phase).toBe('Succeeded');
     expect(done.spec.nodeName).toBe('node-b');
   });
