@@ -13,6 +13,7 @@ import {
 import { realNodeLayout } from './real-nodes/real-node-layout';
 import { KUBE_PROXY_IDENTITY, startRealNodes } from './real-nodes/real-nodes';
 import { installClusterDns } from './real-nodes/cluster-dns';
+import { startHostNames } from './real-nodes/host-names';
 import { renderEnvFile } from './env-file';
 import { installCrds } from './install-crds';
 import { startFaultServer, type FaultServer } from './fault-server';
@@ -232,6 +233,8 @@ export async function startStack(opts: StartStackOptions): Promise<RunningStack>
       log(`stack: real nodes ${names.join(', ')} Ready`);
       await waitForDefaultServiceAccount(layout);
       await installClusterDns(tools.kubectl, layout.paths.adminKubeconfig, dnsServiceIp, log);
+      const hostNames = startHostNames({ kubeconfig: servicesKubeconfig, stateDir: layout.stateDir, log });
+      onStop('host names', () => hostNames.stop());
     } else {
       const started = await startProcessNodes(opts, layout, log, onStop, servicesKubeconfig);
       faultControlUrl = started.faultControlUrl;
