@@ -1,9 +1,10 @@
 // A stack of its own with real nodes (kubelet + containerd per node, each in its own network namespace): the nodes join,
 // a Pod of the locally built etcd image runs under the restricted Pod Security profile with the kubelet applying its
-// securityContext, Pods reach each other across nodes by Pod IP and by Service name (kube-proxy, CoreDNS), a node whose runtime dies goes NotReady, and `down` leaves
+// securityContext, Pods reach each other across nodes by Pod IP and by Service name (kube-proxy, CoreDNS), the
+// operator (a host process) bootstraps a 3-member EtcdCluster across the nodes, a node whose runtime dies goes NotReady, and `down` leaves
 // nothing of the stack on the host.
 import { execFile } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -13,6 +14,7 @@ import { stackLayout } from '../../localcluster/stack-layout';
 import { realNodeLayout } from '../../localcluster/real-nodes/real-node-layout';
 import { realNodeLeftovers } from '../../localcluster/real-nodes/real-nodes';
 import { findStackProcesses } from '../../localcluster/process-scan';
+import { hostsStackId } from '../../localcluster/node-runtime';
 
 const run = promisify(execFile);
 /** Its own instance: B = 62 gives the node network 10.62.0.0/16 and names ec62-*, apart from every other stack. */
@@ -142,17 +144,7 @@ describe('real nodes: kubelet and containerd in network namespaces', () => {
   const cli = (command: string) =>
     run(
       process.execPath,
-      [
-        main,
-        command,
-        '--state-dir',
-        stateDir,
-        '--host-ip',
-        HOST_IP,
-        '--no-operator',
-        '--no-cert-manager',
-        '--real-nodes',
-      ],
+      [main, command, '--state-dir', stateDir, '--host-ip', HOST_IP, '--no-cert-manager', '--real-nodes'],
       {
         timeout: 280000,
         maxBuffer: 10 << 20,
@@ -266,6 +258,43 @@ describe('real nodes: kubelet and containerd in network namespaces', () => {
     expect(done.spec.nodeName).toBe('node-b');
   });
 
+  it('lets the operator (a host process) bootstrap a 3-member EtcdCluster across the nodes, reachable from the host at its client endpoint', async () => {
+    const t0 = Date.now();
+    await applyJson({
+      apiVersion: 'etcd.conductor.dev/v1alpha1',
+      kind: 'EtcdCluster',
+      metadata: { name: 'rn', namespace: NAMESPACE },
+      spec: { replicas: 3, storage: { medium: 'Memory' } },
+    });
+    const status = await eventually('3 ready members', 240000, async () => {
+      const s = (
+        JSON.parse(await kubectl('-n', NAMESPACE, 'get', 'etcdcluster', 'rn', '-o', 'json')) as {
+          status?: { readyReplicas?: number; clientEndpoint?: string };
+        }
+      ).status;
+      return s?.readyReplicas === 3 ? s : undefined;
+    });
+    console.log(
+      `real nodes: EtcdCluster with 3 ready members ${((Date.now() - t0) / 1000).toFixed(1)}s after apply`,
+    );
+    const members = (
+      JSON.parse(
+        await kubectl('-n', NAMESPACE, 'get', 'pods', '-l', 'etcd.conductor.dev/cluster=rn', '-o', 'json'),
+      ) as { items: KubePod[] }
+    ).items;
+    // The members' default anti-affinity spreads them over the three empty nodes; each has a Pod IP of its node.
+    expect(new Set(members.map((m) => m.spec.nodeName)).size).toBe(3);
+    for (const m of members) expect(m.status.podIP).toMatch(/^10\.62\.(128|129|130)\.\d+$/);
+    // As in the README's quick start: the host resolves the reported endpoint (the stack's /etc/hosts block).
+    expect(status.clientEndpoint).toBe(`http://rn-client.${NAMESPACE}.svc:2379`);
+    const etcdctl = join(toolPaths(cacheRoot()).etcdBinDirs['3.6.16'], 'etcdctl');
+    const endpoint = `--endpoints=${status.clientEndpoint ?? ''}`;
+    await run(etcdctl, [endpoint, 'put', 'real-nodes', 'yes']);
+    expect((await run(etcdctl, [endpoint, 'get', 'real-nodes', '--print-value-only'])).stdout.trim()).toBe(
+      'yes',
+    );
+  });
+
   it('reports a node NotReady once its kubelet and containerd are killed', async () => {
     const pids = info?.pids ?? {};
     for (const name of ['kubelet-node-c', 'containerd-node-c']) {
@@ -302,6 +331,9 @@ describe('real nodes: kubelet and containerd in network namespaces', () => {
     const mounts = (await run('cat', ['/proc/self/mountinfo'])).stdout;
     expect(mounts).not.toContain(stateDir);
     // The kubelets ran in the nodes' namespaces, so their chains (KUBE-FIREWALL, KUBE-KUBELET-CANARY, ...) went with them.
+    expect(readFileSync('/etc/hosts', 'utf8')).not.toContain(
+      `etcd-conductor stack ${hostsStackId(stateDir)}`,
+    );
     const rules = (await run('iptables-save', [])).stdout;
     expect(rules).not.toMatch(/KUBE-FIREWALL|KUBE-KUBELET-CANARY|KUBE-IPTABLES-HINT/);
   });
