@@ -10,7 +10,7 @@ import { ensureDebPackages, REAL_NODE_DEB_PACKAGES } from './apt-packages';
 import { ensureImages } from './images';
 import { realNodeLayout } from './real-nodes/real-node-layout';
 import { cleanupRealNodes } from './real-nodes/real-nodes';
-import { assertMachineCanRunNodes } from './real-nodes/preflight';
+import { assertMachineCanRunNodes, RealNodesUnsupportedError } from './real-nodes/preflight';
 import { ALL_TOOLS, REAL_NODE_TOOLS, cacheRoot, isInstalled, toolId, toolPaths } from './tool-cache';
 import { ensureTools } from './tools';
 
@@ -146,8 +146,9 @@ async function main(argv: string[]): Promise<number> {
   /** Fails within seconds, before any tool is built, when the machine cannot run containers. */
   const preflight = async () => {
     if (!cli.realNodes) return;
+    // Root installs what is missing first; anyone else gets the one message naming every problem, root included.
+    if (process.getuid?.() === 0) await ensureDebPackages(REAL_NODE_DEB_PACKAGES, log);
     await assertMachineCanRunNodes(realNodeLayout(layout).prefix);
-    await ensureDebPackages(REAL_NODE_DEB_PACKAGES, log);
   };
   switch (cli.command) {
     case 'tools':
@@ -235,7 +236,9 @@ async function main(argv: string[]): Promise<number> {
 main(process.argv.slice(2)).then(
   (code) => process.exit(code),
   (e: unknown) => {
-    console.error(e instanceof Error ? (e.stack ?? e.message) : String(e));
+    // A machine that cannot run real nodes is the user's to fix, not a bug: the one message, without a stack trace.
+    if (e instanceof RealNodesUnsupportedError) console.error(e.message);
+    else console.error(e instanceof Error ? (e.stack ?? e.message) : String(e));
     process.exit(1);
   },
 );
