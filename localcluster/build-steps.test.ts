@@ -1,7 +1,12 @@
 import { buildSteps, kubernetesVersionLdflags, stagingModules } from './build-steps';
 import {
   CERT_MANAGER_TOOL,
+  CNI_PLUGINS_TOOL,
+  CONTAINERD_TOOL,
   ETCD_TOOLS,
+  KUBERNETES_NODE_TOOL,
+  PAUSE_TOOL,
+  RUNC_TOOL,
   HELM_TOOL,
   KUBERNETES_TOOL,
   MINIO_TOOL,
@@ -84,6 +89,47 @@ describe('buildSteps', () => {
       'go mod edit -replace (staging modules)',
       'write tools.go',
       'go mod tidy',
+    ]);
+  });
+  it('builds kubelet and kube-proxy with the same recipe in a wrapper of their own, so the control plane entry stays valid', () => {
+    const steps = buildSteps('/c', KUBERNETES_NODE_TOOL);
+    expect(goArgs(steps)).toEqual([
+      'go mod init local/kubernetes-node-wrapper',
+      'go mod edit -require=k8s.io/kubernetes@v1.35.4',
+      'go mod edit -replace (staging modules)',
+      'write tools.go',
+      'go mod tidy',
+      `go build -trimpath -ldflags ${kubernetesVersionLdflags('1.35.4')} -o /c/tools/kubernetes-node-1.35.4/bin/ k8s.io/kubernetes/cmd/kubelet k8s.io/kubernetes/cmd/kube-proxy`,
+    ]);
+    expect(steps.every((s) => s.kind !== 'go' || s.env?.CGO_ENABLED === undefined)).toBe(true);
+  });
+  it('go-installs containerd, its runc shim and ctr with the version the CRI reports stamped in', () => {
+    expect(goArgs(buildSteps('/c', CONTAINERD_TOOL))).toEqual([
+      'go install -trimpath -ldflags -s -w -X github.com/containerd/containerd/v2/version.Version=v2.4.2 github.com/containerd/containerd/v2/cmd/containerd@v2.4.2 github.com/containerd/containerd/v2/cmd/containerd-shim-runc-v2@v2.4.2 github.com/containerd/containerd/v2/cmd/ctr@v2.4.2',
+    ]);
+  });
+  it('builds runc with cgo and the seccomp tag, after the Debian packages it links against', () => {
+    const [step] = buildSteps('/c', RUNC_TOOL);
+    expect(step).toMatchObject({
+      args: expect.arrayContaining([
+        '-tags',
+        'seccomp urfave_cli_no_docs',
+        'github.com/opencontainers/runc@v1.5.2',
+      ]) as unknown,
+      env: { GOBIN: '/c/tools/runc-1.5.2/bin', CGO_ENABLED: '1' },
+    });
+    expect(RUNC_TOOL.debPackages).toContain('libseccomp-dev');
+  });
+  it('go-installs exactly the CNI plugins the nodes configure', () => {
+    expect(goArgs(buildSteps('/c', CNI_PLUGINS_TOOL))).toEqual([
+      'go install -trimpath -ldflags -s -w github.com/containernetworking/plugins/plugins/main/bridge@v1.10.0 github.com/containernetworking/plugins/plugins/ipam/host-local@v1.10.0 github.com/containernetworking/plugins/plugins/main/loopback@v1.10.0 github.com/containernetworking/plugins/plugins/meta/portmap@v1.10.0',
+    ]);
+  });
+  it('builds the pause program from the repository in a module of its own', () => {
+    expect(goArgs(buildSteps('/c', PAUSE_TOOL))).toEqual([
+      'write go.mod',
+      'copy main.go',
+      'go build -trimpath -ldflags -s -w -o /c/tools/pause-1/bin/pause .',
     ]);
   });
   it('does not re-run go mod init in an existing wrapper', () => {

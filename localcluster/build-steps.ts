@@ -1,6 +1,6 @@
 // Pure build recipes: the exact Go commands that turn a pinned version into binaries, in order; the installer only executes them.
 import { join } from 'node:path';
-import { certManagerCrdDir, toolDirs, type ToolSpec } from './tool-cache';
+import { CNI_PLUGIN_NAMES, certManagerCrdDir, toolDirs, type ToolSpec } from './tool-cache';
 import { repoRoot } from './stack-info';
 import { KUBERNETES_STAGING_VERSION, MINIO_MODULE_VERSION } from './versions';
 
@@ -183,13 +183,123 @@ export function buildSteps(root: string, spec: ToolSpec): BuildStep[] {
         },
       ];
     }
-    case 'kubernetes': {
+    case 'containerd': {
+      const module = 'github.com/containerd/containerd/v2';
+      return [
+        {
+          kind: 'go',
+          label: 'go install',
+          args: [
+            'install',
+            '-trimpath',
+            '-ldflags',
+            // The CRI reports this version; the kubelet shows it as the Node's containerRuntimeVersion.
+            `${LDFLAGS} -X ${module}/version.Version=v${spec.version}`,
+            ...spec.binaries.map((b) => `${module}/cmd/${b}@v${spec.version}`),
+          ],
+          cwd: buildDir,
+          env: { GOBIN: binDir },
+        },
+      ];
+    }
+    case 'runc':
+      return [
+        {
+          kind: 'go',
+          label: 'go install (cgo, seccomp)',
+          args: [
+            'install',
+            '-trimpath',
+            '-tags',
+            'seccomp urfave_cli_no_docs',
+            '-ldflags',
+            `${LDFLAGS} -X main.version=${spec.version}`,
+            `github.com/opencontainers/runc@v${spec.version}`,
+          ],
+          cwd: buildDir,
+          env: { GOBIN: binDir, CGO_ENABLED: '1' },
+        },
+      ];
+    case 'cni-plugins': {
+      const where: Record<(typeof CNI_PLUGIN_NAMES)[number], string> = {
+        bridge: 'main/bridge',
+        loopback: 'main/loopback',
+        'host-local': 'ipam/host-local',
+        portmap: 'meta/portmap',
+      };
+      return [
+        {
+          kind: 'go',
+          label: 'go install',
+          args: [
+            'install',
+            '-trimpath',
+            '-ldflags',
+            LDFLAGS,
+            ...CNI_PLUGIN_NAMES.map(
+              (p) => `github.com/containernetworking/plugins/plugins/${where[p]}@v${spec.version}`,
+            ),
+          ],
+          cwd: buildDir,
+          env: { GOBIN: binDir },
+        },
+      ];
+    }
+    case 'coredns':
+      return [
+        {
+          kind: 'go',
+          label: 'go install',
+          args: ['install', '-trimpath', '-ldflags', LDFLAGS, `github.com/coredns/coredns@v${spec.version}`],
+          cwd: buildDir,
+          env: { GOBIN: binDir },
+        },
+      ];
+    case 'crictl':
+      return [
+        {
+          kind: 'go',
+          label: 'go install',
+          args: [
+            'install',
+            '-trimpath',
+            '-ldflags',
+            `${LDFLAGS} -X sigs.k8s.io/cri-tools/pkg/version.Version=v${spec.version}`,
+            `sigs.k8s.io/cri-tools/cmd/crictl@v${spec.version}`,
+          ],
+          cwd: buildDir,
+          env: { GOBIN: binDir },
+        },
+      ];
+    case 'pause':
+      return [
+        {
+          kind: 'write',
+          label: 'write go.mod',
+          path: join(buildDir, 'go.mod'),
+          content: 'module local/pause\n\ngo 1.22\n',
+        },
+        {
+          kind: 'copy',
+          label: 'copy main.go',
+          from: join(repoRoot(), 'localcluster', 'pause', 'main.go'),
+          to: join(buildDir, 'main.go'),
+        },
+        {
+          kind: 'go',
+          label: 'go build',
+          args: ['build', '-trimpath', '-ldflags', LDFLAGS, '-o', join(binDir, 'pause'), '.'],
+          cwd: buildDir,
+        },
+      ];
+    case 'kubernetes':
+    case 'kubernetes-node': {
       const cmds = spec.binaries.map((b) => `k8s.io/kubernetes/cmd/${b}`);
       return [
         {
           kind: 'go',
           label: 'go mod init',
-          args: ['mod', 'init', 'local/kubernetes-wrapper'],
+          args: ['mod', 'init', `local/${spec.name}-wrapper`],
           cwd: buildDir,
           skipIfExists: join(buildDir, 'go.mod'),
         },

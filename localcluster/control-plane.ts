@@ -1,5 +1,5 @@
 // Starts the Kubernetes control plane of one stack (backing etcd, kube-apiserver, kube-controller-manager, kube-scheduler), each bound to the stack's host IP only, and stops it in reverse order.
-import { readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { isOk } from './http-probe';
 import { startProcess, type ManagedProcess } from './managed-process';
@@ -20,9 +20,12 @@ export function etcdClientUrl(layout: StackLayout): string {
 }
 
 /** The apiserver serving certificate must name every way a client reaches it, including the in-cluster Service. */
-export function apiserverSans(layout: StackLayout): { ips: string[]; dnsNames: string[] } {
+export function apiserverSans(
+  layout: StackLayout,
+  extraIps: string[] = [],
+): { ips: string[]; dnsNames: string[] } {
   return {
-    ips: [...new Set([layout.hostIp, '127.0.0.1', firstServiceIp(layout.serviceCidr)])],
+    ips: [...new Set([layout.hostIp, '127.0.0.1', firstServiceIp(layout.serviceCidr), ...extraIps])],
     dnsNames: [
       'localhost',
       'kubernetes',
@@ -118,11 +121,50 @@ export interface ControlPlane {
   stop(): Promise<void>;
 }
 
+/**
+ * Real kubelets keep anonymous access off and authorize by webhook, so the apiserver must present a client certificate
+ * to them for logs, exec and port-forward; it dials their InternalIP (nodes have no resolvable names here).
+ */
+export function kubeletClientArgs(pki: Pki): string[] {
+  const pair = pki.clients[APISERVER_KUBELET_CLIENT.file];
+  if (!pair) throw new Error('no apiserver kubelet-client certificate');
+  return [
+    `--kubelet-client-certificate=${pair.cert}`,
+    `--kubelet-client-key=${pair.key}`,
+    '--kubelet-preferred-address-types=InternalIP,Hostname',
+  ];
+}
+
+export const APISERVER_KUBELET_CLIENT = {
+  file: 'apiserver-kubelet-client',
+  commonName: 'kube-apiserver-kubelet-client',
+  organizations: ['system:masters'],
+};
+
+/**
+ * The apiserver keeps its first Service CIDR in etcd (the default ServiceCIDR object) and refuses addresses of any
+ * other; switching a state folder between process-backed and real nodes changes the range, so the throw-away
+ * backing store starts empty then (its objects belonged to the other kind of nodes anyway).
+ */
+function resetStoreOnServiceCidrChange(layout: StackLayout, log: (line: string) => void): void {
+  const marker = `${layout.paths.etcdDataDir}.service-cidr`;
+  const recorded = existsSync(marker) ? readFileSync(marker, 'utf8').trim() : undefined;
+  if (existsSync(layout.paths.etcdDataDir) && recorded !== layout.serviceCidr) {
+    log(
+      `stack: Service CIDR ${recorded ?? '(unrecorded)'} -> ${layout.serviceCidr}; starting with an empty backing etcd`,
+    );
+    rmSync(layout.paths.etcdDataDir, { recursive: true, force: true });
+  }
+  mkdirSync(layout.stateDir, { recursive: true });
+  writeFileSync(marker, `${layout.serviceCidr}\n`);
+}
+
 export async function startControlPlane(
   layout: StackLayout,
   tools: ToolPaths,
   pki: Pki,
   log: (line: string) => void,
+  extraApiserverArgs: string[] = [],
 ): Promise<ControlPlane> {
   const started: ManagedProcess[] = [];
   const spawnOne = (name: string, command: string, args: string[]) => {
@@ -145,6 +187,7 @@ export async function startControlPlane(
     }
   };
   try {
+    resetStoreOnServiceCidrChange(layout, log);
     const etcd = spawnOne('etcd', join(tools.etcdBinDirs[BACKING_ETCD_VERSION], 'etcd'), etcdArgs(layout));
     await waitFor('the backing etcd to be ready', () => isOk(`${etcdClientUrl(layout)}/readyz`), {
       timeoutMs: 30000,
@@ -152,7 +195,10 @@ export async function startControlPlane(
     });
     log(`stack: backing etcd ready on ${etcdClientUrl(layout)}`);
 
-    const apiserver = spawnOne('kube-apiserver', tools.kubeApiserver, apiserverArgs(layout, pki));
+    const apiserver = spawnOne('kube-apiserver', tools.kubeApiserver, [
+      ...apiserverArgs(layout, pki),
+      ...extraApiserverArgs,
+    ]);
     const admin = pki.clients.admin;
     const tls = {
       ca: readFileSync(pki.caCert, 'utf8'),

@@ -6,7 +6,12 @@ import { readStackInfo, type StackInfo } from './stack-info';
 import { stackLayout, type StackLayout } from './stack-layout';
 import { processNodeRuntime, removeHostsBlock } from './node-runtime';
 import { startStack, type RunningStack } from './stack';
-import { ALL_TOOLS, cacheRoot, isInstalled, toolId, toolPaths } from './tool-cache';
+import { ensureDebPackages, REAL_NODE_DEB_PACKAGES } from './apt-packages';
+import { ensureImages } from './images';
+import { realNodeLayout } from './real-nodes/real-node-layout';
+import { cleanupRealNodes } from './real-nodes/real-nodes';
+import { assertMachineCanRunNodes, RealNodesUnsupportedError } from './real-nodes/preflight';
+import { ALL_TOOLS, REAL_NODE_TOOLS, cacheRoot, isInstalled, toolId, toolPaths } from './tool-cache';
 import { ensureTools } from './tools';
 
 const REPO_ROOT = resolve(__dirname, '..', '..');
@@ -17,6 +22,7 @@ interface Cli {
   hostIp: string;
   withOperator: boolean;
   withCertManager: boolean;
+  realNodes: boolean;
 }
 
 export function parseCli(argv: string[]): Cli {
@@ -28,6 +34,7 @@ export function parseCli(argv: string[]): Cli {
     hostIp: process.env.ETCD_CONDUCTOR_HOST_IP ?? '127.0.0.1',
     withOperator: true,
     withCertManager: true,
+    realNodes: false,
   };
   for (let i = 0; i < rest.length; i++) {
     const arg = rest[i];
@@ -40,6 +47,7 @@ export function parseCli(argv: string[]): Cli {
     else if (arg === '--host-ip') cli.hostIp = value();
     else if (arg === '--no-operator') cli.withOperator = false;
     else if (arg === '--no-cert-manager') cli.withCertManager = false;
+    else if (arg === '--real-nodes') cli.realNodes = true;
     else throw new Error(`unknown option ${arg}`);
   }
   return cli;
@@ -69,9 +77,11 @@ async function ensureAllTools(): Promise<void> {
   log(`tools: all ready in ${((Date.now() - t0) / 1000).toFixed(1)}s`);
 }
 
-function requireTools(): string {
+/** The process-backed stack does not need the real nodes' tools; a real-node stack needs all of them. */
+function requireTools(realNodes: boolean): string {
   const root = cacheRoot();
-  const missing = ALL_TOOLS.filter((t) => !isInstalled(root, t));
+  const needed = realNodes ? ALL_TOOLS : ALL_TOOLS.filter((t) => !REAL_NODE_TOOLS.includes(t));
+  const missing = needed.filter((t) => !isInstalled(root, t));
   if (missing.length > 0)
     throw new Error(`tools missing from ${root}: ${missing.map(toolId).join(', ')}; run \`npm run tools\``);
   return root;
@@ -90,10 +100,11 @@ async function runInForeground(
   });
   const started = startStack({
     layout,
-    tools: toolPaths(requireTools()),
+    tools: toolPaths(requireTools(cli.realNodes)),
     nodes: processNodeRuntime,
     withOperator: cli.withOperator,
     withCertManager: cli.withCertManager,
+    ...(cli.realNodes ? { realNodes: { cacheRoot: cacheRoot() } } : {}),
     log: stamp,
   });
   const first = await Promise.race([
@@ -121,20 +132,48 @@ async function main(argv: string[]): Promise<number> {
   const extraArgs = [
     ...(cli.withOperator ? [] : ['--no-operator']),
     ...(cli.withCertManager ? [] : ['--no-cert-manager']),
+    ...(cli.realNodes ? ['--real-nodes'] : []),
   ];
+  const cleanups = [
+    () => removeHostsBlock(layout.stateDir),
+    // Real nodes leave namespaces, links, mounts and cgroups that no process scan finds; only root can have made them.
+    async () => {
+      if (process.getuid?.() !== 0) return;
+      const left = await cleanupRealNodes(layout, log);
+      if (left.length > 0) log(`down: could not remove ${left.join(', ')}`);
+    },
+  ];
+  /** Fails within seconds, before any tool is built, when the machine cannot run containers. */
+  const preflight = async () => {
+    if (!cli.realNodes) return;
+    // Root installs what is missing first; anyone else gets the one message naming every problem, root included.
+    if (process.getuid?.() === 0) await ensureDebPackages(REAL_NODE_DEB_PACKAGES, log);
+    await assertMachineCanRunNodes(realNodeLayout(layout).prefix);
+  };
   switch (cli.command) {
     case 'tools':
       await ensureAllTools();
       return 0;
+    case 'images': {
+      const t0 = Date.now();
+      await ensureDebPackages(REAL_NODE_DEB_PACKAGES, log);
+      await ensureAllTools();
+      await ensureImages(cacheRoot(), toolPaths(cacheRoot()), log);
+      log(
+        `images: ready in ${((Date.now() - t0) / 1000).toFixed(1)}s (imported into each real node's containerd by \`up --real-nodes\`)`,
+      );
+      return 0;
+    }
     case 'up': {
       const t0 = Date.now();
+      await preflight();
       await ensureAllTools();
       const result = await up(layout, {
         mainJs: __filename,
         extraArgs,
         timeoutMs: 300000,
         log,
-        cleanups: [() => removeHostsBlock(layout.stateDir)],
+        cleanups,
       });
       log(
         `${result.alreadyRunning ? 'up: already running' : `up: ready in ${((Date.now() - t0) / 1000).toFixed(1)}s`}\n${summary(result.info, layout.stateDir)}`,
@@ -142,7 +181,7 @@ async function main(argv: string[]): Promise<number> {
       return 0;
     }
     case 'down': {
-      const result = await down(layout, { log, cleanups: [() => removeHostsBlock(layout.stateDir)] });
+      const result = await down(layout, { log, cleanups });
       const strays =
         result.killed.length > 0
           ? `; killed ${result.killed.length} leftover process(es): ${result.killed.map((k) => `${k.pid} ${k.command}`).join(', ')}`
@@ -164,6 +203,7 @@ async function main(argv: string[]): Promise<number> {
       return 0;
     }
     case 'start': {
+      await preflight();
       await ensureAllTools();
       const existing = readStackInfo(layout.paths.stackJson);
       if (existing && (await stackHealthy(layout, existing))) {
@@ -172,7 +212,7 @@ async function main(argv: string[]): Promise<number> {
         );
         return 1;
       }
-      if (existing) await down(layout, { log, cleanups: [() => removeHostsBlock(layout.stateDir)] });
+      if (existing) await down(layout, { log, cleanups });
       await runInForeground(layout, cli, (stack) =>
         log(`\nstack ready; Ctrl-C stops everything\n${summary(stack.info, layout.stateDir)}\n`),
       );
@@ -187,7 +227,7 @@ async function main(argv: string[]): Promise<number> {
       return 0;
     default:
       log(
-        'usage: main.js <tools|start|up|down|status> [--state-dir DIR] [--host-ip 127.x.y.z] [--no-operator] [--no-cert-manager]',
+        'usage: main.js <tools|images|start|up|down|status> [--state-dir DIR] [--host-ip 127.x.y.z] [--no-operator] [--no-cert-manager] [--real-nodes]',
       );
       return cli.command === 'help' ? 0 : 2;
   }
@@ -196,7 +236,9 @@ async function main(argv: string[]): Promise<number> {
 main(process.argv.slice(2)).then(
   (code) => process.exit(code),
   (e: unknown) => {
-    console.error(e instanceof Error ? (e.stack ?? e.message) : String(e));
+    // A machine that cannot run real nodes is the user's to fix, not a bug: the one message, without a stack trace.
+    if (e instanceof RealNodesUnsupportedError) console.error(e.message);
+    else console.error(e instanceof Error ? (e.stack ?? e.message) : String(e));
     process.exit(1);
   },
 );

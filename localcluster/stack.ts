@@ -3,7 +3,17 @@ import { CoreV1Api, KubeConfig, type V1Node, type V1Pod } from '@kubernetes/clie
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { certManagerMetricsUrl, startCertManager } from './cert-manager';
-import { apiserverSans, apiserverUrl, startControlPlane } from './control-plane';
+import {
+  APISERVER_KUBELET_CLIENT,
+  apiserverSans,
+  apiserverUrl,
+  kubeletClientArgs,
+  startControlPlane,
+} from './control-plane';
+import { realNodeLayout } from './real-nodes/real-node-layout';
+import { KUBE_PROXY_IDENTITY, startRealNodes } from './real-nodes/real-nodes';
+import { installClusterDns } from './real-nodes/cluster-dns';
+import { startHostNames } from './real-nodes/host-names';
 import { renderEnvFile } from './env-file';
 import { installCrds } from './install-crds';
 import { startFaultServer, type FaultServer } from './fault-server';
@@ -55,6 +65,11 @@ export interface StartStackOptions {
   withOperator: boolean;
   /** Installs the cert-manager CRDs and runs its controller (localcluster/cert-manager.ts); off unless asked for. */
   withCertManager?: boolean;
+  /**
+   * Real nodes (localcluster/real-nodes/: kubelet + containerd in network namespaces) instead of the process-backed
+   * ones; needs root. Given, it holds the tool cache root the images are built into.
+   */
+  realNodes?: { cacheRoot: string };
   log: (line: string) => void;
 }
 
@@ -75,6 +90,8 @@ export function clientIdentities(layout: StackLayout): ClientIdentity[] {
     { file: 'kube-controller-manager', commonName: 'system:kube-controller-manager', organizations: [] },
     { file: 'kube-scheduler', commonName: 'system:kube-scheduler', organizations: [] },
     LOCAL_SERVICES_IDENTITY,
+    APISERVER_KUBELET_CLIENT,
+    KUBE_PROXY_IDENTITY,
     // Node identities: the Node authorizer and NodeRestriction see each agent as the kubelet of its node.
     ...layout.nodes.map((n) => ({
       file: n.name,
@@ -116,8 +133,25 @@ async function readyNodeNames(kubeconfigPath: string): Promise<string[]> {
   return nodes.items.filter(isNodeReady).map((n) => n.metadata?.name ?? '');
 }
 
+/**
+ * On real nodes, Services get a routable CIDR (kube-proxy translates it inside the nodes, the host routes it through
+ * node-a) and the apiserver advertises the bridge address, so the `kubernetes` Service has an endpoint Pods can reach.
+ */
+function realNodeServices(layout: StackLayout): StackLayout {
+  return { ...layout, serviceCidr: realNodeLayout(layout).serviceCidr };
+}
+
+function realNodeApiserverArgs(layout: StackLayout, pki: Pki): string[] {
+  return [
+    ...kubeletClientArgs(pki),
+    `--advertise-address=${realNodeLayout(layout).bridgeIp}`,
+    '--endpoint-reconciler-type=lease',
+  ];
+}
+
 export async function startStack(opts: StartStackOptions): Promise<RunningStack> {
-  const { layout, tools, log } = opts;
+  const { tools, log } = opts;
+  const layout = opts.realNodes ? realNodeServices(opts.layout) : opts.layout;
   const startedAt = new Date().toISOString();
   mkdirSync(layout.paths.logsDir, { recursive: true });
   const stops: Array<{ name: string; stop: () => Promise<void> }> = [];
@@ -139,7 +173,7 @@ export async function startStack(opts: StartStackOptions): Promise<RunningStack>
   };
 
   try {
-    const sans = apiserverSans(layout);
+    const sans = apiserverSans(layout, opts.realNodes ? [realNodeLayout(layout).bridgeIp] : []);
     const pki = await ensurePki({
       dir: layout.paths.pkiDir,
       serverIps: sans.ips,
@@ -150,7 +184,7 @@ export async function startStack(opts: StartStackOptions): Promise<RunningStack>
 
     // Temporal and MinIO do not depend on Kubernetes: start all three at once and wait for each.
     const [controlPlane, temporal, minio] = await Promise.allSettled([
-      startControlPlane(layout, tools, pki, log),
+      startControlPlane(layout, tools, pki, log, opts.realNodes ? realNodeApiserverArgs(layout, pki) : []),
       startTemporalServer(layout, tools.temporal),
       startMinioServer(layout, tools.minio),
     ]);
@@ -172,83 +206,40 @@ export async function startStack(opts: StartStackOptions): Promise<RunningStack>
       `stack: Temporal ready on ${temporalAddress(layout)} (UI ${temporalUiUrl(layout)}); MinIO ready on ${s3Endpoint(layout)}`,
     );
 
-    const serviceOptions: StackServiceOptions = {
-      kubeconfigPath: servicesKubeconfig,
-      stateDir: layout.stateDir,
-      hostIp: layout.hostIp,
-      serviceCidr: layout.serviceCidr,
-      nodeStateDirs: Object.fromEntries(layout.nodes.map((n) => [n.name, n.stateDir])),
-      log: (line) => log(`services: ${line}`),
-    };
-    const network = await opts.nodes.startServiceNetwork(serviceOptions);
-    onStop('service network', () => network.stop());
-    const claims = await opts.nodes.startClaimBinder(serviceOptions);
-    onStop('claim binder', () => claims.stop());
-
-    const images: ImageTable = createImageTable({
-      repoRoot: layout.repoRoot,
-      etcdBinDirs: tools.etcdBinDirs,
-      projectEtcdVersion: BACKING_ETCD_VERSION,
-    });
-    const podIps = createPodIpAllocator(layout.podCidr);
-    const agents = new Map<string, { zone: string; agent: NodeAgent }>();
-    for (const n of layout.nodes) {
-      mkdirSync(n.stateDir, { recursive: true });
-      const agent = await opts.nodes.startNodeAgent({
-        kubeconfigPath: n.kubeconfig,
-        nodeName: n.name,
-        zone: n.zone,
-        stateDir: n.stateDir,
-        hostIp: n.hostIp,
-        allocatePodIp: podIps.allocate,
-        releasePodIp: podIps.release,
-        announcePodAddress: (pod, ip) => network.announcePod(pod, ip),
-        images,
-        log: (line) => log(`${n.name}: ${line}`),
+    let faultControlUrl: string | undefined;
+    let nodeInfo: StackInfo['nodes'];
+    if (opts.realNodes) {
+      const dnsServiceIp = realNodeLayout(layout).dnsServiceIp;
+      const real = await startRealNodes({
+        layout,
+        tools,
+        pki,
+        cacheRoot: opts.realNodes.cacheRoot,
+        dnsServiceIp,
+        log,
       });
-      agents.set(n.name, { zone: n.zone, agent });
-      onStop(`node agent ${n.name}`, () => agent.stop());
-    }
-    const names = layout.nodes.map((n) => n.name);
-    await waitFor(
-      `nodes ${names.join(', ')} to be Ready`,
-      async () => {
-        const ready = await readyNodeNames(layout.paths.adminKubeconfig);
-        return names.every((n) => ready.includes(n));
-      },
-      { timeoutMs: 60000, intervalMs: 300 },
-    );
-    log(`stack: nodes ${names.join(', ')} Ready`);
-
-    const kc = new KubeConfig();
-    kc.loadFromFile(layout.paths.adminKubeconfig);
-    const core = kc.makeApiClient(CoreV1Api);
-    // ServiceAccount admission refuses Pods (403) until the controller manager has created the namespace's default account.
-    await waitFor(
-      'the default ServiceAccount of namespace default',
-      async () => {
-        await core.readNamespacedServiceAccount({ namespace: 'default', name: 'default' });
-        return true;
-      },
-      { timeoutMs: 60000, intervalMs: 200 },
-    );
-    const faults: FaultServer = await startFaultServer(
-      layout.hostIp,
-      layout.ports.faultControl,
-      {
-        nodes: new Map([...agents].map(([name, a]) => [name, { zone: a.zone, faults: a.agent }])),
-        nodeOfPod: async (namespace, name) => {
-          try {
-            return (await core.readNamespacedPod({ namespace, name })).spec?.nodeName;
-          } catch {
-            return undefined;
-          }
+      onStop('real nodes', () => real.stop());
+      real.processes.forEach(track);
+      nodeInfo = real.net.nodes.map((n) => ({ name: n.name, zone: n.zone, hostIp: n.ip }));
+      const names = real.net.nodes.map((n) => n.name);
+      await waitFor(
+        `real nodes ${names.join(', ')} to be Ready`,
+        async () => {
+          const ready = await readyNodeNames(layout.paths.adminKubeconfig);
+          return names.every((n) => ready.includes(n));
         },
-        wipeClaim: (ns, claim) => claims.wipeClaim(ns, claim),
-      },
-      (line) => log(line),
-    );
-    onStop('fault control', () => faults.close());
+        { timeoutMs: 90000, intervalMs: 300 },
+      );
+      log(`stack: real nodes ${names.join(', ')} Ready`);
+      await waitForDefaultServiceAccount(layout);
+      await installClusterDns(tools.kubectl, layout.paths.adminKubeconfig, dnsServiceIp, log);
+      const hostNames = startHostNames({ kubeconfig: servicesKubeconfig, stateDir: layout.stateDir, log });
+      onStop('host names', () => hostNames.stop());
+    } else {
+      const started = await startProcessNodes(opts, layout, log, onStop, servicesKubeconfig);
+      faultControlUrl = started.faultControlUrl;
+      nodeInfo = layout.nodes.map((n) => ({ name: n.name, zone: n.zone, hostIp: n.hostIp }));
+    }
 
     if (opts.withCertManager) {
       const certManager = await startCertManager(layout, tools, log);
@@ -277,9 +268,9 @@ export async function startStack(opts: StartStackOptions): Promise<RunningStack>
         uiUrl: temporalUiUrl(layout),
       },
       s3: { endpoint: s3Endpoint(layout), bucket: S3_BUCKET, region: S3_REGION, ...creds },
-      faultControlUrl: faults.url,
+      faultControlUrl,
       ...(opts.withCertManager ? { certManager: { metricsUrl: certManagerMetricsUrl(layout.hostIp) } } : {}),
-      nodes: layout.nodes.map((n) => ({ name: n.name, zone: n.zone, hostIp: n.hostIp })),
+      nodes: nodeInfo,
       tools: {
         kubectl: tools.kubectl,
         temporal: tools.temporal,
@@ -358,4 +349,100 @@ function startOperator(layout: StackLayout, info: StackInfo, entry: string): Man
       EXCLUDE_NAMESPACES: IN_CLUSTER_NAMESPACE,
     },
   });
+}
+
+/** ServiceAccount admission refuses Pods (403) until the controller manager has created the namespace's default account. */
+async function waitForDefaultServiceAccount(layout: StackLayout): Promise<void> {
+  const kc = new KubeConfig();
+  kc.loadFromFile(layout.paths.adminKubeconfig);
+  const core = kc.makeApiClient(CoreV1Api);
+  await waitFor(
+    'the default ServiceAccount of namespace default',
+    async () => {
+      await core.readNamespacedServiceAccount({ namespace: 'default', name: 'default' });
+      return true;
+    },
+    { timeoutMs: 60000, intervalMs: 200 },
+  );
+}
+
+/** The process-backed nodes: node agents, their Service network and claim binder, and the fault control server. */
+async function startProcessNodes(
+  opts: StartStackOptions,
+  layout: StackLayout,
+  log: (line: string) => void,
+  onStop: (name: string, stop: () => Promise<void>) => void,
+  servicesKubeconfig: string,
+): Promise<{ faultControlUrl: string }> {
+  const { tools } = opts;
+  const serviceOptions: StackServiceOptions = {
+    kubeconfigPath: servicesKubeconfig,
+    stateDir: layout.stateDir,
+    hostIp: layout.hostIp,
+    serviceCidr: layout.serviceCidr,
+    nodeStateDirs: Object.fromEntries(layout.nodes.map((n) => [n.name, n.stateDir])),
+    log: (line) => log(`services: ${line}`),
+  };
+  const network = await opts.nodes.startServiceNetwork(serviceOptions);
+  onStop('service network', () => network.stop());
+  const claims = await opts.nodes.startClaimBinder(serviceOptions);
+  onStop('claim binder', () => claims.stop());
+
+  const images: ImageTable = createImageTable({
+    repoRoot: layout.repoRoot,
+    etcdBinDirs: tools.etcdBinDirs,
+    projectEtcdVersion: BACKING_ETCD_VERSION,
+  });
+  const podIps = createPodIpAllocator(layout.podCidr);
+  const agents = new Map<string, { zone: string; agent: NodeAgent }>();
+  for (const n of layout.nodes) {
+    mkdirSync(n.stateDir, { recursive: true });
+    const agent = await opts.nodes.startNodeAgent({
+      kubeconfigPath: n.kubeconfig,
+      nodeName: n.name,
+      zone: n.zone,
+      stateDir: n.stateDir,
+      hostIp: n.hostIp,
+      allocatePodIp: podIps.allocate,
+      releasePodIp: podIps.release,
+      announcePodAddress: (pod, ip) => network.announcePod(pod, ip),
+      images,
+      log: (line) => log(`${n.name}: ${line}`),
+    });
+    agents.set(n.name, { zone: n.zone, agent });
+    onStop(`node agent ${n.name}`, () => agent.stop());
+  }
+  const names = layout.nodes.map((n) => n.name);
+  await waitFor(
+    `nodes ${names.join(', ')} to be Ready`,
+    async () => {
+      const ready = await readyNodeNames(layout.paths.adminKubeconfig);
+      return names.every((n) => ready.includes(n));
+    },
+    { timeoutMs: 60000, intervalMs: 300 },
+  );
+  log(`stack: nodes ${names.join(', ')} Ready`);
+
+  await waitForDefaultServiceAccount(layout);
+  const kc = new KubeConfig();
+  kc.loadFromFile(layout.paths.adminKubeconfig);
+  const core = kc.makeApiClient(CoreV1Api);
+  const faults: FaultServer = await startFaultServer(
+    layout.hostIp,
+    layout.ports.faultControl,
+    {
+      nodes: new Map([...agents].map(([name, a]) => [name, { zone: a.zone, faults: a.agent }])),
+      nodeOfPod: async (namespace, name) => {
+        try {
+          return (await core.readNamespacedPod({ namespace, name })).spec?.nodeName;
+        } catch {
+          return undefined;
+        }
+      },
+      wipeClaim: (ns, claim) => claims.wipeClaim(ns, claim),
+    },
+    (line) => log(line),
+  );
+  onStop('fault control', () => faults.close());
+  return { faultControlUrl: faults.url };
 }

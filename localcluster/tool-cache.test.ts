@@ -27,7 +27,7 @@ describe('toolDirs', () => {
   it('keys MinIO by the timestamp of its pseudo-version', () => {
     expect(toolDirs('/c', MINIO_TOOL).binDir).toBe('/c/tools/minio-20260212201848/bin');
   });
-  it('builds the cheapest tools first and Kubernetes last', () => {
+  it("builds the cheapest tools first, the control plane after them and the real nodes' tools last", () => {
     expect(ALL_TOOLS.map((t) => `${t.name}-${t.version}`)).toEqual([
       'etcd-3.5.35',
       'etcd-3.6.16',
@@ -36,6 +36,13 @@ describe('toolDirs', () => {
       'helm-4.3.1',
       'cert-manager-1.20.3',
       'kubernetes-1.35.4',
+      'pause-1',
+      'cni-plugins-1.10.0',
+      'runc-1.5.2',
+      'crictl-1.37.0',
+      'containerd-2.4.2',
+      'coredns-1.15.0',
+      'kubernetes-node-1.35.4',
     ]);
   });
 });

@@ -4,6 +4,12 @@ import { homedir } from 'node:os';
 import { join } from 'node:path';
 import {
   CERT_MANAGER_VERSION,
+  CNI_PLUGINS_VERSION,
+  CONTAINERD_VERSION,
+  COREDNS_VERSION,
+  CRI_TOOLS_VERSION,
+  PAUSE_VERSION,
+  RUNC_VERSION,
   ETCD_VERSIONS,
   HELM_VERSION,
   KUBERNETES_VERSION,
@@ -12,13 +18,28 @@ import {
   type EtcdVersion,
 } from './versions';
 
-export type ToolName = 'kubernetes' | 'etcd' | 'temporal' | 'minio' | 'helm' | 'cert-manager';
+export type ToolName =
+  | 'kubernetes'
+  | 'kubernetes-node'
+  | 'etcd'
+  | 'temporal'
+  | 'minio'
+  | 'helm'
+  | 'cert-manager'
+  | 'containerd'
+  | 'runc'
+  | 'cni-plugins'
+  | 'crictl'
+  | 'pause'
+  | 'coredns';
 
 export interface ToolSpec {
   name: ToolName;
   version: string;
   /** Every executable the build must leave in `<cache>/tools/<id>/bin/`. */
   binaries: string[];
+  /** Debian packages the build needs (installed with apt when missing, see apt-packages.ts). */
+  debPackages?: string[];
 }
 
 export const KUBERNETES_TOOL: ToolSpec = {
@@ -46,6 +67,53 @@ export const CERT_MANAGER_TOOL: ToolSpec = {
   binaries: ['cert-manager-controller'],
 };
 
+/**
+ * kubelet and kube-proxy for the real nodes: the same wrapper recipe as KUBERNETES_TOOL in its own folder, so the
+ * control-plane cache entry stays valid while both share Go's module and build caches (only node-only packages compile).
+ */
+export const KUBERNETES_NODE_TOOL: ToolSpec = {
+  name: 'kubernetes-node',
+  version: KUBERNETES_VERSION,
+  binaries: ['kubelet', 'kube-proxy'],
+};
+export const CONTAINERD_TOOL: ToolSpec = {
+  name: 'containerd',
+  version: CONTAINERD_VERSION,
+  binaries: ['containerd', 'containerd-shim-runc-v2', 'ctr'],
+};
+/**
+ * runc needs cgo (its nsenter is C) and libseccomp for the seccomp filters the restricted profile asks for
+ * (RuntimeDefault); a build without the tag would silently run containers unconfined.
+ */
+export const RUNC_TOOL: ToolSpec = {
+  name: 'runc',
+  version: RUNC_VERSION,
+  binaries: ['runc'],
+  debPackages: ['gcc', 'libc6-dev', 'pkg-config', 'libseccomp-dev'],
+};
+export const CNI_PLUGIN_NAMES = ['bridge', 'host-local', 'loopback', 'portmap'] as const;
+export const CNI_PLUGINS_TOOL: ToolSpec = {
+  name: 'cni-plugins',
+  version: CNI_PLUGINS_VERSION,
+  binaries: [...CNI_PLUGIN_NAMES],
+};
+export const CRICTL_TOOL: ToolSpec = { name: 'crictl', version: CRI_TOOLS_VERSION, binaries: ['crictl'] };
+/** The sandbox ("pause") program of the real nodes' Pods, built from localcluster/pause/main.go. */
+export const PAUSE_TOOL: ToolSpec = { name: 'pause', version: PAUSE_VERSION, binaries: ['pause'] };
+
+export const COREDNS_TOOL: ToolSpec = { name: 'coredns', version: COREDNS_VERSION, binaries: ['coredns'] };
+
+/** What the real nodes (localcluster/real-nodes/) need beyond the control plane. */
+export const REAL_NODE_TOOLS: ToolSpec[] = [
+  PAUSE_TOOL,
+  CNI_PLUGINS_TOOL,
+  RUNC_TOOL,
+  CRICTL_TOOL,
+  CONTAINERD_TOOL,
+  COREDNS_TOOL,
+  KUBERNETES_NODE_TOOL,
+];
+
 /** Cheapest first, so a broken Go setup fails fast; Kubernetes last because it takes longest. */
 export const ALL_TOOLS: ToolSpec[] = [
   ...ETCD_VERSIONS.map((v) => ETCD_TOOLS[v]).reverse(),
@@ -54,6 +122,8 @@ export const ALL_TOOLS: ToolSpec[] = [
   HELM_TOOL,
   CERT_MANAGER_TOOL,
   KUBERNETES_TOOL,
+  // After the control plane: kubelet and kube-proxy then reuse most of its compiled packages.
+  ...REAL_NODE_TOOLS,
 ];
 
 export const toolId = (spec: ToolSpec): string => `${spec.name}-${spec.version}`;
@@ -118,6 +188,15 @@ export interface ToolPaths {
   helm: string;
   certManagerController: string;
   certManagerCrds: string;
+  kubelet: string;
+  kubeProxy: string;
+  /** Folder of containerd, containerd-shim-runc-v2 and ctr (the shim is looked up on PATH). */
+  containerdBinDir: string;
+  runc: string;
+  cniBinDir: string;
+  crictl: string;
+  pause: string;
+  coredns: string;
 }
 
 export function toolPaths(root: string): ToolPaths {
@@ -135,5 +214,13 @@ export function toolPaths(root: string): ToolPaths {
     helm: binaryPath(root, HELM_TOOL, 'helm'),
     certManagerController: binaryPath(root, CERT_MANAGER_TOOL, 'cert-manager-controller'),
     certManagerCrds: certManagerCrdDir(root),
+    kubelet: binaryPath(root, KUBERNETES_NODE_TOOL, 'kubelet'),
+    kubeProxy: binaryPath(root, KUBERNETES_NODE_TOOL, 'kube-proxy'),
+    containerdBinDir: toolDirs(root, CONTAINERD_TOOL).binDir,
+    runc: binaryPath(root, RUNC_TOOL, 'runc'),
+    cniBinDir: toolDirs(root, CNI_PLUGINS_TOOL).binDir,
+    crictl: binaryPath(root, CRICTL_TOOL, 'crictl'),
+    pause: binaryPath(root, PAUSE_TOOL, 'pause'),
+    coredns: binaryPath(root, COREDNS_TOOL, 'coredns'),
   };
 }

@@ -15,6 +15,7 @@ import {
   closeSync,
 } from 'node:fs';
 import { delimiter, dirname, join } from 'node:path';
+import { ensureDebPackages } from './apt-packages';
 import { buildSteps, stagingModules, type BuildStep } from './build-steps';
 import { ALL_TOOLS, cacheRoot, isInstalled, toolDirs, toolId, type ToolSpec } from './tool-cache';
 
@@ -89,6 +90,7 @@ async function buildTool(root: string, spec: ToolSpec, log: (line: string) => vo
   const dirs = toolDirs(root, spec);
   mkdirSync(dirs.buildDir, { recursive: true });
   mkdirSync(dirs.binDir, { recursive: true });
+  if (spec.debPackages) await ensureDebPackages(spec.debPackages, log);
   const go = findGo();
   const env: NodeJS.ProcessEnv = {
     ...process.env,

@@ -27,3 +27,16 @@ export const HELM_VERSION = '4.3.1';
  * serves, and is built against Kubernetes 0.35 like the local apiserver.
  */
 export const CERT_MANAGER_VERSION = '1.20.3';
+
+/** containerd 2.x: Kubernetes 1.35 is the last release supporting 1.x (Debian's 1.6); installs straight from the proxy. */
+export const CONTAINERD_VERSION = '2.4.2';
+/** runc from the proxy, built with cgo and the seccomp tag against Debian's libseccomp (see tool-cache.ts RUNC_TOOL). */
+export const RUNC_VERSION = '1.5.2';
+/** CNI reference plugins (bridge, host-local, loopback, portmap) for the real nodes' Pod network. */
+export const CNI_PLUGINS_VERSION = '1.10.0';
+/** crictl, to look into a real node's containerd the way kubelet sees it. */
+export const CRI_TOOLS_VERSION = '1.37.0';
+/** Our own pause program (localcluster/pause/main.go); bump when that file changes so the cache rebuilds it. */
+export const PAUSE_VERSION = '1';
+/** CoreDNS for cluster DNS on the real nodes; installs straight from the proxy (no replace directives). */
+export const COREDNS_VERSION = '1.15.0';

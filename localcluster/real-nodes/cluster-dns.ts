@@ -1,0 +1,161 @@
+// Cluster DNS on the real nodes: CoreDNS (built from the Go module proxy, image built here) as a Deployment behind the
+// kube-dns Service at the address every kubelet hands Pods as their nameserver, so `<svc>.<ns>.svc.cluster.local`
+// and headless per-Pod names resolve inside Pods. It listens on 1053 so it runs as non-root without capabilities.
+import { execFile } from 'node:child_process';
+import { COREDNS_IMAGE } from '../images';
+import { waitFor } from '../wait-for';
+
+export const COREFILE = `.:1053 {
+    errors
+    health :8080
+    ready :8181
+    kubernetes cluster.local in-addr.arpa ip6.arpa {
+        pods insecure
+        fallthrough in-addr.arpa ip6.arpa
+        ttl 5
+    }
+    cache 5
+    loop
+}
+`;
+
+/** Pure: the add-on's objects, as a v1 List for one `kubectl apply`. */
+export function clusterDnsManifests(dnsServiceIp: string): object {
+  const ns = 'kube-system';
+  const labels = { 'k8s-app': 'kube-dns' };
+  return {
+    apiVersion: 'v1',
+    kind: 'List',
+    items: [
+      { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'coredns', namespace: ns } },
+      {
+        apiVersion: 'rbac.authorization.k8s.io/v1',
+        kind: 'ClusterRole',
+        metadata: { name: 'system:coredns' },
+        rules: [
+          {
+            apiGroups: [''],
+            resources: ['endpoints', 'services', 'pods', 'namespaces'],
+            verbs: ['list', 'watch'],
+          },
+          { apiGroups: ['discovery.k8s.io'], resources: ['endpointslices'], verbs: ['list', 'watch'] },
+        ],
+      },
+      {
+        apiVersion: 'rbac.authorization.k8s.io/v1',
+        kind: 'ClusterRoleBinding',
+        metadata: { name: 'system:coredns' },
+        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'system:coredns' },
+        subjects: [{ kind: 'ServiceAccount', name: 'coredns', namespace: ns }],
+      },
+      {
+        apiVersion: 'v1',
+        kind: 'ConfigMap',
+        metadata: { name: 'coredns', namespace: ns },
+        data: { Corefile: COREFILE },
+      },
+      {
+        apiVersion: 'apps/v1',
+        kind: 'Deployment',
+        metadata: { name: 'coredns', namespace: ns, labels },
+        spec: {
+          replicas: 1,
+          selector: { matchLabels: labels },
+          template: {
+            metadata: { labels },
+            spec: {
+              serviceAccountName: 'coredns',
+              // Pods of the DNS server itself must not use it.
+              dnsPolicy: 'Default',
+              securityContext: {
+                runAsNonRoot: true,
+                runAsUser: 65532,
+                seccompProfile: { type: 'RuntimeDefault' },
+              },
+              containers: [
+                {
+                  name: 'coredns',
+                  image: COREDNS_IMAGE,
+                  imagePullPolicy: 'IfNotPresent',
+                  args: ['-conf', '/etc/coredns/Corefile'],
+                  ports: [
+                    { name: 'dns', containerPort: 1053, protocol: 'UDP' },
+                    { name: 'dns-tcp', containerPort: 1053, protocol: 'TCP' },
+                  ],
+                  readinessProbe: { httpGet: { path: '/ready', port: 8181 }, periodSeconds: 1 },
+                  livenessProbe: { httpGet: { path: '/health', port: 8080 }, periodSeconds: 10 },
+                  securityContext: {
+                    allowPrivilegeEscalation: false,
+                    readOnlyRootFilesystem: true,
+                    capabilities: { drop: ['ALL'] },
+                  },
+                  volumeMounts: [{ name: 'config', mountPath: '/etc/coredns', readOnly: true }],
+                },
+              ],
+              volumes: [{ name: 'config', configMap: { name: 'coredns' } }],
+            },
+          },
+        },
+      },
+      {
+        apiVersion: 'v1',
+        kind: 'Service',
+        metadata: { name: 'kube-dns', namespace: ns, labels },
+        spec: {
+          clusterIP: dnsServiceIp,
+          selector: labels,
+          ports: [
+            { name: 'dns', port: 53, targetPort: 1053, protocol: 'UDP' },
+            { name: 'dns-tcp', port: 53, targetPort: 1053, protocol: 'TCP' },
+          ],
+        },
+      },
+    ],
+  };
+}
+
+function kubectlApply(kubectl: string, kubeconfig: string, body: object): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const child = execFile(kubectl, ['--kubeconfig', kubeconfig, 'apply', '-f', '-'], (err, _out, stderr) =>
+      err
+        ? reject(new Error(`kubectl apply (cluster DNS) failed: ${stderr || err.message}`, { cause: err }))
+        : resolve(),
+    );
+    child.stdin?.end(JSON.stringify(body));
+  });
+}
+
+function kubectlOutput(kubectl: string, kubeconfig: string, args: string[]): Promise<string> {
+  return new Promise((resolve, reject) =>
+    execFile(kubectl, ['--kubeconfig', kubeconfig, ...args], (err, out) =>
+      err ? reject(err) : resolve(out),
+    ),
+  );
+}
+
+export async function installClusterDns(
+  kubectl: string,
+  kubeconfig: string,
+  dnsServiceIp: string,
+  log: (line: string) => void,
+): Promise<void> {
+  const t0 = Date.now();
+  await kubectlApply(kubectl, kubeconfig, clusterDnsManifests(dnsServiceIp));
+  await waitFor(
+    'CoreDNS to be available',
+    async () =>
+      (
+        await kubectlOutput(kubectl, kubeconfig, [
+          '-n',
+          'kube-system',
+          'get',
+          'deployment',
+          'coredns',
+          '-o',
+          'jsonpath={.status.availableReplicas}',
+        ])
+      ).trim() === '1',
+    { timeoutMs: 90000, intervalMs: 500 },
+  );
+  log(`real nodes: cluster DNS (CoreDNS) ready on ${dnsServiceIp} in ${Date.now() - t0} ms`);
+}

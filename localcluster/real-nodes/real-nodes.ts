@@ -1,0 +1,261 @@
+// Brings up a stack's real nodes (each: a network namespace on the stack's bridge, its own containerd and a real kubelet
+// joined to the stack's apiserver) and tears them down so that no process, mount, namespace, link or cgroup of the
+// stack remains. cleanupRealNodes works from the layout alone, so `down` can also clean up after a crashed daemon.
+import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { createConnection, createServer, type Server } from 'node:net';
+import { join } from 'node:path';
+import { ensureImages, importImages, type BuiltImage } from '../images';
+import { writeKubeconfig } from '../kubeconfig';
+import { startProcess, type ManagedProcess } from '../managed-process';
+import type { Pki } from '../pki';
+import { listProcesses } from '../process-scan';
+import type { StackLayout } from '../stack-layout';
+import type { ToolPaths } from '../tool-cache';
+import { waitFor } from '../wait-for';
+import { sh } from './host-commands';
+import {
+  containerdConfig,
+  containerdPaths,
+  cniConflist,
+  kubeProxyConfig,
+  kubeProxyPaths,
+  kubeletArgs,
+  kubeletConfig,
+  kubeletPaths,
+} from './node-configs';
+import { createCgroupRoot, leftoverCgroups, removeCgroupRoot } from './node-cgroups';
+import { currentMountsUnder, unmountAllUnder } from './node-mounts';
+import { createNodeNetwork, deleteNodeNetwork, leftoverNetwork } from './node-network';
+import { assertMachineCanRunNodes } from './preflight';
+import { realNodeLayout, type RealNode, type RealNodeLayout } from './real-node-layout';
+
+export interface NodeProcesses {
+  containerd: ManagedProcess;
+  kubelet: ManagedProcess;
+  kubeProxy: ManagedProcess;
+}
+
+/** The client certificate kube-proxy presents; the apiserver's bootstrap policy binds system:node-proxier to this user. */
+export const KUBE_PROXY_IDENTITY = { file: 'kube-proxy', commonName: 'system:kube-proxy', organizations: [] };
+
+export interface StartRealNodesOptions {
+  layout: StackLayout;
+  tools: ToolPaths;
+  pki: Pki;
+  cacheRoot: string;
+  /** Given once cluster DNS runs: the kubelets hand it to Pods as their nameserver. */
+  dnsServiceIp?: string;
+  log: (line: string) => void;
+}
+
+export interface RealNodes {
+  net: RealNodeLayout;
+  processes: ManagedProcess[];
+  /** Per node, its processes; tests and fault helpers stop them to take a node down. */
+  nodeProcesses: Map<string, NodeProcesses>;
+  stop(): Promise<void>;
+}
+
+/** Where nodes and Pods reach the apiserver: a TCP relay on the bridge's host address to the loopback-bound apiserver. */
+async function startApiserverRelay(layout: StackLayout, net: RealNodeLayout): Promise<Server> {
+  const server = createServer((client) => {
+    const upstream = createConnection({ host: layout.hostIp, port: layout.ports.apiserver });
+    client.pipe(upstream).pipe(client);
+    const close = () => {
+      client.destroy();
+      upstream.destroy();
+    };
+    client.on('error', close);
+    upstream.on('error', close);
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(net.apiserverPort, net.bridgeIp, () => resolve());
+  });
+  return server;
+}
+
+function inNetns(node: RealNode, command: string, args: string[]): { command: string; args: string[] } {
+  // Not `ip netns exec`: that also remounts /sys, hiding the cgroup v1 mounts and splitting the mount namespace the
+  // kubelet and containerd must share.
+  return { command: 'nsenter', args: [`--net=/run/netns/${node.netns}`, '--', command, ...args] };
+}
+
+async function startNode(
+  node: RealNode,
+  net: RealNodeLayout,
+  opts: StartRealNodesOptions,
+  images: BuiltImage[],
+): Promise<NodeProcesses> {
+  const { layout, tools, pki } = opts;
+  const cp = containerdPaths(node);
+  const kp = kubeletPaths(node);
+  for (const d of [
+    cp.root,
+    cp.state,
+    cp.runcRoot,
+    cp.cniConfDir,
+    cp.cniDataDir,
+    kp.rootDir,
+    kp.certDir,
+    kp.podLogsDir,
+  ])
+    mkdirSync(d, { recursive: true });
+  writeFileSync(cp.config, containerdConfig(node, { runc: tools.runc, cniBinDir: tools.cniBinDir }));
+  writeFileSync(join(cp.cniConfDir, '10-bridge.conflist'), cniConflist(node, net.prefix));
+  createCgroupRoot(node.cgroupRoot);
+  const path = `${tools.containerdBinDir}:${process.env.PATH ?? '/usr/sbin:/usr/bin:/sbin:/bin'}`;
+  const c = inNetns(node, join(tools.containerdBinDir, 'containerd'), ['--config', cp.config]);
+  const containerd = startProcess({
+    name: `containerd-${node.name}`,
+    command: c.command,
+    args: c.args,
+    cwd: node.dir,
+    logFile: join(layout.paths.logsDir, `${node.name}-containerd.log`),
+    stackDir: layout.stateDir,
+    env: { PATH: path },
+  });
+  const ctr = join(tools.containerdBinDir, 'ctr');
+  await waitFor(
+    `containerd of ${node.name}`,
+    async () => {
+      if (!existsSync(node.containerdSocket)) return false;
+      await sh(ctr, ['--address', node.containerdSocket, 'version']);
+      return true;
+    },
+    { timeoutMs: 30000, intervalMs: 100, process: containerd },
+  );
+  await importImages(ctr, node.containerdSocket, images);
+
+  const pair = pki.clients[node.pkiFile];
+  if (!pair) throw new Error(`no client certificate for ${node.name}`);
+  const server = `https://${net.bridgeIp}:${net.apiserverPort}`;
+  writeKubeconfig(kp.kubeconfig, server, pki.caCert, pair.cert, pair.key, `system:node:${node.name}`);
+  writeFileSync(kp.config, kubeletConfig(node, pki.caCert, opts.dnsServiceIp));
+  const k = inNetns(node, tools.kubelet, kubeletArgs(node));
+  const kubelet = startProcess({
+    name: `kubelet-${node.name}`,
+    command: k.command,
+    args: k.args,
+    cwd: node.dir,
+    logFile: join(layout.paths.logsDir, `${node.name}-kubelet.log`),
+    stackDir: layout.stateDir,
+    env: { PATH: path },
+  });
+  const pp = kubeProxyPaths(node);
+  const proxyPair = pki.clients[KUBE_PROXY_IDENTITY.file];
+  if (!proxyPair) throw new Error('no kube-proxy client certificate');
+  writeKubeconfig(
+    pp.kubeconfig,
+    server,
+    pki.caCert,
+    proxyPair.cert,
+    proxyPair.key,
+    KUBE_PROXY_IDENTITY.commonName,
+  );
+  writeFileSync(pp.config, kubeProxyConfig(node, net.clusterPodCidr));
+  const kpx = inNetns(node, tools.kubeProxy, [`--config=${pp.config}`, '--v=1']);
+  const kubeProxy = startProcess({
+    name: `kube-proxy-${node.name}`,
+    command: kpx.command,
+    args: kpx.args,
+    cwd: node.dir,
+    logFile: join(layout.paths.logsDir, `${node.name}-kube-proxy.log`),
+    stackDir: layout.stateDir,
+    env: { PATH: path },
+  });
+  return { containerd, kubelet, kubeProxy };
+}
+
+export async function startRealNodes(opts: StartRealNodesOptions): Promise<RealNodes> {
+  const { layout, log } = opts;
+  const net = realNodeLayout(layout);
+  await assertMachineCanRunNodes(net.prefix);
+  const images = await ensureImages(opts.cacheRoot, opts.tools, log);
+  await cleanupRealNodes(layout, log);
+  for (const n of net.nodes) {
+    if (currentMountsUnder(n.dir).length > 0)
+      throw new Error(`mounts remain under ${n.dir}; cannot start a fresh node there`);
+    // A fresh node each time: stale containerd and kubelet state of a previous run would only be garbage to collect.
+    rmSync(n.dir, { recursive: true, force: true });
+    mkdirSync(n.dir, { recursive: true });
+  }
+  const processes: ManagedProcess[] = [];
+  const nodeProcesses = new Map<string, NodeProcesses>();
+  let relay: Server | undefined;
+  const stop = async () => {
+    for (const [, p] of nodeProcesses) await Promise.all([p.kubelet.stop(5000), p.kubeProxy.stop(5000)]);
+    // Containers first (they sit in the nodes' cgroups), then the runtimes, then whatever they left mounted or linked.
+    for (const n of net.nodes) await removeCgroupRoot(n.cgroupRoot);
+    for (const [, p] of nodeProcesses) await p.containerd.stop(5000);
+    await new Promise<void>((r) => (relay ? relay.close(() => r()) : r()));
+    const left = await cleanupRealNodes(layout, log);
+    if (left.length > 0) log(`real nodes: left behind after stop: ${left.join(', ')}`);
+  };
+  try {
+    await createNodeNetwork(net);
+    relay = await startApiserverRelay(layout, net);
+    log(
+      `real nodes: bridge ${net.bridge} ${net.bridgeIp}, apiserver relayed on ${net.bridgeIp}:${net.apiserverPort}`,
+    );
+    await Promise.all(
+      net.nodes.map(async (n) => {
+        const t0 = Date.now();
+        const p = await startNode(n, net, opts, images);
+        nodeProcesses.set(n.name, p);
+        processes.push(p.containerd, p.kubelet, p.kubeProxy);
+        log(
+          `real nodes: ${n.name} (${n.ip}, netns ${n.netns}, pods ${n.podCidr}) started in ${Date.now() - t0} ms`,
+        );
+      }),
+    );
+    return { net, processes, nodeProcesses, stop };
+  } catch (e) {
+    await stop();
+    throw e;
+  }
+}
+
+/** Kills every process of the stack's nodes whose command line names a node folder (containerd shims included). */
+function killNodeProcesses(net: RealNodeLayout): number {
+  let killed = 0;
+  for (const p of listProcesses()) {
+    if (p.pid === process.pid) continue;
+    if (net.nodes.some((n) => p.command.includes(n.dir + '/') || p.command.includes(n.containerdSocket))) {
+      try {
+        process.kill(p.pid, 'SIGKILL');
+        killed++;
+      } catch {
+        // gone
+      }
+    }
+  }
+  return killed;
+}
+
+/** Idempotent teardown from the layout alone; returns what could not be removed (empty when clean). */
+export async function cleanupRealNodes(layout: StackLayout, log: (line: string) => void): Promise<string[]> {
+  const net = realNodeLayout(layout);
+  const left: string[] = [];
+  for (const n of net.nodes) await removeCgroupRoot(n.cgroupRoot);
+  const killed = killNodeProcesses(net);
+  if (killed > 0) {
+    log(`real nodes: killed ${killed} leftover node process(es)`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  for (const n of net.nodes) left.push(...(await unmountAllUnder(n.dir)).map((m) => `mount ${m}`));
+  for (const n of net.nodes) left.push(...(await removeCgroupRoot(n.cgroupRoot)).map((d) => `cgroup ${d}`));
+  await deleteNodeNetwork(net);
+  left.push(...(await leftoverNetwork(net)));
+  return left;
+}
+
+/** What of the stack's real nodes remains on the host (processes aside); for `down` and tests. */
+export async function realNodeLeftovers(layout: StackLayout): Promise<string[]> {
+  const net = realNodeLayout(layout);
+  return [
+    ...net.nodes.flatMap((n) => currentMountsUnder(n.dir).map((m) => `mount ${m}`)),
+    ...net.nodes.flatMap((n) => leftoverCgroups(n.cgroupRoot).map((d) => `cgroup ${d}`)),
+    ...(await leftoverNetwork(net)),
+  ];
+}
