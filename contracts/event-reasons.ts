@@ -24,7 +24,7 @@ export const EventReasons = {
   OperationSucceeded: cluster('Normal'),
   OperationFailed: cluster('Warning'),
   OperationCancelled: cluster('Warning'),
-  ProgressDeadlineExceeded: cluster('Warning'),
+  Stalled: cluster('Warning'),
   // Why nothing runs, said once per message (the Progressing reason of the same name)
   UpgradePathRefused: cluster('Warning'),
   StorageExpansionRefused: cluster('Warning'),
@@ -32,6 +32,8 @@ export const EventReasons = {
   AuthFailed: cluster('Warning'),
   TLSTrustBroken: cluster('Warning'),
   RestoreFailed: cluster('Warning'),
+  // An object the operator would create exists under its name and belongs to someone else (never adopted)
+  ObjectNotOwned: cluster('Warning'),
   // Upgrade and downgrade steps
   PreUpgradeSnapshotTaken: cluster('Normal'),
   PreUpgradeSnapshotFailed: cluster('Warning'),

@@ -3,7 +3,7 @@ import { CoordinationV1Api, PolicyV1Api } from '@kubernetes/client-node';
 import { UPGRADE_FROM, UPGRADE_TO } from '../../bench/upgrade';
 import { API_GROUP, API_VERSION_NAME, ETCD_CLUSTER } from '../../crds/etcd-cluster';
 import { Labels } from '../../crds/labels';
-import { clusterWorkflowId } from '../../workflows/messages';
+import { clusterWorkflowId } from '../../contracts/messages';
 import type { Harness, WorkflowListRow } from '../support/cluster-harness';
 import {
   connect,

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { binaryPath, cacheRoot, ETCD_TOOLS } from '../../localcluster/tool-cache';
 import type { EtcdAdmin, EtcdMember } from '../../activities/etcd-admin';
 import { withEtcdClient } from '../../activities/etcd-admin';
-import { freePort } from '../../activities/test-support/local-etcd';
+import { freePort } from './local-etcd';
 
 export interface LocalMember {
   name: string;
