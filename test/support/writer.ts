@@ -143,3 +143,23 @@ export function startWriter(input: WriterInput): Writer {
     },
   };
 }
+
+/**
+ * startWriter, returning once the writer has written for `steadyMs` with at least one acknowledgement (within
+ * 30 s), so the change a test makes next starts under a running load, and the figures include some steady state.
+ */
+export async function startWriterRunning(input: WriterInput, steadyMs = 1000): Promise<Writer> {
+  const writer = startWriter(input);
+  const deadline = Date.now() + 30_000;
+  while (writer.acknowledged() === 0) {
+    if (Date.now() > deadline) {
+      const report = await writer.stop();
+      throw new Error(
+        `the writer got no acknowledgement in 30 s: ${report.records.at(-1)?.error ?? 'no write finished'}`,
+      );
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  await new Promise((r) => setTimeout(r, steadyMs));
+  return writer;
+}
