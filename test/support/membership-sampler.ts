@@ -109,3 +109,25 @@ export function startMembershipSampler(
     },
   };
 }
+
+/**
+ * What every test that changes or breaks a cluster asserts about its membership: never more than one learner
+ * (etcd's own limit, and the operator adds one member at a time), never fewer voters than `floor` (the operator
+ * never takes membership below quorum of what it started from), and, when given, exactly these voter ids (a
+ * fault must bring the same members back, not replace them).
+ */
+export function expectMembership(
+  figures: MembershipFigures,
+  input: { what: string; floor: number; voterIds?: string[] },
+): void {
+  console.log(
+    `membership | ${input.what} | ${figures.samples} samples | most learners ${figures.mostLearners} | ` +
+      `voters ${figures.fewestVoters}..${figures.mostVoters} (floor ${input.floor}) | voter ids ${figures.voterIds.join(',')}`,
+  );
+  expect(figures.samples).toBeGreaterThan(0);
+  expect(figures.mostLearners <= 1 ? 'at most one learner' : figures.mostLearnersAt).toBe(
+    'at most one learner',
+  );
+  expect(figures.fewestVoters >= input.floor ? 'floor kept' : figures.fewestVotersAt).toBe('floor kept');
+  if (input.voterIds) expect(figures.voterIds).toEqual([...input.voterIds].sort());
+}
