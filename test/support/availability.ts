@@ -44,18 +44,24 @@ function rangeEnd(prefix: Buffer): Buffer {
 export async function verifyWrites(
   h: Harness,
   report: WriterReport,
-  input: { members?: string[]; timeoutMs?: number } = {},
+  input: {
+    members?: string[];
+    timeoutMs?: number;
+    /** Who reads back and takes hashKV (which needs root with auth on), if not the writer's own access. */
+    access?: WriterReport['access'];
+  } = {},
 ): Promise<VerifiedWrites> {
+  const access = input.access ?? report.access;
   const ref = { namespace: report.namespace, name: report.name };
   const members =
     input.members ??
     ((await getCluster(h, ref.namespace, ref.name)).status?.members ?? []).map((m) => m.name);
-  const urlOf = report.access.credentials ? memberClientURLTLS : memberClientURL;
+  const urlOf = access.credentials ? memberClientURLTLS : memberClientURL;
   const highest = highestAcknowledgedRevision(report.records);
   const prefix = Buffer.from(`${report.prefix}/`);
   const timeoutMs = input.timeoutMs ?? 120_000;
   const withMember = async <T>(member: string, fn: (c: ReturnType<typeof strictClient>) => Promise<T>) => {
-    const c = strictClient([urlOf(ref, member)], report.access, 10_000);
+    const c = strictClient([urlOf(ref, member)], access, 10_000);
     try {
       return await fn(c);
     } finally {
@@ -154,7 +160,7 @@ export function describeAvailability(f: AvailabilityFigures): string {
 export async function expectAvailability(
   h: Harness,
   report: WriterReport,
-  input: { what: string; boundMs: number; members?: string[] },
+  input: { what: string; boundMs: number; members?: string[]; access?: WriterReport['access'] },
 ): Promise<AvailabilityFigures> {
   const verified = await verifyWrites(h, report, input);
   const { figures } = report;
