@@ -15,8 +15,8 @@ export type EtcdAuth = NonNullable<IOptions['auth']>;
 
 /** How to reach a cluster with client TLS and/or auth. A function is asked before each write: a new answer (a rotated certificate, a new password) reconnects with it, as an application that reloads its configuration does. */
 export interface ClusterAccess {
-  credentials?: ClientCredentials | (() => ClientCredentials);
-  auth?: EtcdAuth | (() => EtcdAuth);
+  credentials?: ClientCredentials | (() => ClientCredentials | undefined);
+  auth?: EtcdAuth | (() => EtcdAuth | undefined);
 }
 
 export interface WriterInput extends ClusterAccess {
@@ -24,6 +24,8 @@ export interface WriterInput extends ClusterAccess {
   name: string;
   /** Keys are `<prefix>/<seq>`; one prefix per writer. */
   prefix: string;
+  /** Told each failed write's error, as an application reacting to it (asking for credentials, say) would be. */
+  onFailure?: (error: string) => void;
 }
 
 export interface WriterReport {
@@ -44,8 +46,8 @@ export interface Writer {
   stop(): Promise<WriterReport>;
 }
 
-const current = <T>(v: T | (() => T) | undefined): T | undefined =>
-  typeof v === 'function' ? (v as () => T)() : v;
+const current = <T>(v: T | (() => T | undefined) | undefined): T | undefined =>
+  typeof v === 'function' ? (v as () => T | undefined)() : v;
 
 /**
  * A client with etcd3's own fault handling off: its default retries a recoverable error up to three times and
@@ -115,6 +117,7 @@ export function startWriter(input: WriterInput): Writer {
         });
       } catch (err) {
         records.push({ key, value, startedAt: started, endedAt: Date.now(), ok: false, error: String(err) });
+        input.onFailure?.(String(err));
         client.close();
         client = undefined;
       }
