@@ -141,6 +141,7 @@ describe('config rollout', () => {
   test('podLabels and podAnnotations are patched onto the running Pods without a restart, and removed again', async () => {
     expect(ns).toBeDefined();
     const uidsBefore = new Map((await memberPods(ns, name)).map((p) => [p.metadata?.name, p.metadata?.uid]));
+    const writer = await startWriterRunning({ namespace: ns, name, prefix: '/pod-labels' });
     await patchSpec(h, ns, name, {
       podLabels: { team: 'storage' },
       podAnnotations: { 'example.com/owner': 'db' },
@@ -176,6 +177,11 @@ describe('config rollout', () => {
       300_000,
     );
     await waitRolledOut(ns, name);
+    await expectAvailability(h, await writer.stop(), {
+      what: 'podLabels and podAnnotations patched in place',
+      boundMs: PLANNED_GAP_BOUND_MS,
+      members: ['ro-0', 'ro-1', 'ro-2'],
+    });
     const uidsAfter = new Map((await memberPods(ns, name)).map((p) => [p.metadata?.name, p.metadata?.uid]));
     expect(uidsAfter).toEqual(uidsBefore);
   });
@@ -183,6 +189,7 @@ describe('config rollout', () => {
   test('storage growth expands every claim whose StorageClass allows it, without restarting a member', async () => {
     expect(ns).toBeDefined();
     const uidsBefore = new Map((await memberPods(ns, name)).map((p) => [p.metadata?.name, p.metadata?.uid]));
+    const writer = await startWriterRunning({ namespace: ns, name, prefix: '/storage-growth' });
     await patchSpec(h, ns, name, { storage: { size: '2Gi', medium: '', storageClassName: growClass } });
     const claims = await eventually(
       'every claim asks for and holds 2Gi',
@@ -211,6 +218,11 @@ describe('config rollout', () => {
       300_000,
     );
     expect(done.status?.lastOperation?.type).toBe('Rollout');
+    await expectAvailability(h, await writer.stop(), {
+      what: 'claims grown in place',
+      boundMs: PLANNED_GAP_BOUND_MS,
+      members: ['ro-0', 'ro-1', 'ro-2'],
+    });
     const uidsAfter = new Map((await memberPods(ns, name)).map((p) => [p.metadata?.name, p.metadata?.uid]));
     expect(uidsAfter).toEqual(uidsBefore);
   });
