@@ -24,6 +24,8 @@ export interface WriterInput extends ClusterAccess {
   name: string;
   /** Keys are `<prefix>/<seq>`; one prefix per writer. */
   prefix: string;
+  /** Where to write (default: the cluster's client Service, as an application in the cluster would). */
+  endpoints?: string[];
   /** Told each failed write's error, as an application reacting to it (asking for credentials, say) would be. */
   onFailure?: (error: string) => void;
 }
@@ -85,7 +87,9 @@ function within<T>(ms: number, work: Promise<T>): Promise<T> {
  * reconnect would; the failed write is not tried again.
  */
 export function startWriter(input: WriterInput): Writer {
-  const endpoint = clusterClientEndpoint({ namespace: input.namespace, name: input.name });
+  const endpoints = input.endpoints ?? [
+    clusterClientEndpoint({ namespace: input.namespace, name: input.name }),
+  ];
   const records: WriteRecord[] = [];
   const startedAt = Date.now();
   let stopped = false;
@@ -102,7 +106,7 @@ export function startWriter(input: WriterInput): Writer {
         client = undefined;
       }
       using = wanted;
-      client ??= strictClient([endpoint], using);
+      client ??= strictClient(endpoints, using);
       const key = `${input.prefix}/${String(seq).padStart(7, '0')}`;
       const value = `${run}-${seq}`;
       try {
