@@ -2,8 +2,8 @@
 import { FaultClient } from '../../localcluster/fault-client';
 import { expectAvailability, FAULT_GAP_BOUND_MS } from '../support/availability';
 import type { Harness } from '../support/cluster-harness';
+import { memberClientURL } from '../../crds/names';
 import {
-  clientEndpoint,
   connect,
   createCluster,
   eventually,
@@ -23,20 +23,33 @@ let faults: FaultClient;
 /** The voter ids the cluster was created with: every fault must bring the same members back. */
 let ids: string[];
 
-/** etcd's view: every member's id and name, and which one leads. */
-async function etcdView(): Promise<{ leader: string; members: Map<string, string> }> {
-  const c = strictClient([clientEndpoint(ns, name)], {}, 5000);
-  try {
-    const status = await c.maintenance.status();
-    const list = await c.cluster.memberList({ linearizable: true });
-    const members = new Map(list.members.map((m) => [String(m.ID), m.name]));
-    const leader = members.get(String(status.leader));
-    if (!leader) throw new Error(`no leader known (status says ${status.leader})`);
-    return { leader, members };
-  } finally {
-    c.close();
+/**
+ * etcd's view as `asking` members see it (default: all three), each asked on its own endpoint with a 2 s deadline:
+ * every member's id and name, and the leader that all who answered agree on.
+ */
+async function etcdView(asking = [0, 1, 2].map((i) => `${name}-${i}`)): Promise<{ leader: string }> {
+  const leaders = new Set<string>();
+  for (const member of asking) {
+    const c = strictClient([memberClientURL({ namespace: ns, name }, member)], {}, 2000);
+    try {
+      const status = await c.maintenance.status();
+      const list = await c.cluster.memberList({ linearizable: false });
+      const leader = list.members.find((m) => String(m.ID) === String(status.leader))?.name;
+      if (leader) leaders.add(leader);
+    } catch {
+      // Down or frozen: not asked.
+    } finally {
+      c.close();
+    }
   }
+  if (leaders.size !== 1) throw new Error(`no agreed leader: ${[...leaders].join(', ') || 'none'}`);
+  return { leader: [...leaders][0] ?? '' };
 }
+
+const podReady = async (pod: string) =>
+  (await h.core.readNamespacedPod({ namespace: ns, name: pod })).status?.conditions?.some(
+    (c) => c.type === 'Ready' && c.status === 'True',
+  ) === true;
 
 const restarts = async (pod: string) =>
   (await h.core.readNamespacedPod({ namespace: ns, name: pod })).status?.containerStatuses?.find(
@@ -84,8 +97,8 @@ test("the leader's etcd container killed: a new leader within the bound, the old
     const before = await restarts(leader);
     await faults.crashContainer(ns, leader, 'etcd');
     await eventually(
-      `${leader} restarted`,
-      async () => ((await restarts(leader)) > before ? true : undefined),
+      `${leader} restarted and Ready`,
+      async () => ((await restarts(leader)) > before && (await podReady(leader)) ? true : undefined),
       120_000,
     );
     const after = await eventually('a leader', () => etcdView(), 60_000);
@@ -102,10 +115,11 @@ test('the leader frozen for 15 s (SIGSTOP, then SIGCONT): the others elect a lea
       // While it is frozen the two others elect a leader and serve. Asked through the Service, which may still
       // route a connection to the frozen member until its readiness probe fails: hence eventually.
       await new Promise((r) => setTimeout(r, 5000));
+      const others = [0, 1, 2].map((i) => `${name}-${i}`).filter((m) => m !== leader);
       const during = await eventually(
         'a new leader among the other two',
         async () => {
-          const v = await etcdView();
+          const v = await etcdView(others);
           return v.leader !== leader ? v : undefined;
         },
         9000,
@@ -117,6 +131,11 @@ test('the leader frozen for 15 s (SIGSTOP, then SIGCONT): the others elect a lea
     } finally {
       await faults.thawContainer(ns, leader, 'etcd');
     }
+    await eventually(
+      `${leader} Ready again`,
+      async () => ((await podReady(leader)) ? true : undefined),
+      120_000,
+    );
     console.log(`freeze: ${leader} frozen 15 s`);
   });
 });
@@ -136,8 +155,8 @@ test('two of three members killed at once: quorum lost and regained with the sam
     ]);
     for (const [pod, n] of before)
       await eventually(
-        `${pod} restarted`,
-        async () => ((await restarts(pod)) > n ? true : undefined),
+        `${pod} restarted and Ready`,
+        async () => ((await restarts(pod)) > n && (await podReady(pod)) ? true : undefined),
         120_000,
       );
     await eventually('a leader again', () => etcdView(), 60_000);
