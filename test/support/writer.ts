@@ -53,7 +53,10 @@ const current = <T>(v: T | (() => T | undefined) | undefined): T | undefined =>
 
 /**
  * A client with etcd3's own fault handling off: its default retries a recoverable error up to three times and
- * opens a circuit breaker for 5 s after three failures, which would hide failures and invent gaps.
+ * opens a circuit breaker for 5 s after three failures, which would hide failures and invent gaps. Its own
+ * subchannel pool: grpc-js otherwise shares one connection per target among all clients in the process, so a
+ * client opened after a failure would reuse the very connection to the member that just failed to answer (a
+ * frozen member keeps its TCP connection open), and reconnecting would change nothing.
  */
 export function strictClient(
   hosts: string[],
@@ -68,6 +71,7 @@ export function strictClient(
     dialTimeout: timeoutMs,
     defaultCallOptions: (ctx) => (ctx.isStream ? {} : { deadline: Date.now() + timeoutMs }),
     faultHandling: { host: () => noop, global: noop },
+    grpcOptions: { 'grpc.use_local_subchannel_pool': 1 },
   });
 }
 
