@@ -225,7 +225,15 @@ export async function expectAvailability(
   };
   const line = describeAvailability(result);
   const gapAt = `longest gap from ${new Date(figures.longestGap.from).toISOString()} to ${new Date(figures.longestGap.to).toISOString()}`;
-  console.log(`${line}\n${gapAt}`);
+  // The failed writes, when and why (at most 10): what a gap over its bound is made of.
+  const failures = report.records
+    .filter((r) => !r.ok)
+    .slice(0, 10)
+    .map(
+      (r) =>
+        `  failed ${new Date(r.startedAt).toISOString()} after ${r.endedAt - r.startedAt} ms: ${(r.error ?? '').slice(0, 160)}`,
+    );
+  console.log([line, gapAt, ...failures].join('\n'));
   try {
     appendFileSync(join(h.stack.stateDir, 'availability.log'), `${new Date().toISOString()} ${line}\n`);
   } catch {
