@@ -16,12 +16,15 @@ module.exports = {
       displayName: 'unit',
       testMatch: [
         '<rootDir>/{crds,contracts,workflows,activities,watcher,worker,agent,localcluster,bench}/**/*.test.ts',
+        // Pure helpers of the e2e tests (write-history): no stack needed.
+        '<rootDir>/test/support/**/*.test.ts',
       ],
     },
     {
       ...common,
       displayName: 'e2e',
       testMatch: ['<rootDir>/test/**/*.test.ts'],
+      testPathIgnorePatterns: ['<rootDir>/test/support/'],
       setupFilesAfterEnv: ['<rootDir>/test/support/e2e-setup.ts'],
     },
   ],

@@ -3,8 +3,9 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { BatchV1Api } from '@kubernetes/client-node';
-import { Etcd3 } from 'etcd3';
+import { Etcd3, Range } from 'etcd3';
 import { apiMessage } from '../localcluster/kube';
+import { expectAvailability, PLANNED_GAP_BOUND_MS } from '../support/availability';
 import type { Harness } from '../support/cluster-harness';
 import {
   clientEndpoint,
@@ -25,6 +26,7 @@ import {
   minioDestination,
   waitFinished,
 } from '../backup/backup-harness';
+import { startWriterRunning } from '../support/writer';
 
 jest.setTimeout(1_200_000);
 
@@ -113,13 +115,18 @@ describe('spec.auth', () => {
     expect(renamed).toMatch(/rootSecretRef.name cannot be changed/);
   });
 
-  test('scale up and down work with auth on', async () => {
+  test('scale up and down work with auth on, under authenticated writes', async () => {
+    const root = { username: 'root', password };
+    const writer = await startWriterRunning({ namespace: ns, name, prefix: '/auth-scale', auth: root });
     await patchSpec(h, ns, name, { replicas: 4 });
     await waitConverged(h, ns, name, 4, 600_000);
     await patchSpec(h, ns, name, { replicas: 3 });
     const c = await waitConverged(h, ns, name, 3, 600_000);
     expect(c.status?.lastOperation).toMatchObject({ type: 'ScaleDown', result: 'Succeeded' });
-    const root = { username: 'root', password };
+    await expectAvailability(h, await writer.stop(), {
+      what: 'scale 3 -> 4 -> 3 with auth',
+      boundMs: PLANNED_GAP_BOUND_MS,
+    });
     expect(await attempt(async (e) => e.put('/secure/b').value('2').exec(), root)).toBe('ok');
     expect(await attempt((e) => e.get('/anon').string())).toMatch(/user name is empty/);
   });
@@ -143,7 +150,20 @@ describe('spec.auth', () => {
     expect(JSON.stringify(jobs.items)).not.toContain(password);
   });
 
-  test('a password changed in the Secret is applied by RotateAuth: etcd refuses the old one, accepts the new one, and the operator still scales', async () => {
+  test('a password changed in the Secret is applied by RotateAuth under an application user writing throughout: etcd refuses the old one, accepts the new one, and the operator still scales', async () => {
+    // An application user of its own, whose password does not change: its writes measure the cluster while
+    // root's password changes under it.
+    const app = { username: 'app', password: `app-${randomBytes(8).toString('hex')}` };
+    const admin = client({ username: 'root', password });
+    try {
+      const role = await admin.role('app').create();
+      await role.grant({ permission: 'Readwrite', range: Range.prefix('/auth-rotation/') });
+      await admin.user('app').create(app.password);
+      await admin.user('app').addRole('app');
+    } finally {
+      admin.close();
+    }
+    const writer = await startWriterRunning({ namespace: ns, name, prefix: '/auth-rotation', auth: app });
     await h.core.replaceNamespacedSecret({
       namespace: ns,
       name: secretName,
@@ -160,6 +180,12 @@ describe('spec.auth', () => {
       1000,
     );
     expect(rotated.status?.lastOperation?.result).toBe('Succeeded');
+    // Read back and hashKV as root (hashKV needs it), with the new password.
+    await expectAvailability(h, await writer.stop(), {
+      what: 'root password rotation (RotateAuth)',
+      boundMs: PLANNED_GAP_BOUND_MS,
+      access: { auth: { username: 'root', password: newPassword } },
+    });
 
     expect(await attempt((e) => e.get('/secure/a').string(), { username: 'root', password })).toMatch(
       /authentication failed/,

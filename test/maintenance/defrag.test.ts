@@ -6,6 +6,7 @@ import { API_GROUP, API_VERSION_NAME, ETCD_CLUSTER } from '../../crds/etcd-clust
 import type { EtcdCluster } from '../../crds/etcd-cluster';
 import { Annotations } from '../../crds/labels';
 import { memberClientURL } from '../../crds/names';
+import { expectAvailability, PLANNED_GAP_BOUND_MS } from '../support/availability';
 import type { Harness } from '../support/cluster-harness';
 import {
   clientEndpoint,
@@ -18,6 +19,7 @@ import {
   patchSpec,
   waitConverged,
 } from '../support/cluster-harness';
+import { startWriterRunning } from '../support/writer';
 
 jest.setTimeout(900_000);
 
@@ -175,6 +177,8 @@ describe('threshold defragmentation', () => {
       },
     );
 
+    // Defragmenting blocks a member's reads and writes while it runs: one member at a time, under writes.
+    const writer = await startWriterRunning({ namespace: ns, name, prefix: '/defrag-writes' });
     await patchSpec(h, ns, name, { maintenance: { defrag: { thresholdPercent: 50, minDbSize: '4Mi' } } });
     const after = await eventually(
       'a Threshold Defrag to succeed and every member to be smaller',
@@ -187,6 +191,10 @@ describe('threshold defragmentation', () => {
       },
       600_000,
     );
+    await expectAvailability(h, await writer.stop(), {
+      what: 'threshold defrag of 3 members',
+      boundMs: PLANNED_GAP_BOUND_MS,
+    });
     expect(after.status?.lastOperation?.result).toBe('Succeeded');
     expect(after.status?.lastOperation?.message).toMatch(/^Threshold: /);
     for (const m of after.status?.members ?? []) {

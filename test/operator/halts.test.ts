@@ -1,5 +1,6 @@
 // Halting an operation from outside: `temporal workflow cancel` and the progress deadline, on the real stack.
 import { setHeaderOptions, PatchStrategy } from '@kubernetes/client-node';
+import { expectAvailability, PLANNED_GAP_BOUND_MS } from '../support/availability';
 import type { Harness } from '../support/cluster-harness';
 import {
   connect,
@@ -13,6 +14,7 @@ import {
   waitConverged,
 } from '../support/cluster-harness';
 import { holdPodCreation } from '../support/pod-hold';
+import { startWriterRunning } from '../support/writer';
 
 let h: Harness;
 beforeAll(() => {
@@ -33,6 +35,8 @@ describe('halting a stuck operation', () => {
     const ns = await freshNamespace(h, 'cancel');
     await createCluster(h, ns, 'cx', { replicas: 1 });
     await waitConverged(h, ns, 'cx', 1);
+    // A learner that never starts does not count toward quorum: the one voter keeps writing throughout.
+    const writer = await startWriterRunning({ namespace: ns, name: 'cx', prefix: '/halt-writes' });
     const hold = await holdJoiningPod(ns);
     await patchSpec(h, ns, 'cx', { replicas: 2 });
 
@@ -88,6 +92,10 @@ describe('halting a stuck operation', () => {
       setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
     );
     await waitConverged(h, ns, 'cx', 2);
+    await expectAvailability(h, await writer.stop(), {
+      what: 'a stuck scale-up cancelled, then retried 1 -> 2',
+      boundMs: PLANNED_GAP_BOUND_MS,
+    });
   });
 
   test('a progress deadline that expires undoes the half-done step and says so in status', async () => {

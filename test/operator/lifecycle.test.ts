@@ -1,5 +1,6 @@
 // End-to-end journeys on the local stack: real apiserver, real etcd members as Pods, real Temporal, the operator the stack runs.
 import { FaultClient } from '../../localcluster/fault-client';
+import { expectAvailability, FAULT_GAP_BOUND_MS, PLANNED_GAP_BOUND_MS } from '../support/availability';
 import type { Harness } from '../support/cluster-harness';
 import {
   connect,
@@ -12,6 +13,7 @@ import {
   eventually,
   expectClusterData,
 } from '../support/cluster-harness';
+import { startWriterRunning } from '../support/writer';
 
 let h: Harness;
 beforeAll(() => {
@@ -32,7 +34,7 @@ describe('EtcdCluster lifecycle', () => {
     await expectDataIntact(ns, 'solo', 'k', written);
   });
 
-  test('a 3-member cluster bootstraps, then scales 3 -> 5 -> 3 -> 1 -> 3 keeping every key', async () => {
+  test('a 3-member cluster bootstraps, then scales 3 -> 5 -> 3 -> 1 -> 3 under writes keeping every key, no acknowledged write lost, equal hashkv, no write gap of 1 s', async () => {
     const ns = await freshNamespace(h, 'scale');
     await createCluster(h, ns, 'main', { replicas: 3 });
     const boot = await waitConverged(h, ns, 'main', 3);
@@ -40,9 +42,16 @@ describe('EtcdCluster lifecycle', () => {
     expect(clusterId).toBeTruthy();
     const written = await writeKeys(ns, 'main', 'before', 50);
 
+    let from = 3;
     for (const replicas of [5, 3, 1, 3]) {
+      const writer = await startWriterRunning({ namespace: ns, name: 'main', prefix: `/scale-${replicas}` });
       await patchSpec(h, ns, 'main', { replicas });
       const c = await waitConverged(h, ns, 'main', replicas);
+      await expectAvailability(h, await writer.stop(), {
+        what: `scale ${from} -> ${replicas}`,
+        boundMs: PLANNED_GAP_BOUND_MS,
+      });
+      from = replicas;
       expect(c.status?.clusterId).toBe(clusterId);
       expect(c.status?.members?.filter((m) => m.leader)).toHaveLength(1);
       await expectDataIntact(ns, 'main', 'before', written);
@@ -83,6 +92,7 @@ describe('pause, heal and scale through kubectl', () => {
     const written = await writeKeys(ns, 'hc', 'heal', 20);
     const victim = before.status?.members?.find((m) => !m.leader);
     expect(victim).toBeDefined();
+    const writer = await startWriterRunning({ namespace: ns, name: 'hc', prefix: '/heal-writes' });
     await h.core.deleteNamespacedPod({ namespace: ns, name: victim!.name, gracePeriodSeconds: 0 });
     await eventually('the Pod is recreated', async () => {
       const p = await h.core.readNamespacedPod({ namespace: ns, name: victim!.name });
@@ -90,6 +100,10 @@ describe('pause, heal and scale through kubectl', () => {
     });
     const after = await waitConverged(h, ns, 'hc', 3);
     expect(after.status?.members?.find((m) => m.name === victim!.name)?.id).toBe(victim!.id);
+    await expectAvailability(h, await writer.stop(), {
+      what: 'a follower Pod killed and healed',
+      boundMs: FAULT_GAP_BOUND_MS,
+    });
     await expectDataIntact(ns, 'hc', 'heal', written);
   });
 
@@ -99,6 +113,7 @@ describe('pause, heal and scale through kubectl', () => {
     const before = await waitConverged(h, ns, 'dl', 3);
     const written = await writeKeys(ns, 'dl', 'lost', 20);
     const victim = before.status?.members?.find((m) => !m.leader);
+    const writer = await startWriterRunning({ namespace: ns, name: 'dl', prefix: '/lost-writes' });
     const { setHeaderOptions, PatchStrategy } = await import('@kubernetes/client-node');
     await h.core.patchNamespacedPersistentVolumeClaim(
       {
@@ -117,6 +132,11 @@ describe('pause, heal and scale through kubectl', () => {
       240_000,
     );
     expect(after.status?.members).toHaveLength(3);
+    // A planned replacement (remove, then add a fresh member) of a follower.
+    await expectAvailability(h, await writer.stop(), {
+      what: 'a data-lost member replaced',
+      boundMs: PLANNED_GAP_BOUND_MS,
+    });
     await expectDataIntact(ns, 'dl', 'lost', written);
   });
 
@@ -127,6 +147,7 @@ describe('pause, heal and scale through kubectl', () => {
     const written = await writeKeys(ns, 'wc', 'wiped', 20);
     const victim = before.status?.members?.find((m) => !m.leader);
     expect(victim).toBeDefined();
+    const writer = await startWriterRunning({ namespace: ns, name: 'wc', prefix: '/wiped-writes' });
     // The disk is emptied under the running member, then etcd restarts on it: nobody annotates anything.
     const faults = new FaultClient(h.stack.faultControlUrl ?? '');
     await faults.wipeClaim(ns, `data-${victim!.name}`);
@@ -146,6 +167,10 @@ describe('pause, heal and scale through kubectl', () => {
     expect(events.items.map((e) => `${e.reason}: ${e.message}`).join('\n')).toMatch(
       new RegExp(`${victim!.name}.*data is lost|data is lost.*${victim!.name}`),
     );
+    await expectAvailability(h, await writer.stop(), {
+      what: 'a wiped member replaced',
+      boundMs: FAULT_GAP_BOUND_MS,
+    });
     await expectDataIntact(ns, 'wc', 'wiped', written);
   });
 
@@ -153,6 +178,7 @@ describe('pause, heal and scale through kubectl', () => {
     const ns = await freshNamespace(h, 'kscale');
     await createCluster(h, ns, 'ks', { replicas: 1 });
     await waitConverged(h, ns, 'ks', 1);
+    const writer = await startWriterRunning({ namespace: ns, name: 'ks', prefix: '/kscale' });
     const { execFileSync } = await import('node:child_process');
     const out = execFileSync(
       h.stack.tools.kubectl,
@@ -162,6 +188,10 @@ describe('pause, heal and scale through kubectl', () => {
     expect(out).toContain('scaled');
     const c = await waitConverged(h, ns, 'ks', 3);
     expect(c.spec.replicas).toBe(3);
+    await expectAvailability(h, await writer.stop(), {
+      what: 'kubectl scale 1 -> 3',
+      boundMs: PLANNED_GAP_BOUND_MS,
+    });
     const scale = execFileSync(
       h.stack.tools.kubectl,
       [

@@ -1,5 +1,6 @@
 // A spec edited while an operation runs: the running operation finishes what it started (no membership change is
 // abandoned halfway), and the edit is applied by the next operation, in order, on the real stack.
+import { expectAvailability, PLANNED_GAP_BOUND_MS } from '../support/availability';
 import type { Harness } from '../support/cluster-harness';
 import {
   connect,
@@ -13,6 +14,7 @@ import {
   waitConverged,
   writeKeys,
 } from '../support/cluster-harness';
+import { startWriterRunning } from '../support/writer';
 
 let h: Harness;
 beforeAll(() => {
@@ -24,6 +26,7 @@ test('replicas edited from 3 to 4 during a 1 -> 3 scale-up is applied after it, 
   await createCluster(h, ns, 'ed', { replicas: 1 });
   await waitConverged(h, ns, 'ed', 1);
   const written = await writeKeys(ns, 'ed', 'edit', 20);
+  const writer = await startWriterRunning({ namespace: ns, name: 'ed', prefix: '/edit-writes' });
 
   await patchSpec(h, ns, 'ed', { replicas: 3 });
   const first = await eventually('the 1 -> 3 scale-up is running', async () => {
@@ -36,6 +39,10 @@ test('replicas edited from 3 to 4 during a 1 -> 3 scale-up is applied after it, 
   expect(edited.status?.currentOperation?.workflowId).toBe(first.workflowId);
 
   const done = await waitConverged(h, ns, 'ed', 4, 300_000);
+  await expectAvailability(h, await writer.stop(), {
+    what: 'scale 1 -> 3 edited to 4',
+    boundMs: PLANNED_GAP_BOUND_MS,
+  });
   expect(done.status?.observedGeneration).toBe(edited.metadata.generation);
   expect(done.status?.lastOperation).toMatchObject({
     type: 'ScaleUp',

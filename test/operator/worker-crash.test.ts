@@ -6,10 +6,14 @@
 // The window between two activities lasts milliseconds, so each test holds it open with a real
 // ValidatingAdmissionPolicy that refuses the next step's API call (Pod creation, Pod deletion) until the
 // operator has been killed and restarted; the operation's retries of that step are what the kill interrupts.
+//
+// Each runs under the strict writer and a member-list sampler: nothing acknowledged lost on any member, equal
+// hashkv, no write gap of 5 s, never more than one learner, never fewer than 3 voters.
 import { join } from 'node:path';
 import { Labels } from '../../crds/labels';
 import { readStackInfo } from '../../localcluster/stack-info';
 import { pidAlive } from '../../localcluster/tools';
+import { expectAvailability, FAULT_GAP_BOUND_MS } from '../support/availability';
 import type { Harness } from '../support/cluster-harness';
 import {
   connect,
@@ -23,7 +27,9 @@ import {
   waitConverged,
   writeKeys,
 } from '../support/cluster-harness';
+import { expectMembership, startMembershipSampler } from '../support/membership-sampler';
 import { holdPodCreation, holdPods } from '../support/pod-hold';
+import { startWriterRunning } from '../support/writer';
 
 let h: Harness;
 beforeAll(() => {
@@ -77,6 +83,8 @@ describe('the operator killed in the middle of a membership change', () => {
   });
 
   test("between MemberAddAsLearner and the Pod's creation: the scale-up resumes and adds the member once", async () => {
+    const sampler = startMembershipSampler({ namespace: ns, name: 'w' });
+    const writer = await startWriterRunning({ namespace: ns, name: 'w', prefix: '/crash-scale-up' });
     const hold = await holdPodCreation(h, ns, 'the worker-crash test');
     try {
       await patchSpec(h, ns, 'w', { replicas: 4 });
@@ -101,8 +109,15 @@ describe('the operator killed in the middle of a membership change', () => {
       // The member etcd added before the kill is the one that started: not removed and added again.
       expect((await etcdMemberList(ns, 'w')).find((m) => m.name === 'w-3')?.id).toBe(learner.id);
       await expectClusterData(h, ns, 'w', 'crash', written);
+      await expectAvailability(h, await writer.stop(), {
+        what: 'operator killed after MemberAddAsLearner (scale-up 3 -> 4)',
+        boundMs: FAULT_GAP_BOUND_MS,
+      });
+      expectMembership(await sampler.stop(), { what: 'operator killed during scale-up', floor: 3 });
     } finally {
       await hold.release();
+      await writer.stop();
+      await sampler.stop();
     }
   });
 
@@ -113,6 +128,8 @@ describe('the operator killed in the middle of a membership change', () => {
       h.core.deleteNamespacedPod({ namespace: ns, name: someMember, dryRun: 'All' }),
     );
     let removed: string | undefined;
+    const sampler = startMembershipSampler({ namespace: ns, name: 'w' });
+    const writer = await startWriterRunning({ namespace: ns, name: 'w', prefix: '/crash-scale-down' });
     try {
       await patchSpec(h, ns, 'w', { replicas: 3 });
       // The window: etcd no longer lists one member, whose Pod still exists (its deletion is refused).
@@ -136,8 +153,15 @@ describe('the operator killed in the middle of a membership change', () => {
         return pods.items.some((p) => p.metadata?.name === removed) ? undefined : true;
       });
       await expectClusterData(h, ns, 'w', 'crash', written);
+      await expectAvailability(h, await writer.stop(), {
+        what: 'operator killed after MemberRemove (scale-down 4 -> 3)',
+        boundMs: FAULT_GAP_BOUND_MS,
+      });
+      expectMembership(await sampler.stop(), { what: 'operator killed during scale-down', floor: 3 });
     } finally {
       await hold.release();
+      await writer.stop();
+      await sampler.stop();
     }
   });
 });

@@ -2,11 +2,12 @@
 import { randomBytes } from 'node:crypto';
 import { StorageV1Api } from '@kubernetes/client-node';
 import type { V1Pod } from '@kubernetes/client-node';
-import { startWriteLoad } from '../../bench/upgrade';
 import { RolloutAnnotations } from '../../activities/rollout-template';
 import type { EtcdCluster } from '../../crds/etcd-cluster';
 import type { Harness } from '../support/cluster-harness';
-import { describeLoad, expectWritesKept, watchRoll } from '../support/rolling-watch';
+import { expectAvailability, PLANNED_GAP_BOUND_MS } from '../support/availability';
+import { watchRoll } from '../support/rolling-watch';
+import { startWriterRunning } from '../support/writer';
 import {
   connect,
   createCluster,
@@ -93,7 +94,7 @@ describe('config rollout', () => {
     ];
     expect(hashBefore).toMatch(/^[0-9a-f]{16}$/);
 
-    const load = startWriteLoad({ namespace: ns, name, prefix: '/rollout' });
+    const writer = await startWriterRunning({ namespace: ns, name, prefix: '/rollout' });
     await patchSpec(h, ns, name, { options: { 'snapshot-count': '5000' } });
 
     const roll = await watchRoll(h, ns, name, {
@@ -106,8 +107,8 @@ describe('config rollout', () => {
     const done = roll.cluster;
     const order = roll.restartedOrder;
     const summary = [...roll.workflowIds][0] ?? '';
-    const report = await load.stop();
-    console.log(`${describeLoad('rollout', report, order)}; most down at once ${roll.mostDown}`);
+    const report = await writer.stop();
+    console.log(`rollout order ${order.join(', ')}; most down at once ${roll.mostDown}`);
 
     expect(done.status?.lastOperation).toMatchObject({ type: 'Rollout', result: 'Succeeded' });
     expect(summary).toMatch(/\/op\/\d+-rollout$/);
@@ -130,12 +131,17 @@ describe('config rollout', () => {
       expect(p.metadata?.annotations?.[RolloutAnnotations.podTemplateHash]).not.toBe(hashBefore);
     }
 
-    await expectWritesKept(h, ns, name, { prefix: '/rollout', report, members: ['ro-0', 'ro-1', 'ro-2'] });
+    await expectAvailability(h, report, {
+      what: 'options rollout',
+      boundMs: PLANNED_GAP_BOUND_MS,
+      members: ['ro-0', 'ro-1', 'ro-2'],
+    });
   });
 
   test('podLabels and podAnnotations are patched onto the running Pods without a restart, and removed again', async () => {
     expect(ns).toBeDefined();
     const uidsBefore = new Map((await memberPods(ns, name)).map((p) => [p.metadata?.name, p.metadata?.uid]));
+    const writer = await startWriterRunning({ namespace: ns, name, prefix: '/pod-labels' });
     await patchSpec(h, ns, name, {
       podLabels: { team: 'storage' },
       podAnnotations: { 'example.com/owner': 'db' },
@@ -171,6 +177,11 @@ describe('config rollout', () => {
       300_000,
     );
     await waitRolledOut(ns, name);
+    await expectAvailability(h, await writer.stop(), {
+      what: 'podLabels and podAnnotations patched in place',
+      boundMs: PLANNED_GAP_BOUND_MS,
+      members: ['ro-0', 'ro-1', 'ro-2'],
+    });
     const uidsAfter = new Map((await memberPods(ns, name)).map((p) => [p.metadata?.name, p.metadata?.uid]));
     expect(uidsAfter).toEqual(uidsBefore);
   });
@@ -178,6 +189,7 @@ describe('config rollout', () => {
   test('storage growth expands every claim whose StorageClass allows it, without restarting a member', async () => {
     expect(ns).toBeDefined();
     const uidsBefore = new Map((await memberPods(ns, name)).map((p) => [p.metadata?.name, p.metadata?.uid]));
+    const writer = await startWriterRunning({ namespace: ns, name, prefix: '/storage-growth' });
     await patchSpec(h, ns, name, { storage: { size: '2Gi', medium: '', storageClassName: growClass } });
     const claims = await eventually(
       'every claim asks for and holds 2Gi',
@@ -206,6 +218,11 @@ describe('config rollout', () => {
       300_000,
     );
     expect(done.status?.lastOperation?.type).toBe('Rollout');
+    await expectAvailability(h, await writer.stop(), {
+      what: 'claims grown in place',
+      boundMs: PLANNED_GAP_BOUND_MS,
+      members: ['ro-0', 'ro-1', 'ro-2'],
+    });
     const uidsAfter = new Map((await memberPods(ns, name)).map((p) => [p.metadata?.name, p.metadata?.uid]));
     expect(uidsAfter).toEqual(uidsBefore);
   });
@@ -220,7 +237,7 @@ describe('resources rollout', () => {
     const ids = before.status?.members?.map((m) => [m.name, m.id]);
     const oldLeader = before.status?.members?.find((m) => m.leader)?.name ?? '';
 
-    const load = startWriteLoad({ namespace: ns, name, prefix: '/resources' });
+    const writer = await startWriterRunning({ namespace: ns, name, prefix: '/resources' });
     const resources = { requests: { cpu: '50m', memory: '64Mi' }, limits: { cpu: '2', memory: '1Gi' } };
     await patchSpec(h, ns, name, { resources });
     const roll = await watchRoll(h, ns, name, {
@@ -230,9 +247,9 @@ describe('resources rollout', () => {
       what: `${ns}/${name} rolled out its new resources`,
       timeoutMs: 900_000,
     });
-    const report = await load.stop();
+    const report = await writer.stop();
     console.log(
-      `${describeLoad('resources rollout', report, roll.restartedOrder)}; most down at once ${roll.mostDown}`,
+      `resources rollout order ${roll.restartedOrder.join(', ')}; most down at once ${roll.mostDown}`,
     );
 
     expect(roll.cluster.status?.lastOperation).toMatchObject({ type: 'Rollout', result: 'Succeeded' });
@@ -251,9 +268,9 @@ describe('resources rollout', () => {
       expect(etcd?.resources).toEqual(resources);
     }
 
-    await expectWritesKept(h, ns, name, {
-      prefix: '/resources',
-      report,
+    await expectAvailability(h, report, {
+      what: 'resources rollout',
+      boundMs: PLANNED_GAP_BOUND_MS,
       members: [`${name}-0`, `${name}-1`, `${name}-2`],
     });
   });

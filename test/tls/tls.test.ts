@@ -23,6 +23,8 @@ import {
   minioDestination,
   waitFinished,
 } from '../backup/backup-harness';
+import { expectAvailability, PLANNED_GAP_BOUND_MS } from '../support/availability';
+import { startWriterRunning } from '../support/writer';
 import { makeCA, memberSans, tlsSecret } from './tls-certs';
 import type { Pem, TestCA } from './tls-certs';
 
@@ -166,9 +168,19 @@ describe('a cluster with peer and client TLS', () => {
     }
   });
 
-  test('scales to 4 with the new member joining over peer TLS', async () => {
+  test('scales to 4 with the new member joining over peer TLS, under writes over client TLS', async () => {
+    const writer = await startWriterRunning({
+      namespace: ns,
+      name,
+      prefix: '/tls-scale',
+      credentials: client,
+    });
     await patchSpec(h, ns, name, { replicas: 4 });
     await waitConverged(h, ns, name, 4, 420_000);
+    await expectAvailability(h, await writer.stop(), {
+      what: 'scale 3 -> 4 with peer and client TLS',
+      boundMs: PLANNED_GAP_BOUND_MS,
+    });
     const members = await etcdMemberList(ns, name, client);
     expect(members.map((m) => m.name).sort()).toEqual([0, 1, 2, 3].map((i) => `${name}-${i}`));
     expect(await readKeys(ns, name, 'tls', client)).toHaveProperty('size', 20);

@@ -4,6 +4,8 @@ import { KubernetesObjectApi } from '@kubernetes/client-node';
 import { UPGRADE_FROM, UPGRADE_TO } from '../../bench/upgrade';
 import { Labels } from '../../crds/labels';
 import type { Harness } from '../support/cluster-harness';
+import { expectAvailability, PLANNED_GAP_BOUND_MS } from '../support/availability';
+import { startWriterRunning } from '../support/writer';
 import {
   connect,
   createCluster,
@@ -89,6 +91,8 @@ test(`an Upgrade ${UPGRADE_FROM} -> ${UPGRADE_TO} cancelled after its first memb
   const leader = before.status?.members?.find((m) => m.leader)?.name;
   const firstFollower = [`${name}-0`, `${name}-1`, `${name}-2`].find((m) => m !== leader) ?? '';
   const written = await writeKeys(ns, name, '/mix', 20);
+  // One member down (held) for the whole stuck step: two of three keep writing.
+  const writer = await startWriterRunning({ namespace: ns, name, prefix: '/mix-writes' });
 
   const release = await holdMemberPodCreation(ns);
   try {
@@ -143,6 +147,11 @@ test(`an Upgrade ${UPGRADE_FROM} -> ${UPGRADE_TO} cancelled after its first memb
   });
   expect(mixed.status?.conditions?.find((c) => c.type === 'Progressing')?.reason).toBe('OperationCancelled');
   expect(mixed.status?.conditions?.find((c) => c.type === 'Available')?.status).toBe('True');
+  await expectAvailability(h, await writer.stop(), {
+    what: 'upgrade cancelled after its first member',
+    boundMs: PLANNED_GAP_BOUND_MS,
+    members: [`${name}-0`, `${name}-1`, `${name}-2`],
+  });
   const read = await readKeys(ns, name, '/mix');
   expect([...written].filter(([k, v]) => read.get(k) !== v)).toEqual([]);
   await writeKeys(ns, name, '/mix-after', 5);

@@ -1,0 +1,176 @@
+// The one writer of the end-to-end tests: a put of a new key every 50 ms through the cluster's client Service, each with a 1 s budget and no retry, so a failed request is a failed write with its time; what it proves is checked by availability.ts.
+import { randomBytes } from 'node:crypto';
+import { noop } from 'cockatiel';
+import { Etcd3 } from 'etcd3';
+import type { IOptions } from 'etcd3';
+import { clusterClientEndpoint } from '../../crds/names';
+import type { ClientCredentials } from './cluster-harness';
+import type { WriteFigures, WriteRecord } from './write-history';
+import { writeFigures } from './write-history';
+
+export const WRITE_INTERVAL_MS = 50;
+export const WRITE_TIMEOUT_MS = 1000;
+
+export type EtcdAuth = NonNullable<IOptions['auth']>;
+
+/** How to reach a cluster with client TLS and/or auth. A function is asked before each write: a new answer (a rotated certificate, a new password) reconnects with it, as an application that reloads its configuration does. */
+export interface ClusterAccess {
+  credentials?: ClientCredentials | (() => ClientCredentials | undefined);
+  auth?: EtcdAuth | (() => EtcdAuth | undefined);
+}
+
+export interface WriterInput extends ClusterAccess {
+  namespace: string;
+  name: string;
+  /** Keys are `<prefix>/<seq>`; one prefix per writer. */
+  prefix: string;
+  /** Where to write (default: the cluster's client Service, as an application in the cluster would). */
+  endpoints?: string[];
+  /** Told each failed write's error, as an application reacting to it (asking for credentials, say) would be. */
+  onFailure?: (error: string) => void;
+}
+
+export interface WriterReport {
+  namespace: string;
+  name: string;
+  prefix: string;
+  records: WriteRecord[];
+  startedAt: number;
+  stoppedAt: number;
+  figures: WriteFigures;
+  /** The access the writer used last, for reading its keys back. */
+  access: { credentials?: ClientCredentials; auth?: EtcdAuth };
+}
+
+export interface Writer {
+  /** Acknowledged writes so far (to wait for the first one before changing the cluster). */
+  acknowledged(): number;
+  stop(): Promise<WriterReport>;
+}
+
+const current = <T>(v: T | (() => T | undefined) | undefined): T | undefined =>
+  typeof v === 'function' ? (v as () => T | undefined)() : v;
+
+/**
+ * A client with etcd3's own fault handling off: its default retries a recoverable error up to three times and
+ * opens a circuit breaker for 5 s after three failures, which would hide failures and invent gaps. Its own
+ * subchannel pool: grpc-js otherwise shares one connection per target among all clients in the process, so a
+ * client opened after a failure would reuse the very connection to the member that just failed to answer (a
+ * frozen member keeps its TCP connection open), and reconnecting would change nothing.
+ */
+export function strictClient(
+  hosts: string[],
+  access: { credentials?: ClientCredentials; auth?: EtcdAuth },
+  timeoutMs = WRITE_TIMEOUT_MS,
+): Etcd3 {
+  return new Etcd3({
+    // The client library takes TLS from the credentials, whatever the URL's scheme.
+    hosts,
+    ...(access.credentials ? { credentials: access.credentials } : {}),
+    ...(access.auth ? { auth: access.auth } : {}),
+    dialTimeout: timeoutMs,
+    defaultCallOptions: (ctx) => (ctx.isStream ? {} : { deadline: Date.now() + timeoutMs }),
+    faultHandling: { host: () => noop, global: noop },
+    grpcOptions: { 'grpc.use_local_subchannel_pool': 1 },
+  });
+}
+
+/** Fails after `ms`, whatever the client does (a token exchange has its own deadline, the write its own). */
+function within<T>(ms: number, work: Promise<T>): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
+  });
+  return Promise.race([work, timeout]).finally(() => clearTimeout(timer));
+}
+
+/**
+ * Starts writing at once. One request at a time; the next one starts 50 ms after the previous one started (at
+ * once if that one took longer), never in a burst to catch up. After a failure the client is thrown away and
+ * the next write connects anew through the Service (which then picks a ready member), as an application's
+ * reconnect would; the failed write is not tried again.
+ */
+export function startWriter(input: WriterInput): Writer {
+  const endpoints = input.endpoints ?? [
+    clusterClientEndpoint({ namespace: input.namespace, name: input.name }),
+  ];
+  const records: WriteRecord[] = [];
+  const startedAt = Date.now();
+  let stopped = false;
+  let client: Etcd3 | undefined;
+  let using: { credentials?: ClientCredentials; auth?: EtcdAuth } = {};
+  const run = randomBytes(3).toString('hex');
+
+  const loop = (async () => {
+    for (let seq = 0; !stopped; seq++) {
+      const started = Date.now();
+      const wanted = { credentials: current(input.credentials), auth: current(input.auth) };
+      if (client && (wanted.credentials !== using.credentials || wanted.auth !== using.auth)) {
+        client.close();
+        client = undefined;
+      }
+      using = wanted;
+      client ??= strictClient(endpoints, using);
+      const key = `${input.prefix}/${String(seq).padStart(7, '0')}`;
+      const value = `${run}-${seq}`;
+      try {
+        const res = await within(WRITE_TIMEOUT_MS, client.put(key).value(value).exec());
+        records.push({
+          key,
+          value,
+          startedAt: started,
+          endedAt: Date.now(),
+          ok: true,
+          revision: Number(res.header.revision),
+        });
+      } catch (err) {
+        records.push({ key, value, startedAt: started, endedAt: Date.now(), ok: false, error: String(err) });
+        input.onFailure?.(String(err));
+        client.close();
+        client = undefined;
+      }
+      const wait = started + WRITE_INTERVAL_MS - Date.now();
+      if (wait > 0 && !stopped) await new Promise((r) => setTimeout(r, wait));
+    }
+  })();
+
+  return {
+    acknowledged: () => records.filter((r) => r.ok).length,
+    async stop() {
+      stopped = true;
+      const stoppedAt = Date.now();
+      await loop;
+      client?.close();
+      return {
+        namespace: input.namespace,
+        name: input.name,
+        prefix: input.prefix,
+        records,
+        startedAt,
+        stoppedAt,
+        figures: writeFigures(records, startedAt, stoppedAt),
+        access: using,
+      };
+    },
+  };
+}
+
+/**
+ * startWriter, returning once the writer has written for `steadyMs` with at least one acknowledgement (within
+ * 30 s), so the change a test makes next starts under a running load, and the figures include some steady state.
+ */
+export async function startWriterRunning(input: WriterInput, steadyMs = 1000): Promise<Writer> {
+  const writer = startWriter(input);
+  const deadline = Date.now() + 30_000;
+  while (writer.acknowledged() === 0) {
+    if (Date.now() > deadline) {
+      const report = await writer.stop();
+      throw new Error(
+        `the writer got no acknowledgement in 30 s: ${report.records.at(-1)?.error ?? 'no write finished'}`,
+      );
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  await new Promise((r) => setTimeout(r, steadyMs));
+  return writer;
+}
