@@ -904,6 +904,17 @@ describe('plan, member Pods that cannot run', () => {
       { kind: 'Wait', reason: Reasons.MemberCrashLooping },
     ],
     [
+      'the crash-looping seed of a cluster that never answered is replaced once the spec changes',
+      desired(3, { version: '3.6.1' }),
+      seedOnly(
+        stuck(0, 'MemberCrashLooping', {
+          phase: 'Running',
+          template: { upToDate: false, changed: ['options'], hash: 'h', metadataCurrent: true },
+        }),
+      ),
+      { kind: 'ReplacePod', member: 'main-0' },
+    ],
+    [
       'nothing is replaced while the new version has no image either',
       desired(3, { version: '3.6.99', versionKnown: false }),
       seedOnly(stuck(0, 'ImagePullFailed')),

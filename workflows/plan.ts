@@ -374,14 +374,19 @@ function moveLeaderTarget(c: WithEtcd, from: Member): Member | undefined {
  * for another image or template: the user fixed the spec, so the stuck Pod goes and is started again from it.
  * Deleting it costs nothing: its etcd never started in it, and its claim (the member's data) is kept.
  */
-function replaceStuckPod(desired: Desired, kube: readonly KubeMemberView[]): Step | undefined {
+function replaceStuckPod(
+  desired: Desired,
+  kube: readonly KubeMemberView[],
+  neverAnswered = false,
+): Step | undefined {
   if (!desired.versionKnown) return undefined;
+  // A crash-looping etcd did run: only the seed of a cluster that never answered may go (it formed nothing).
+  const replaceable = (reason: string | undefined) =>
+    reason === Reasons.ImagePullFailed ||
+    reason === Reasons.PodUnschedulable ||
+    (neverAnswered && reason === Reasons.MemberCrashLooping);
   const stuck = kube
-    .filter(
-      (k) =>
-        podLive(k) &&
-        (k.problem?.reason === Reasons.ImagePullFailed || k.problem?.reason === Reasons.PodUnschedulable),
-    )
+    .filter((k) => podLive(k) && replaceable(k.problem?.reason))
     .filter(
       (k) =>
         k.pod?.template?.upToDate === false ||
@@ -670,7 +675,7 @@ function preferRecorded(c: WithoutEtcd, names: string[]): string | undefined {
 const withoutEtcdChain: Check<WithoutEtcd>[] = [
   {
     name: 'replaceStuckPods',
-    run: (c) => replaceStuckPod(c.desired, c.observed.kube),
+    run: (c) => replaceStuckPod(c.desired, c.observed.kube, c.observed.recorded.clusterId === undefined),
   },
   {
     name: 'stayPaused',
