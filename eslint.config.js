@@ -52,7 +52,11 @@ module.exports = tseslint.config(
     // Workflow code runs in Temporal's deterministic sandbox: no Node built-ins, no clients, activities by type only.
     files: ['workflows/**/*.ts'],
     // Test code runs workers and servers outside the sandbox; the dev server helper is test code.
-    ignores: ['workflows/**/*.test.ts', 'workflows/test-support/dev-server.ts'],
+    ignores: [
+      'workflows/**/*.test.ts',
+      'workflows/test-support/dev-server.ts',
+      'workflows/test-support/time-skipping-server.ts',
+    ],
     rules: {
       'no-restricted-imports': [
         'error',

@@ -1,10 +1,11 @@
 // Temporal's time-skipping test server (the Java one the SDK would download) started from the tool cache: workflow tests that wait hours of workflow time in seconds.
 //
-// The SDK's own launcher gives a server 5 s to open its port, which a JVM on a loaded machine misses; so the
-// test starts it here, waits for the port, and attaches to it as a time-skipping environment.
-import { spawn } from 'node:child_process';
+// The SDK's own launcher downloads the server from outside the registries and gives it 5 s to open its port,
+// which a JVM on a loaded machine misses; so the jars come from Maven Central once (with mvn, into the tool
+// cache), and the test starts the server here, waits for its port, and attaches as a time-skipping environment.
+import { execFileSync, spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { createConnection, createServer } from 'node:net';
 import { join } from 'node:path';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
@@ -49,14 +50,48 @@ export interface TimeSkippingServer {
   stop: () => Promise<void>;
 }
 
+/** The pom whose dependencies are the test server and what it needs. */
+function pom(): string {
+  return `<project xmlns="http://maven.apache.org/POM/4.0.0"><modelVersion>4.0.0</modelVersion>
+<groupId>local.etcd-conductor</groupId><artifactId>temporal-test-server-jars</artifactId><version>1</version>
+<dependencies><dependency><groupId>io.temporal</groupId><artifactId>temporal-test-server</artifactId><version>${TEST_SERVER_VERSION}</version></dependency></dependencies>
+</project>
+`;
+}
+
+/** Fetches the jars from Maven Central once (mvn), into a folder renamed into place only when complete. */
+export function ensureTestServerJars(): string {
+  const lib = testServerLib();
+  if (existsSync(lib)) return lib;
+  const work = `${lib}.partial-${process.pid}`;
+  rmSync(work, { recursive: true, force: true });
+  mkdirSync(work, { recursive: true });
+  writeFileSync(join(work, 'pom.xml'), pom());
+  execFileSync(
+    'mvn',
+    [
+      '-B',
+      '-q',
+      '-f',
+      join(work, 'pom.xml'),
+      'dependency:copy-dependencies',
+      `-DoutputDirectory=${join(work, 'lib')}`,
+    ],
+    { stdio: 'inherit' },
+  );
+  try {
+    renameSync(join(work, 'lib'), lib);
+  } catch (err) {
+    // Another test file fetched them at the same time: theirs are as good.
+    if (!existsSync(lib)) throw err;
+  }
+  rmSync(work, { recursive: true, force: true });
+  return lib;
+}
+
 /** Starts the server on a free loopback port and attaches a time-skipping environment to it. */
 export async function startTimeSkippingServer(timeoutMs = 120_000): Promise<TimeSkippingServer> {
-  const lib = testServerLib();
-  if (!existsSync(lib)) {
-    throw new Error(
-      `no Temporal test server jars in ${lib}: run \`npm run tools\` (or set TEMPORAL_TEST_SERVER_LIB)`,
-    );
-  }
+  const lib = ensureTestServerJars();
   const port = await freePort();
   const proc: ChildProcess = spawn(
     'java',
