@@ -15,6 +15,7 @@ import {
   waitConverged,
 } from '../support/cluster-harness';
 import type { EtcdCluster } from '../../crds/etcd-cluster';
+import { FaultClient } from '../../localcluster/fault-client';
 
 let h: Harness;
 beforeAll(() => {
@@ -170,5 +171,42 @@ describe('why a cluster waits', () => {
     );
     await patchSpec(h, ns, 'sc', { resources: { requests: { cpu: '100m' } } });
     await waitConverged(h, ns, 'sc', 1);
+  });
+
+  test('a scale-up whose joining member is frozen writes no status while it waits, and its histories grow slowly', async () => {
+    const ns = await freshNamespace(h, 'frozen');
+    await createCluster(h, ns, 'fz', { replicas: 1 });
+    await waitConverged(h, ns, 'fz', 1);
+    await patchSpec(h, ns, 'fz', { replicas: 2 });
+    const faults = new FaultClient(h.stack.faultControlUrl ?? '');
+    await eventually('the joining member runs', async () => {
+      const pod = await h.core.readNamespacedPod({ namespace: ns, name: 'fz-1' }).catch(() => undefined);
+      return pod?.status?.phase === 'Running' ? pod : undefined;
+    });
+    await faults.freezeContainer(ns, 'fz-1', 'etcd');
+    try {
+      const op = await eventually('the scale-up waits on its learner', async () => {
+        const c = await getCluster(h, ns, 'fz');
+        return c.status?.currentOperation?.step?.startsWith('wait (') ? c.status.currentOperation : undefined;
+      });
+      // Let the step settle (its close watch of a starting member lasts 30 s), then watch 120 s as issue 15 did:
+      // 17 status writes and +289 / +170 history events then.
+      await new Promise((r) => setTimeout(r, 35_000));
+      const before = await getCluster(h, ns, 'fz');
+      const ids = [op.workflowId, `etcdcluster/${ns}/fz`];
+      const lengths = ids.map(historyLength);
+      await new Promise((r) => setTimeout(r, 120_000));
+      const after = await getCluster(h, ns, 'fz');
+      const grown = ids.map((id, i) => historyLength(id) - (lengths[i] ?? 0));
+      console.log(
+        `frozen joiner, 120 s: resourceVersion ${before.metadata.resourceVersion} -> ${after.metadata.resourceVersion}; operation +${grown[0]} events, cluster workflow +${grown[1]}; step "${after.status?.currentOperation?.step ?? ''}"`,
+      );
+      expect(after.metadata.resourceVersion).toBe(before.metadata.resourceVersion);
+      expect(grown[0]).toBeLessThanOrEqual(100);
+      expect(grown[1]).toBeLessThanOrEqual(20);
+    } finally {
+      await faults.thawContainer(ns, 'fz-1', 'etcd');
+    }
+    await waitConverged(h, ns, 'fz', 2, 300_000);
   });
 });
