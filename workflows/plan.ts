@@ -493,9 +493,12 @@ const withEtcdChain: Check<WithEtcd>[] = [
       }
       return wait(
         Reasons.LearnerCatchingUp,
-        learner.started
-          ? `learner ${learner.name} at raft index ${learner.raftIndex ?? '?'} of ${c.leader?.raftIndex ?? '?'}`
-          : `learner ${learner.name} is starting`,
+        !learner.started
+          ? `learner ${learner.name} is starting`
+          : learner.reachable
+            ? `learner ${learner.name} at raft index ${learner.raftIndex ?? '?'} of ${c.leader?.raftIndex ?? '?'}`
+            : // No index to show, and the leader's own grows: a message that changed with it would rewrite status.
+              `learner ${learner.name} does not answer`,
       );
     },
   },
