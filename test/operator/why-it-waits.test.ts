@@ -3,6 +3,7 @@
 // condition reason and one Event naming the Pod, costs next to nothing while it stays (no status write, a
 // few history events), and a fixed spec supersedes the wait.
 import type { CoreV1Event } from '@kubernetes/client-node';
+import { StorageV1Api } from '@kubernetes/client-node';
 import type { Harness } from '../support/cluster-harness';
 import {
   connect,
@@ -208,5 +209,35 @@ describe('why a cluster waits', () => {
       await faults.thawContainer(ns, 'fz-1', 'etcd');
     }
     await waitConverged(h, ns, 'fz', 2, 300_000);
+  });
+
+  test('a claim on a StorageClass that does not exist yet is reported, and creating the class lets the cluster start by itself', async () => {
+    const ns = await freshNamespace(h, 'claim');
+    // Cluster-scoped: named after the namespace, deleted at the end.
+    const className = `later-${ns}`;
+    const storage = h.kc.makeApiClient(StorageV1Api);
+    const startedAt = Date.now();
+    await createCluster(h, ns, 'cl', {
+      replicas: 1,
+      storage: { size: '1Gi', medium: '', storageClassName: className },
+    });
+    try {
+      const c = await reported(ns, 'cl', 'Degraded', 'ClaimPending', startedAt);
+      expect(condition(c, 'Degraded')?.message).toBe(
+        `claim data-cl-0 is Pending: StorageClass "${className}" does not exist`,
+      );
+      await eventually('the ClaimPending Event', async () =>
+        (await eventsFor(ns, 'cl', 'ClaimPending')).length > 0 ? true : undefined,
+      );
+      // The fix is outside the spec (the class is immutable there): once it exists, the claim binds and the
+      // waiting Bootstrap goes on by itself.
+      await storage.createStorageClass({
+        body: { metadata: { name: className }, provisioner: 'etcd-conductor.io/claim-binder' },
+      });
+      await waitConverged(h, ns, 'cl', 1);
+      expect(await eventsFor(ns, 'cl', 'ClaimPending')).toHaveLength(1);
+    } finally {
+      await storage.deleteStorageClass({ name: className }).catch(() => undefined);
+    }
   });
 });
