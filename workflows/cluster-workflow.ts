@@ -227,7 +227,9 @@ export async function etcdClusterWorkflow(
     });
     const step = decision.step;
     if (step.kind === 'Wait' && TOLD_ONCE.includes(step.reason)) {
-      const notice = `${step.reason}|${step.message}`;
+      // Told once per reason and subject (the message up to its first ': ', e.g. `claim data-main-0 is Pending`,
+      // `Pod main-0 cannot pull image "x"`): the kubelet's changing detail after it is no news.
+      const notice = `${step.reason}|${step.message.split(': ')[0] ?? ''}`;
       if (!told.includes(notice) && patched(TELL_PROBLEMS_PATCH)) {
         told = [...told, notice].slice(-TOLD_KEPT);
         await acts.recordEvent({ ref, type: 'Warning', reason: step.reason, message: step.message });
