@@ -410,7 +410,8 @@ export function createActivities(deps: ActivityDeps) {
           .map((m) => m.name)
           .sort()
           .join(',');
-        if (now !== before) return 'changed';
+        // A member Pod that cannot run (image, crash loop, scheduling, claim) is news too: the wait says why.
+        if (now !== before || observation.kube.some((k) => k.problem)) return 'changed';
         if (Date.now() + ANSWER_POLL_MS > until) return 'unchanged';
         await delay(ANSWER_POLL_MS);
       }

@@ -167,7 +167,11 @@ export async function etcdClusterWorkflow(
         change.generation > desired.generation &&
         operationScope &&
         current &&
-        waitsOnMemberProblem(current.step)
+        (waitsOnMemberProblem(current.step) ||
+          // The operation may not have looked again yet; the last status already says a member Pod cannot run.
+          MEMBER_PROBLEM_REASONS.includes(
+            status?.conditions?.find((c) => c.type === 'Degraded')?.reason ?? '',
+          ))
       ) {
         supersededBy = change.generation;
         operationScope.cancel();

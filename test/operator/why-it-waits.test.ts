@@ -85,9 +85,11 @@ describe('why a cluster waits', () => {
     expect(condition(c, 'Degraded')?.message).toContain(
       'Pod pl-0 cannot pull image "quay.io/coreos/etcd:v3.6.1"',
     );
-    const op = c.status?.currentOperation;
-    expect(op?.type).toBe('Bootstrap');
-    expect(op?.step).toContain('wait (ImagePullFailed)');
+    expect(c.status?.currentOperation?.type).toBe('Bootstrap');
+    const op = await eventually('the Bootstrap says why it waits', async () => {
+      const o = (await getCluster(h, ns, 'pl')).status?.currentOperation;
+      return o?.step?.includes('wait (ImagePullFailed)') ? o : undefined;
+    });
     const told = await eventually('the ImagePullFailed Event', async () => {
       const e = await eventsFor(ns, 'pl', 'ImagePullFailed');
       return e.length > 0 ? e : undefined;
