@@ -25,6 +25,8 @@ import type {
   KubeMemberObservation,
 } from '../contracts/observation';
 import { reportsLostRaftLog } from './member-failures';
+import type { ProblemClaim, ProblemPod } from './member-problems';
+import { memberProblem } from './member-problems';
 import type { RestoreInit } from './restore-manifests';
 import { RESTORE_CONTAINER, restoreFailureOf } from './restore-manifests';
 import { etcdVersionOfImage } from './upgrade-images';
@@ -39,6 +41,7 @@ import { readTLSTrust } from './tls-trust';
 import { createDefragActivities } from './defrag-activities';
 import type { ClusterRef } from '../contracts/cluster-ref';
 import type { EventReason } from '../contracts/event-reasons';
+import { heartbeat } from './heartbeat';
 
 export interface ActivityDeps {
   kube: KubeObjects;
@@ -55,11 +58,17 @@ interface PodLike extends KubernetesObject {
   spec?: { containers?: { name?: string; image?: string }[] };
   status?: {
     phase?: string;
-    conditions?: { type: string; status: string }[];
+    conditions?: {
+      type: string;
+      status: string;
+      reason?: string;
+      message?: string;
+      lastTransitionTime?: Date | string;
+    }[];
     containerStatuses?: {
       name?: string;
       state?: { waiting?: { reason?: string; message?: string }; terminated?: { message?: string } };
-      lastState?: { terminated?: { message?: string } };
+      lastState?: { terminated?: { message?: string; exitCode?: number } };
       restartCount?: number;
     }[];
     initContainerStatuses?: (NonNullable<Parameters<typeof restoreFailureOf>[0]> & { name: string })[];
@@ -97,6 +106,20 @@ const OBSERVE_STATUS_TIMEOUT_MS = 1000;
 const ANSWER_POLL_MS = 200;
 
 const delay = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+/** A timestamp from the API (a Date from the client, a string from a raw read) as RFC 3339. */
+const isoOf = (t: Date | string | undefined): string | undefined =>
+  t === undefined ? undefined : new Date(t).toISOString();
+
+/** The first value any of `calls` resolves to, all asked at once: one dead member costs no more than a live one's answer. */
+async function firstOf<T>(calls: Promise<T>[]): Promise<T> {
+  if (calls.length === 0) throw new Error('no member Pod to ask');
+  try {
+    return await Promise.any(calls);
+  } catch (err) {
+    throw err instanceof AggregateError ? (err.errors[0] as unknown) : err;
+  }
+}
 
 export function createActivities(deps: ActivityDeps) {
   const { etcd } = deps;
@@ -156,19 +179,6 @@ export function createActivities(deps: ActivityDeps) {
     return peerURLFor(cluster?.spec ?? {}, ref, member);
   }
 
-  /** Asks each endpoint in turn: one dead member must not hide the others' answer. */
-  async function firstAnswer<T>(endpoints: string[], fn: (endpoint: string) => Promise<T>): Promise<T> {
-    let last: unknown = new Error('no member Pod to ask');
-    for (const endpoint of endpoints) {
-      try {
-        return await fn(endpoint);
-      } catch (err) {
-        last = err;
-      }
-    }
-    throw last;
-  }
-
   async function observe(input: {
     ref: ClusterRef;
     version: string;
@@ -193,15 +203,17 @@ export function createActivities(deps: ActivityDeps) {
         : undefined;
     const [pods, claims] = await Promise.all([
       memberPods(ref),
-      kube.list<KubernetesObject & { metadata?: { deletionTimestamp?: unknown } }>(
-        'v1',
-        'PersistentVolumeClaim',
-        ref.namespace,
-        `${Labels.cluster}=${ref.name}`,
-      ),
+      kube.list<
+        KubernetesObject & {
+          metadata?: { deletionTimestamp?: unknown };
+          spec?: { storageClassName?: string };
+          status?: { phase?: string };
+        }
+      >('v1', 'PersistentVolumeClaim', ref.namespace, `${Labels.cluster}=${ref.name}`),
     ]);
     const kube_: Map<string, KubeMemberObservation> = new Map();
     const lostRaftLog = new Set<string>();
+    const problemPods = new Map<string, ProblemPod>();
     const entry = (name: string) => {
       let e = kube_.get(name);
       if (!e) kube_.set(name, (e = { name }));
@@ -221,7 +233,27 @@ export function createActivities(deps: ActivityDeps) {
       const restoreFailure = restoreFailureOf(
         p.status?.initContainerStatuses?.find((c) => c.name === RESTORE_CONTAINER),
       );
-      const podVersion = etcdVersionOfImage(p.spec?.containers?.find((c) => c.name === 'etcd')?.image);
+      const etcdImage = p.spec?.containers?.find((c) => c.name === 'etcd')?.image;
+      const podVersion = etcdVersionOfImage(etcdImage);
+      const lastTerminated = etcdStatus?.lastState?.terminated;
+      problemPods.set(name, {
+        name: p.metadata?.name ?? name,
+        ...(isoOf(p.metadata?.creationTimestamp)
+          ? { creationTimestamp: isoOf(p.metadata?.creationTimestamp) }
+          : {}),
+        conditions: (p.status?.conditions ?? []).map((c) => ({
+          type: c.type,
+          status: c.status,
+          ...(c.reason ? { reason: c.reason } : {}),
+          ...(c.message ? { message: c.message } : {}),
+          ...(c.lastTransitionTime ? { lastTransitionTime: isoOf(c.lastTransitionTime) } : {}),
+        })),
+        etcd: {
+          ...(etcdImage ? { image: etcdImage } : {}),
+          ...(waiting ? { waiting } : {}),
+          ...(lastTerminated ? { lastTerminated } : {}),
+        },
+      });
       entry(name).pod = {
         ...(restoreFailure ? { restoreFailure } : {}),
         ...(podVersion ? { version: podVersion } : {}),
@@ -245,9 +277,20 @@ export function createActivities(deps: ActivityDeps) {
       }
     }
     const classes = input.spec ? await readStorageClasses(kube, claims as ClaimLike[]) : undefined;
+    const problemClaims = new Map<string, ProblemClaim>();
     for (const c of claims) {
       const name = c.metadata?.labels?.[Labels.member];
       if (!name) continue;
+      const className = c.spec?.storageClassName;
+      problemClaims.set(name, {
+        name: c.metadata?.name ?? claimName(name),
+        ...(c.status?.phase ? { phase: c.status.phase } : {}),
+        ...(isoOf(c.metadata?.creationTimestamp)
+          ? { creationTimestamp: isoOf(c.metadata?.creationTimestamp) }
+          : {}),
+        ...(className ? { storageClassName: className } : {}),
+        ...(className && classes ? { classExists: classes.get(className) !== undefined } : {}),
+      });
       entry(name).claim = {
         terminating: Boolean(c.metadata?.deletionTimestamp) || ownedByAnother(ref, c),
         dataLost:
@@ -258,12 +301,23 @@ export function createActivities(deps: ActivityDeps) {
       };
     }
 
+    const now = Date.now();
+    for (const k of kube_.values()) {
+      if (k.pod?.terminating) continue;
+      const problem = memberProblem(problemPods.get(k.name), problemClaims.get(k.name), now);
+      if (problem) k.problem = problem;
+    }
+
     const endpoints = [...kube_.values()]
       .filter((k) => k.pod && !k.pod.terminating)
       .map((k) => memberClientURL(ref, k.name));
     let etcdView: ClusterObservation['etcd'];
     try {
-      const listed = await firstAnswer(endpoints, async (e) => etcd.listMembersWithHeader([e]));
+      // Every member is asked at once, each within its own deadline: a dead or frozen member costs one
+      // deadline, not one per member asked before the one that answers.
+      const listed = await firstOf(
+        endpoints.map((e) => etcd.listMembersWithHeader([e], OBSERVE_STATUS_TIMEOUT_MS * 3)),
+      );
       const members: (EtcdMemberObservation & { leaderId?: string })[] = await Promise.all(
         listed.members.map(async (m) => {
           const name = memberFromPeerURL(ref, m.peerURLs[0] ?? '') ?? m.name;
@@ -287,7 +341,9 @@ export function createActivities(deps: ActivityDeps) {
       const leaderId = members.find((m) => m.leaderId && m.leaderId !== '0')?.leaderId;
       // NOSPACE and CORRUPT live in etcd's alarm list, not in any member's status; an unanswered question
       // leaves `alarms` out rather than claiming there are none.
-      const alarms = await firstAnswer(endpoints, (e) => etcd.alarms([e])).catch(() => undefined);
+      const alarms = await firstOf(
+        endpoints.map((e) => etcd.alarms([e], OBSERVE_STATUS_TIMEOUT_MS * 3)),
+      ).catch(() => undefined);
       etcdView = {
         clusterId: listed.clusterId,
         ...(leaderId ? { leaderId } : {}),
@@ -358,6 +414,7 @@ export function createActivities(deps: ActivityDeps) {
     }): Promise<{ id: string } | { notReady: string }> {
       const until = Date.now() + (input.waitMs ?? 0);
       for (;;) {
+        heartbeat();
         const endpoints = await endpointsOf(input.ref);
         const added = await etcd.addLearner(endpoints, await peerURLOf(input.ref, input.member));
         if (added !== 'not-ready') return { id: added.member.id };
@@ -382,13 +439,15 @@ export function createActivities(deps: ActivityDeps) {
       const until = Date.now() + input.maxMs;
       const before = [...input.answering].sort().join(',');
       for (;;) {
+        heartbeat();
         const observation = await observe(input);
         const now = (observation.etcd?.members ?? [])
           .filter((m) => m.started && m.reachable)
           .map((m) => m.name)
           .sort()
           .join(',');
-        if (now !== before) return 'changed';
+        // A member Pod that cannot run (image, crash loop, scheduling, claim) is news too: the wait says why.
+        if (now !== before || observation.kube.some((k) => k.problem)) return 'changed';
         if (Date.now() + ANSWER_POLL_MS > until) return 'unchanged';
         await delay(ANSWER_POLL_MS);
       }

@@ -7,6 +7,7 @@ import type { EtcdAdmin } from './etcd-admin';
 import { memberClientURL } from '../crds/names';
 import type { ClusterRef } from '../contracts/cluster-ref';
 import type { DefragmentResult } from '../contracts/defrag';
+import { heartbeating } from './heartbeat';
 
 export interface DefragActivityDeps {
   etcd: EtcdAdmin;
@@ -36,7 +37,8 @@ export function createDefragActivities(deps: DefragActivityDeps) {
     async defragmentMember(input: { ref: ClusterRef; member: string }): Promise<DefragmentResult> {
       const endpoint = memberClientURL(input.ref, input.member);
       const before = await sizes(endpoint);
-      await etcd.defragment(endpoint, DEFRAG_CALL_TIMEOUT_MS);
+      // Minutes on a large database: heartbeats say the worker still waits on etcd (workflows/defrag-operation.ts).
+      await heartbeating(etcd.defragment(endpoint, DEFRAG_CALL_TIMEOUT_MS));
       const after = await sizes(endpoint);
       return { member: input.member, ...(before ? { before } : {}), ...(after ? { after } : {}) };
     },
@@ -49,7 +51,7 @@ export function createDefragActivities(deps: DefragActivityDeps) {
       let last: unknown = new Error('no voter to compact through');
       for (const endpoint of urls(input.ref, input.voters)) {
         try {
-          return await etcd.compactToCurrent([endpoint]);
+          return await heartbeating(etcd.compactToCurrent([endpoint]));
         } catch (err) {
           last = err;
         }

@@ -34,7 +34,10 @@ export interface EtcdMemberStatus {
 export interface EtcdAdmin {
   listMembers(endpoints: string[]): Promise<EtcdMember[]>;
   /** The member list with the cluster id it came from (linearizable: it needs a quorum). */
-  listMembersWithHeader(endpoints: string[]): Promise<{ clusterId: string; members: EtcdMember[] }>;
+  listMembersWithHeader(
+    endpoints: string[],
+    timeoutMs?: number,
+  ): Promise<{ clusterId: string; members: EtcdMember[] }>;
   /** Adds a learner with this peer URL, or returns the member that already has it (a retry finds its own work). */
   /**
    * MemberAddAsLearner; `not-ready` while etcd refuses membership changes because a voter has not been connected
@@ -58,7 +61,7 @@ export interface EtcdAdmin {
   /** `timeoutMs` overrides the per-call deadline: observation wants a quick "unreachable", not a long wait. */
   status(endpoint: string, timeoutMs?: number): Promise<EtcdMemberStatus>;
   /** Raised alarms (Maintenance.Alarm GET), alarm names upper case as etcdctl prints them (NOSPACE, CORRUPT). */
-  alarms(endpoints: string[]): Promise<EtcdAlarmRow[]>;
+  alarms(endpoints: string[], timeoutMs?: number): Promise<EtcdAlarmRow[]>;
   /** Deactivates one member's NOSPACE alarm; one that is not raised counts as disarmed. */
   disarmNoSpace(endpoints: string[], memberId: string): Promise<void>;
   /**
@@ -218,11 +221,15 @@ export function createEtcdAdmin(options: EtcdAdminOptions = {}): EtcdAdmin {
   return {
     listMembers,
 
-    async listMembersWithHeader(endpoints) {
-      return withClient(endpoints, async (c) => {
-        const res = await c.cluster.memberList({ linearizable: true });
-        return { clusterId: res.header.cluster_id, members: res.members.map(toMember) };
-      });
+    async listMembersWithHeader(endpoints, timeoutMs) {
+      return withClient(
+        endpoints,
+        async (c) => {
+          const res = await c.cluster.memberList({ linearizable: true });
+          return { clusterId: res.header.cluster_id, members: res.members.map(toMember) };
+        },
+        timeoutMs ?? timeout,
+      );
     },
 
     async addLearner(endpoints, peerURL) {
@@ -284,19 +291,23 @@ export function createEtcdAdmin(options: EtcdAdminOptions = {}): EtcdAdmin {
       }
     },
 
-    async alarms(endpoints) {
-      return withClient(endpoints, async (c) => {
-        const res = await c.maintenance.alarm({
-          action: AlarmAction.Get,
-          memberID: 0,
-          alarm: AlarmType.None,
-        });
-        return (res.alarms ?? []).map((a) => ({
-          memberId: String(a.memberID),
-          // The generated type says 'Nospace'; the wire enum name is NOSPACE. One spelling for the rest of the code.
-          alarm: String(a.alarm).toUpperCase(),
-        }));
-      });
+    async alarms(endpoints, timeoutMs) {
+      return withClient(
+        endpoints,
+        async (c) => {
+          const res = await c.maintenance.alarm({
+            action: AlarmAction.Get,
+            memberID: 0,
+            alarm: AlarmType.None,
+          });
+          return (res.alarms ?? []).map((a) => ({
+            memberId: String(a.memberID),
+            // The generated type says 'Nospace'; the wire enum name is NOSPACE. One spelling for the rest of the code.
+            alarm: String(a.alarm).toUpperCase(),
+          }));
+        },
+        timeoutMs ?? timeout,
+      );
     },
 
     async disarmNoSpace(endpoints, memberId) {

@@ -34,6 +34,14 @@ export const EventReasons = {
   RestoreFailed: cluster('Warning'),
   // An object the operator would create exists under its name and belongs to someone else (never adopted)
   ObjectNotOwned: cluster('Warning'),
+  // A member Pod that cannot run, and a version no image exists for: told once per reason and subject
+  ImagePullFailed: cluster('Warning'),
+  MemberCrashLooping: cluster('Warning'),
+  PodUnschedulable: cluster('Warning'),
+  ClaimPending: cluster('Warning'),
+  UnsupportedVersion: cluster('Warning'),
+  // A new spec generation replaced an operation that waited on a member Pod that cannot run
+  OperationSuperseded: cluster('Normal'),
   // Upgrade and downgrade steps
   PreUpgradeSnapshotTaken: cluster('Normal'),
   PreUpgradeSnapshotFailed: cluster('Warning'),

@@ -1,18 +1,21 @@
 // What observeCluster reports: Kubernetes' and etcd's views of one cluster, as plain serialisable data.
 import type { ClaimStorageObservation, PodTemplateObservation } from './rollout';
+import type { MemberProblem } from './member-problems';
 
 export type PodPhase = 'Pending' | 'Running' | 'Succeeded' | 'Failed' | 'Unknown';
 
 /** The Pod and claim labelled with one member name, either possibly absent. */
 export interface KubeMemberObservation {
   name: string;
+  /** What keeps this member from running that the user must act on, in the kubelet's or scheduler's words (activities/member-problems.ts). */
+  problem?: MemberProblem;
   pod?: {
     phase: PodPhase;
     ready: boolean;
     terminating: boolean;
     uid: string;
     restartCount: number;
-    /** e.g. ErrImagePull or CrashLoopBackOff, when the container waits. */
+    /** e.g. ErrImagePull or CrashLoopBackOff, when the container waits (`problem` says what it means for the user). */
     waitingReason?: string;
     /** The seed's `restore` init container failed on its latest run (agent reason and message). */
     restoreFailure?: { reason: string; message: string; permanent: boolean };

@@ -34,7 +34,8 @@ export const Reasons = {
   ProgressDeadlineExceeded: 'ProgressDeadlineExceeded',
   OperationCancelled: 'OperationCancelled',
   OperationFailed: 'OperationFailed',
-  UnknownVersion: 'UnknownVersion',
+  // spec.version names no release this operator has an image for (told once; nothing is retried until the spec changes)
+  UnsupportedVersion: 'UnsupportedVersion',
   LearnerCatchingUp: 'LearnerCatchingUp',
   MemberNotReady: 'MemberNotReady',
   QuorumAtRisk: 'QuorumAtRisk',
@@ -63,6 +64,14 @@ export const Reasons = {
   Defragmenting: 'Defragmenting',
   // Progressing=True: a RotateAuth operation applies a changed root password (workflows/auth-plan.ts)
   RotatingAuth: 'RotatingAuth',
+  // Progressing=False and Degraded=True: a member Pod cannot run, in the kubelet's or scheduler's words
+  // (activities/member-problems.ts); an Event names the Pod once per reason
+  ImagePullFailed: 'ImagePullFailed',
+  MemberCrashLooping: 'MemberCrashLooping',
+  PodUnschedulable: 'PodUnschedulable',
+  ClaimPending: 'ClaimPending',
+  // Event: a new spec generation replaced an operation that was waiting (the fix supersedes the wait)
+  OperationSuperseded: 'OperationSuperseded',
   // Progressing=False: a rollout would restart members on a ca.crt that does not trust the cluster's certificates (activities/tls-trust.ts)
   TLSTrustBroken: 'TLSTrustBroken',
   // Event (and the failed operation's message): an object the operator would create exists and is not the cluster's

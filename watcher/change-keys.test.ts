@@ -47,6 +47,11 @@ describe('memberChangeKey', () => {
     ],
     ['turning unready is a change', pod({ conditions: [{ type: 'Ready', status: 'False' }] }), false],
     ['a restart is a change', pod({ containerStatuses: [{ restartCount: 1 }] }), false],
+    [
+      'an image that cannot be pulled is a change',
+      pod({ containerStatuses: [{ restartCount: 0, state: { waiting: { reason: 'ErrImagePull' } } }] }),
+      false,
+    ],
     ['a deletion timestamp is a change', pod({}, { deletionTimestamp: 'now' }), false],
     ['a role label flip is a change', pod({}, { labels: { 'etcd.conductor.dev/role': 'learner' } }), false],
     [
@@ -56,6 +61,40 @@ describe('memberChangeKey', () => {
     ],
   ])('%s', (_name, obj, same) => {
     expect(memberChangeKey(obj) === base).toBe(same);
+  });
+
+  const waiting = (reason: string | undefined, restartCount = 0) =>
+    pod({
+      conditions: [{ type: 'Ready', status: 'False' }],
+      containerStatuses: [{ restartCount, state: reason ? { waiting: { reason } } : { running: {} } }],
+    });
+  test.each([
+    [
+      'the kubelet alternating ErrImagePull and ImagePullBackOff is no change',
+      waiting('ErrImagePull'),
+      waiting('ImagePullBackOff'),
+      true,
+    ],
+    [
+      'a crash-looping container running again between back-offs is no change',
+      waiting('CrashLoopBackOff', 3),
+      waiting(undefined, 4),
+      true,
+    ],
+    [
+      'a further restart of a crash-looping container is no change',
+      waiting('CrashLoopBackOff', 3),
+      waiting('CrashLoopBackOff', 9),
+      true,
+    ],
+    [
+      'a pulled image (now creating the container) is a change',
+      waiting('ImagePullBackOff'),
+      waiting('ContainerCreating'),
+      false,
+    ],
+  ])('%s', (_name, a, b, same) => {
+    expect(memberChangeKey(a) === memberChangeKey(b)).toBe(same);
   });
 });
 

@@ -31,13 +31,28 @@ interface PodLike extends ObjectLike {
   };
 }
 
-/** What about a member Pod or claim can change a plan: existence, phase, readiness, restarts, deletion, data-lost mark. */
+/**
+ * The kubelet's retries, said once: it alternates ErrImagePull and ImagePullBackOff while an image cannot be
+ * pulled, and a crash-looping container between CrashLoopBackOff and a brief run. Neither alternation is news
+ * to the workflow, and signalling each would cost it history for as long as the Pod stays stuck.
+ */
+function waitingKey(reason: string | undefined): string {
+  if (reason === 'ErrImagePull' || reason === 'ImagePullBackOff') return 'ImagePull';
+  if (reason === 'CrashLoopBackOff') return '';
+  return reason ?? '';
+}
+
+/**
+ * What about a member Pod or claim can change a plan: existence, phase, readiness, whether it has restarted,
+ * a waiting reason, deletion, data-lost mark. Further restarts of a container that already restarted are no
+ * news (a crash loop would signal every back-off); a restart of a Ready member shows as readiness anyway.
+ */
 export function memberChangeKey(obj: PodLike): string {
   const m = obj.metadata ?? {};
   const s = obj.status ?? {};
   const ready = s.conditions?.find((c) => c.type === 'Ready')?.status ?? '';
-  const restarts = (s.containerStatuses ?? []).map((c) => c.restartCount ?? 0).join(',');
-  const waiting = (s.containerStatuses ?? []).map((c) => c.state?.waiting?.reason ?? '').join(',');
+  const restarts = (s.containerStatuses ?? []).map((c) => ((c.restartCount ?? 0) > 0 ? 1 : 0)).join(',');
+  const waiting = (s.containerStatuses ?? []).map((c) => waitingKey(c.state?.waiting?.reason)).join(',');
   return JSON.stringify([
     m.uid ?? '',
     s.phase ?? '',

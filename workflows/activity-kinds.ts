@@ -22,12 +22,31 @@ export const ActivityKinds = {
     retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '30s' },
   },
   /**
+   * A call that waits inside itself for something to change (addLearner while etcd refuses a new member,
+   * awaitAnswerChange polling for a member's first answer): it heartbeats on every poll, so a worker that died
+   * is noticed within the heartbeat timeout rather than at the 30 s start-to-close.
+   */
+  waitingPoll: {
+    startToCloseTimeout: '30s',
+    heartbeatTimeout: '10s',
+    retry: { initialInterval: '500ms', backoffCoefficient: 2, maximumInterval: '10s' },
+  },
+  /**
    * One long etcd step that blocks the member while it runs (defragmenting a member rewrites its whole
    * database). Longer than the activity's own etcd call timeout (DEFRAG_CALL_TIMEOUT_MS, 5 min), so etcd's
    * answer, not Temporal, ends a slow one.
    */
   longStep: {
     startToCloseTimeout: '6m',
+    retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '30s' },
+  },
+  /**
+   * A long step whose activity heartbeats while it waits on etcd (defragment, compact): a worker that died is
+   * noticed within the heartbeat timeout, not at the end of the 6 minutes.
+   */
+  longStepWithHeartbeat: {
+    startToCloseTimeout: '6m',
+    heartbeatTimeout: '30s',
     retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '30s' },
   },
 } as const satisfies Record<string, ActivityOptions>;

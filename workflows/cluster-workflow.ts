@@ -15,6 +15,7 @@ import {
   allHandlersFinished,
   condition,
   continueAsNew,
+  getExternalWorkflowHandle,
   patched,
   proxyActivities,
   setCurrentDetails,
@@ -51,7 +52,8 @@ import type { Observed } from './plan';
 import { defragConfigOf } from './defrag-plan';
 import type { DefragScheduleState } from './defrag-schedule';
 import { advanceSchedule, idleWaitMs, scheduleDue } from './defrag-schedule';
-import { currentSize, describeStep, operationFor, plan, summarize } from './plan';
+import { currentSize, describeStep, MEMBER_PROBLEM_REASONS, operationFor, plan, summarize } from './plan';
+import { MAX_WAIT_MS, waitBackoffMs } from './wait-backoff';
 import { observeAuth } from './auth-step';
 import { ActivityKinds } from './activity-kinds';
 import type { EventReason } from '../contracts/event-reasons';
@@ -71,6 +73,8 @@ export interface CarriedState {
   refusalReported?: string;
   /** Likewise the storage growth last refused. */
   storageRefusalReported?: string;
+  /** Notices already told as an Event (member problems, an unsupported version): told once, across runs too. */
+  told?: string[];
 }
 
 interface Halt {
@@ -97,8 +101,34 @@ const DEFRAG_COOLDOWN_PATCH = 'defrag-threshold-cooldown';
  */
 const SUCCESSOR_PATCH = 'same-name-successor';
 const DRIFT_CHECK_MS = 10 * 60_000;
-/** While the plan waits on something outside the operator (a Pod starting, quorum coming back). */
-const WAIT_RECHECK_INTERVAL = '5s';
+/**
+ * While the plan waits on something outside the operator (a Pod starting, quorum coming back): the first
+ * look again after this long, then backing off while the wait stays the same (workflows/wait-backoff.ts).
+ * The watcher signals every Pod and claim change, which ends the pause at once.
+ */
+const WAIT_RECHECK_MS = 5000;
+/** Waits only a spec change can end: as cheap as an idle cluster (a spec change is a signal). */
+const SPEC_ONLY_WAITS: readonly string[] = [Reasons.UnsupportedVersion, Reasons.UpgradePathRefused];
+/** Notices told once as an Event: a member Pod that cannot run, an unsupported version. */
+const TOLD_ONCE = [
+  Reasons.ImagePullFailed,
+  Reasons.MemberCrashLooping,
+  Reasons.PodUnschedulable,
+  Reasons.ClaimPending,
+  Reasons.UnsupportedVersion,
+] as const satisfies readonly EventReason[];
+const toldOnce = (reason: string): reason is (typeof TOLD_ONCE)[number] =>
+  (TOLD_ONCE as readonly string[]).includes(reason);
+/** How many told notices are remembered (oldest forgotten first). */
+const TOLD_KEPT = 32;
+/** The patch behind telling member problems and unsupported versions as Events. */
+const TELL_PROBLEMS_PATCH = 'tell-member-problems';
+/**
+ * The patch behind the operation mirror that observes once per new step (status follows every operation, and
+ * is written only when it changed), forwards the watcher's member changes to the operation, and lets a new
+ * spec generation supersede an operation waiting on a member Pod that cannot run.
+ */
+const STEP_MIRROR_PATCH = 'operation-step-mirror-v2';
 
 const RESULT_EVENT: Record<OperationResult, { type: 'Normal' | 'Warning'; reason: EventReason }> = {
   Succeeded: { type: 'Normal', reason: 'OperationSucceeded' },
@@ -121,7 +151,15 @@ export async function etcdClusterWorkflow(
   let seq = input.carried?.seq ?? 0;
   let defragSchedule = input.carried?.defragSchedule;
   let lastDefragAt = input.carried?.lastDefragAt;
+  let told: string[] = input.carried?.told ?? [];
   let current: CurrentOperation | undefined;
+  /** Consecutive looks at a wait of the same reason: the pause before the next look grows with it. */
+  let waitStreak = 0;
+  let lastWaitReason = '';
+  /** A member change arrived while an operation runs: the operation hears of it (STEP_MIRROR_PATCH). */
+  let membersChangedDuringOperation = false;
+  /** The spec generation that superseded the running operation, when one did. */
+  let supersededBy: number | undefined;
   let stepChanged = false;
   let lastDecision = '';
   /** The refused upgrade path last told as an Event, so each refusal is one Event, not one per observation. */
@@ -157,12 +195,28 @@ export async function etcdClusterWorkflow(
       change.generation > desired.generation ||
       (change.retryToken ?? '') !== (desired.retryToken ?? '')
     ) {
+      // An operation waiting on a member Pod that cannot run (no image, unschedulable, ...) waits for the user
+      // to fix the spec: the fix supersedes it, and the next operation works from the new spec.
+      if (
+        change.generation > desired.generation &&
+        operationScope &&
+        current &&
+        (waitsOnMemberProblem(current.step) ||
+          // The operation may not have looked again yet; the last status already says a member Pod cannot run.
+          MEMBER_PROBLEM_REASONS.includes(
+            status?.conditions?.find((c) => c.type === 'Degraded')?.reason ?? '',
+          ))
+      ) {
+        supersededBy = change.generation;
+        operationScope.cancel();
+      }
       desired = change;
     }
     dirty = true;
   });
   setHandler(membersChangedSignal, () => {
     dirty = true;
+    if (current) membersChangedDuringOperation = true;
   });
   setHandler(operationStepSignal, (step) => {
     if (current) {
@@ -209,6 +263,16 @@ export async function etcdClusterWorkflow(
       ...(status ? { previous: status } : {}),
       now: new Date().toISOString(),
     });
+    const step = decision.step;
+    if (step.kind === 'Wait' && toldOnce(step.reason)) {
+      // Told once per reason and subject (the message up to its first ': ', e.g. `claim data-main-0 is Pending`,
+      // `Pod main-0 cannot pull image "x"`): the kubelet's changing detail after it is no news.
+      const notice = `${step.reason}|${step.message.split(': ')[0] ?? ''}`;
+      if (!told.includes(notice) && patched(TELL_PROBLEMS_PATCH)) {
+        told = [...told, notice].slice(-TOLD_KEPT);
+        await acts.recordEvent({ ref, type: 'Warning', reason: step.reason, message: step.message });
+      }
+    }
     if (!statusChanged(status, next)) return;
     if ((await acts.writeStatus({ ref, status: next })) === 'cluster-gone') {
       deleted = true;
@@ -219,7 +283,8 @@ export async function etcdClusterWorkflow(
 
   /** Recomputes status (members, versions, conditions) from a fresh observation while an operation runs. */
   async function refreshMembers(): Promise<void> {
-    const observation = await acts.observeCluster({ ref, version: desired.spec.version });
+    // With the spec, so members keep their upToDate verdict (a status without it would be written twice).
+    const observation = await acts.observeCluster({ ref, version: desired.spec.version, spec: desired.spec });
     const observed: Observed = { kube: observation.kube, recorded };
     if (observation.etcd) observed.etcd = observation.etcd;
     await publish(
@@ -246,6 +311,9 @@ export async function etcdClusterWorkflow(
 
     let result: OperationResult;
     let message: string;
+    const mirrorV2 = patched(STEP_MIRROR_PATCH);
+    supersededBy = undefined;
+    membersChangedDuringOperation = false;
     const scope = new CancellationScope();
     operationScope = scope;
     if (deleted) scope.cancel();
@@ -277,8 +345,17 @@ export async function etcdClusterWorkflow(
         let refreshedStep: string | undefined;
         await CancellationScope.nonCancellable(async () => {
           for (;;) {
-            await condition(() => finished || stepChanged);
+            await condition(() => finished || stepChanged || (mirrorV2 && membersChangedDuringOperation));
             if (finished) break;
+            if (mirrorV2 && membersChangedDuringOperation) {
+              // The operation waits with back-off; a Pod or claim change is worth a look at once.
+              membersChangedDuringOperation = false;
+              // By workflow id, not run: the operation may have continued as new since it started.
+              await getExternalWorkflowHandle(workflowId)
+                .signal(membersChangedSignal)
+                .catch(() => undefined);
+              if (!stepChanged) continue;
+            }
             stepChanged = false;
             // During a version change, members restart on the new version one by one: observe again so
             // status.members[].version follows them (other operations keep members until they end).
@@ -289,6 +366,15 @@ export async function etcdClusterWorkflow(
             ) {
               // A repeated wait line (the child re-sends it every turn) observes nothing new worth a write.
               if (current.step !== refreshedStep) {
+                refreshedStep = current.step;
+                await refreshMembers();
+              }
+              continue;
+            }
+            if (mirrorV2) {
+              // A new step is a new observation (members, and why a wait waits: a Pod that cannot run shows in
+              // Degraded); a repeated one changes nothing and writes nothing.
+              if (current && current.step !== refreshedStep) {
                 refreshedStep = current.step;
                 await refreshMembers();
               }
@@ -313,7 +399,9 @@ export async function etcdClusterWorkflow(
         result = 'Cancelled';
         message = deleted
           ? 'cancelled because the EtcdCluster is being deleted'
-          : 'cancelled from outside the operator';
+          : supersededBy !== undefined
+            ? `superseded by spec generation ${supersededBy} while it waited (${current?.step ?? 'a member could not run'})`
+            : 'cancelled from outside the operator';
         // A version change stopped half-way leaves mixed versions: say who runs what (the child restarted
         // any member it had stopped before it ended).
         if (!deleted && (type === 'Upgrade' || type === 'Downgrade')) {
@@ -346,7 +434,11 @@ export async function etcdClusterWorkflow(
     if (result !== 'Succeeded') {
       halted = { generation: opInput.generation, retryToken: desired.retryToken ?? '', result };
     }
-    const event = RESULT_EVENT[result];
+    const event =
+      supersededBy !== undefined && result === 'Cancelled'
+        ? { type: 'Normal' as const, reason: Reasons.OperationSuperseded }
+        : RESULT_EVENT[result];
+    supersededBy = undefined;
     await acts.recordEvent({
       ref,
       type: event.type,
@@ -372,6 +464,7 @@ export async function etcdClusterWorkflow(
           ...(lastDefragAt ? { lastDefragAt } : {}),
           ...(refusalReported ? { refusalReported } : {}),
           ...(storageRefusalReported ? { storageRefusalReported } : {}),
+          ...(told.length > 0 ? { told } : {}),
         },
       });
     }
@@ -476,13 +569,23 @@ export async function etcdClusterWorkflow(
         ? `halted after **${lastOperation?.type ?? 'an operation'}** ${lastOperation?.result ?? ''}: change the spec or set the retry annotation to go on`
         : `idle: ${describeStep(step)}`,
     );
+    // A wait that stays the same is looked at less and less often (a signal ends the pause at once); one
+    // only a spec change can end costs what an idle cluster does.
+    if (step.kind === 'Wait') {
+      waitStreak = step.reason === lastWaitReason ? waitStreak + 1 : 0;
+      lastWaitReason = step.reason;
+    } else {
+      waitStreak = 0;
+      lastWaitReason = '';
+    }
+    const idle = defragSchedule
+      ? idleWaitMs(defragSchedule, new Date().toISOString(), DRIFT_CHECK_MS)
+      : DRIFT_CHECK_INTERVAL;
     await condition(
       () => dirty || deleted,
-      step.kind === 'Wait'
-        ? WAIT_RECHECK_INTERVAL
-        : defragSchedule
-          ? idleWaitMs(defragSchedule, new Date().toISOString(), DRIFT_CHECK_MS)
-          : DRIFT_CHECK_INTERVAL,
+      step.kind === 'Wait' && !SPEC_ONLY_WAITS.includes(step.reason)
+        ? Math.min(waitBackoffMs(waitStreak, WAIT_RECHECK_MS), MAX_WAIT_MS)
+        : idle,
     );
   }
 
@@ -503,4 +606,10 @@ export async function etcdClusterWorkflow(
       carried: { recorded: { members: [], paused: false }, seq },
     });
   }
+}
+
+/** Whether the operation's current step line (`wait (Reason): ...`, plan.ts describeStep) waits on a member Pod that cannot run. */
+function waitsOnMemberProblem(step: string | undefined): boolean {
+  const reason = /^wait \(([A-Za-z]+)\)/.exec(step ?? '')?.[1];
+  return reason !== undefined && MEMBER_PROBLEM_REASONS.includes(reason);
 }

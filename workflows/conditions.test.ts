@@ -256,10 +256,28 @@ describe('conditions', () => {
       ['True', Reasons.ClusterAvailable, '3 of 3 voters answer; 2 needed'],
       [
         'False',
-        Reasons.UnknownVersion,
-        'no image is known for the requested etcd version; add member main-3 as a learner waits',
+        Reasons.UnsupportedVersion,
+        'spec.version names no etcd release this operator has an image for; set it to a supported release (docs/status.md lists them). Until then nothing is started: add member main-3 as a learner waits',
       ],
       ['False', Reasons.MembersHealthy, '3 members healthy'],
+    ],
+    [
+      'a seed whose image cannot be pulled says so in Progressing and Degraded while the cluster bootstraps',
+      input({
+        kube: [
+          {
+            ...kube(0, false),
+            problem: {
+              reason: Reasons.ImagePullFailed,
+              message: 'Pod main-0 cannot pull image "x": not found',
+            },
+          },
+        ],
+        recorded: { members: [], paused: false },
+      }),
+      ['False', Reasons.Bootstrapping, 'the cluster has not answered yet'],
+      ['False', Reasons.ImagePullFailed, 'Pod main-0 cannot pull image "x": not found'],
+      ['True', Reasons.ImagePullFailed, 'Pod main-0 cannot pull image "x": not found'],
     ],
   ])('%s', (_name, i, availableC, progressingC, degradedC) => {
     const status = computeStatus(i);

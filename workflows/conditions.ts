@@ -15,7 +15,7 @@ import type {
   OperationType,
 } from '../crds/etcd-cluster';
 import { memberOrdinal } from '../crds/labels';
-import { currentSize, memberState, operationFor, podLive } from './plan';
+import { currentSize, MEMBER_PROBLEM_REASONS, memberState, operationFor, podLive } from './plan';
 import { DEFAULT_QUOTA_BACKEND_BYTES, NOSPACE_ALARM, noSpaceMessage } from './defrag-plan';
 import type { Decision, Desired, EtcdMemberView, KubeMemberView, Observed } from './plan';
 import { quorum } from './cluster-state';
@@ -136,6 +136,11 @@ function degraded(input: StatusInput, availability: Verdict): Verdict {
   const etcd = observed.etcd;
   if (decision.step.kind === 'Wait' && decision.step.reason === Reasons.RestoreFailed) {
     return { status: 'True', reason: Reasons.RestoreFailed, message: decision.step.message };
+  }
+  // A member Pod that cannot run (no image, crash loop, unschedulable, claim pending) is what to fix first,
+  // whether the cluster is bootstrapping, scaling or has lost quorum over it.
+  if (decision.step.kind === 'Wait' && MEMBER_PROBLEM_REASONS.includes(decision.step.reason)) {
+    return { status: 'True', reason: decision.step.reason, message: decision.step.message };
   }
   if (
     availability.reason === Reasons.Paused ||

@@ -26,8 +26,9 @@ import { ActivityKinds } from './activity-kinds';
 
 const acts = proxyActivities<ClusterActivities>(ActivityKinds.operationStep);
 
-// Longer than DEFRAG_CALL_TIMEOUT_MS (activities/defrag-activities.ts): etcd's answer ends a slow rewrite.
-const defragActs = proxyActivities<DefragActivities>(ActivityKinds.longStep);
+// Longer than DEFRAG_CALL_TIMEOUT_MS (activities/defrag-activities.ts): etcd's answer ends a slow rewrite. The
+// activities heartbeat while they wait on etcd, so a worker that died is noticed in 30 s, not 6 minutes.
+const defragActs = proxyActivities<DefragActivities>(ActivityKinds.longStepWithHeartbeat);
 
 const WAIT_INTERVAL = '1s';
 const MIB = 1024 * 1024;

@@ -6,11 +6,14 @@ import {
   ActivityFailure,
   ApplicationFailure,
   CancellationScope,
+  condition,
+  continueAsNew,
   getExternalWorkflowHandle,
   isCancellation,
   patched,
   proxyActivities,
   setCurrentDetails,
+  setHandler,
   sleep,
   workflowInfo,
 } from '@temporalio/workflow';
@@ -21,8 +24,16 @@ import type { RestoreInit } from '../activities/restore-manifests';
 import { FailureTypes, Reasons } from '../crds/conditions';
 import type { EtcdClusterSpec, OperationType } from '../crds/etcd-cluster';
 import type { ActionStep, Decision, Observed, Step } from './plan';
-import { answeringMembers, awaitsAnAnswer, continuesOperation, describeStep, plan } from './plan';
-import { operationStepSignal } from '../contracts/messages';
+import {
+  answeringMembers,
+  awaitsAnAnswer,
+  continuesOperation,
+  describeStep,
+  MEMBER_PROBLEM_REASONS,
+  plan,
+} from './plan';
+import { membersChangedSignal, operationStepSignal } from '../contracts/messages';
+import { waitBackoffMs } from './wait-backoff';
 import { desiredOf, recordedAfter } from './observation';
 import { takePreUpgradeSnapshot } from './upgrade-snapshot';
 import { DowngradeEvents, observeDowngradeIfDue } from './downgrade-steps';
@@ -42,6 +53,24 @@ export interface OperationInput {
   recorded: Observed['recorded'];
   /** Defrag only: started because spec.maintenance.defrag.schedule fired. */
   defragScheduleDue?: boolean;
+  /** What a run that continued as new hands to the next (absent on the first run). */
+  carried?: OperationCarried;
+}
+
+/** An operation's progress and compensation, carried across continue-as-new so a long wait loses neither. */
+export interface OperationCarried {
+  steps: number;
+  /** The learner this operation added and has not promoted: what compensation removes. */
+  pendingLearner?: { member: string; id: string };
+  snapshotUri?: string;
+  snapshotTaken: boolean;
+  authSeenEnabled: boolean;
+  /** When the progress deadline passes (epoch ms on the workflow clock). */
+  deadlineAt: number;
+  /** The wait under way and how many timer looks it has had (its back-off goes on where it was). */
+  wait?: { reason: string; since: number; looks: number };
+  /** The step line last sent to the cluster workflow. */
+  lastDetails?: string;
 }
 
 export interface OperationOutcome {
@@ -52,6 +81,12 @@ export interface OperationOutcome {
 }
 
 const acts = proxyActivities<ClusterActivities>(ActivityKinds.operationStep);
+
+// Activities that wait inside themselves (addLearner's refusals, awaitAnswerChange's polling) heartbeat on
+// every poll: a worker that died is noticed within the heartbeat timeout, not the 30 s start-to-close.
+const waitingActs = proxyActivities<Pick<ClusterActivities, 'addLearner' | 'awaitAnswerChange'>>(
+  ActivityKinds.waitingPoll,
+);
 
 // The restore preparation only reads; registered beside the snapshot activities.
 const restoreActs = proxyActivities<RestoreActivities>(ActivityKinds.operationStep);
@@ -75,22 +110,47 @@ const ANSWER_WAIT_MS = 5000;
 const AWAIT_ANSWERS_PATCH = 'await-member-answers';
 /** The patch behind skipping compensation while the EtcdCluster is being deleted (workflows/operation-workflow.ts). */
 const SKIP_COMPENSATION_WHEN_GONE_PATCH = 'skip-compensation-when-cluster-gone';
+/**
+ * The patch behind waiting with back-off: a member starting is watched closely for ACTIVE_WAIT_MS, then any
+ * wait that stays the same is looked at after 1 s, 2 s, 4 s ... at most 10 min (workflows/wait-backoff.ts),
+ * each pause ended early by a member change the cluster workflow forwards. The step line goes to the cluster
+ * workflow only when it changed, and a long operation continues as new before its history grows large.
+ */
+const WAIT_BACKOFF_PATCH = 'operation-wait-backoff';
+/** How long a member that is starting (no answer yet) is watched closely before its wait backs off. */
+const ACTIVE_WAIT_MS = 30_000;
+/** The first pause of a wait that backs off. */
+const BACKOFF_FIRST_MS = 1000;
+/** Continue as new past this many history events even if the server has not suggested it yet. */
+const CONTINUE_AS_NEW_EVENTS = 5000;
 // How many observations (WAIT_INTERVAL apart) a halted upgrade spends bringing back a member it stopped.
 const HALT_RESTART_LOOKS = 60;
 
 export async function clusterOperationWorkflow(input: OperationInput): Promise<OperationOutcome> {
   const { ref, spec, type } = input;
+  const carried = input.carried;
   let recorded = input.recorded;
-  let steps = 0;
+  let steps = carried?.steps ?? 0;
   /** A learner this operation added and has not promoted: the one thing a halt undoes. */
-  let pendingLearner: { member: string; id: string } | undefined;
+  let pendingLearner: { member: string; id: string } | undefined = carried?.pendingLearner;
+  /** The cluster workflow forwarded a Pod or claim change: a wait looks again at once. */
+  let worldChanged = false;
+  setHandler(membersChangedSignal, () => {
+    worldChanged = true;
+  });
 
   const parent = workflowInfo().parent;
   /** The step line last told: a Stalled operation names where it stopped. */
-  let lastLine = 'starting';
+  let lastLine = carried?.lastDetails ?? 'starting';
+  let lastDetails = carried?.lastDetails;
+  /** Only a changed step line is sent (WAIT_BACKOFF_PATCH): a repeated one would cost both histories and a status write. */
+  let sendChangedOnly: boolean | undefined = carried ? true : undefined;
   const details = (line: string) => {
     lastLine = line;
     setCurrentDetails(`**${input.summary}**\n\nstep ${steps}: ${line}\n\ngeneration ${input.generation}`);
+    sendChangedOnly ??= patched(WAIT_BACKOFF_PATCH);
+    if (sendChangedOnly && line === lastDetails) return;
+    lastDetails = line;
     // The cluster workflow mirrors the step into status.currentOperation.step; losing one update is harmless.
     if (parent)
       void getExternalWorkflowHandle(parent.workflowId)
@@ -130,8 +190,8 @@ export async function clusterOperationWorkflow(input: OperationInput): Promise<O
   }
 
   /** The pre-upgrade snapshot's artifact, once taken (spec.backup); named in the operation's result. */
-  let snapshotUri: string | undefined;
-  let snapshotTaken = false;
+  let snapshotUri: string | undefined = carried?.snapshotUri;
+  let snapshotTaken = carried?.snapshotTaken ?? false;
 
   async function execute(step: ActionStep): Promise<void> {
     // Before an upgrade touches anything: the snapshot spec.backup asks for (a failure ends the operation here).
@@ -206,13 +266,13 @@ export async function clusterOperationWorkflow(input: OperationInput): Promise<O
       case 'AddMember': {
         await acts.ensureClusterObjects({ ref, voters: spec.replicas });
         await acts.createMemberClaim({ ref, spec, member: step.member });
-        let added = await acts.addLearner({ ref, member: step.member, waitMs: NOT_READY_WAIT_MS });
+        let added = await waitingActs.addLearner({ ref, member: step.member, waitMs: NOT_READY_WAIT_MS });
         // Waiting here, not in the plan loop: the claim created above has no member yet, and a fresh plan would
         // take it for an orphan. A refusal that outlasts etcd's health interval goes back to planning.
         for (let asked = 1; 'notReady' in added && asked < NOT_READY_ASKS; asked++) {
           details(`adding member ${step.member}: ${added.notReady}`);
           await sleep(NOT_READY_INTERVAL, { summary: added.notReady });
-          added = await acts.addLearner({ ref, member: step.member, waitMs: NOT_READY_WAIT_MS });
+          added = await waitingActs.addLearner({ ref, member: step.member, waitMs: NOT_READY_WAIT_MS });
         }
         if ('notReady' in added) return;
         const { id } = added;
@@ -266,6 +326,10 @@ export async function clusterOperationWorkflow(input: OperationInput): Promise<O
         await acts.deleteMemberPod({ ref, member: step.member });
         await acts.deleteMemberClaim({ ref, member: step.member });
         return;
+      case 'ReplacePod':
+        // Its etcd never ran in this Pod; the claim stays, and the next plan starts the member from the spec.
+        await acts.deleteMemberPod({ ref, member: step.member });
+        return;
       case 'Pause':
         await acts.deleteMemberPod({ ref, member: step.member });
         return;
@@ -282,7 +346,31 @@ export async function clusterOperationWorkflow(input: OperationInput): Promise<O
   }
 
   /** Once seen on, auth stays on (spec.auth cannot be removed): later observations skip asking. */
-  let authSeenEnabled = false;
+  let authSeenEnabled = carried?.authSeenEnabled ?? false;
+  let wait = carried?.wait;
+
+  const deadlineMs = spec.progressDeadlineSeconds * 1000;
+  const deadlineAt = carried?.deadlineAt ?? Date.now() + deadlineMs;
+
+  /** A long operation goes on in a fresh run with its progress and compensation, long before Temporal's history limits. */
+  async function continueIfLong(): Promise<void> {
+    const info = workflowInfo();
+    if (!info.continueAsNewSuggested && info.historyLength < CONTINUE_AS_NEW_EVENTS) return;
+    await continueAsNew<typeof clusterOperationWorkflow>({
+      ...input,
+      recorded,
+      carried: {
+        steps,
+        ...(pendingLearner ? { pendingLearner } : {}),
+        ...(snapshotUri ? { snapshotUri } : {}),
+        snapshotTaken,
+        authSeenEnabled,
+        deadlineAt,
+        ...(wait ? { wait } : {}),
+        ...(lastDetails !== undefined ? { lastDetails } : {}),
+      },
+    });
+  }
 
   async function run(): Promise<string> {
     // A Defrag keeps its own member order and gates (workflows/defrag-operation.ts); membership is not its business.
@@ -290,6 +378,7 @@ export async function clusterOperationWorkflow(input: OperationInput): Promise<O
       return runDefragOperation({ ref, spec, scheduleDue: input.defragScheduleDue === true, details });
     }
     for (;;) {
+      await continueIfLong();
       // With the spec, Pods are compared with its template (rollouts); an added input field replays as before.
       const observation = await acts.observeCluster({ ref, version: spec.version, spec });
       recorded = recordedAfter(recorded, observation);
@@ -310,19 +399,31 @@ export async function clusterOperationWorkflow(input: OperationInput): Promise<O
       if (step.kind === 'Wait' && step.reason === Reasons.RestoreFailed) await refuseRestore(step.message);
       if (step.kind === 'Wait') {
         details(describeStep(step));
+        if (wait?.reason !== step.reason) wait = { reason: step.reason, since: Date.now(), looks: 0 };
+        const starting =
+          awaitsAnAnswer(step, observed) &&
+          !MEMBER_PROBLEM_REASONS.includes(step.reason) &&
+          Date.now() - wait.since < ACTIVE_WAIT_MS;
         // Histories recorded before this change slept here; they keep replaying that way.
-        if (awaitsAnAnswer(step, observed) && patched(AWAIT_ANSWERS_PATCH)) {
-          await acts.awaitAnswerChange({
+        if (awaitsAnAnswer(step, observed) && patched(AWAIT_ANSWERS_PATCH) && (starting || !backsOff())) {
+          await waitingActs.awaitAnswerChange({
             ref,
             version: spec.version,
             answering: answeringMembers(observed),
             maxMs: ANSWER_WAIT_MS,
           });
+        } else if (backsOff()) {
+          // Nothing is expected to change soon: look again later and later, or as soon as a member changes.
+          const pauseMs = waitBackoffMs(wait.looks, BACKOFF_FIRST_MS);
+          wait = { ...wait, looks: wait.looks + 1 };
+          worldChanged = false;
+          await condition(() => worldChanged, pauseMs);
         } else {
           await sleep(WAIT_INTERVAL, { summary: step.reason });
         }
         continue;
       }
+      wait = undefined;
       if (step.kind === 'None') return withUpgradeNote(step.message);
       if (!continuesOperation(type, step, spec.replicas))
         return withUpgradeNote(`done; next: ${describeStep(step)}`);
@@ -390,11 +491,19 @@ export async function clusterOperationWorkflow(input: OperationInput): Promise<O
     return `learner ${member} that it added was removed`;
   }
 
-  const deadlineMs = spec.progressDeadlineSeconds * 1000;
+  let backoff: boolean | undefined = carried ? true : undefined;
+  /** Whether waits back off (WAIT_BACKOFF_PATCH); asked once, at the first wait that could. */
+  function backsOff(): boolean {
+    backoff ??= patched(WAIT_BACKOFF_PATCH);
+    return backoff;
+  }
+
   let deadlinePassed = false;
   const work = new CancellationScope();
   const deadline = CancellationScope.cancellable(async () => {
-    await sleep(deadlineMs, { summary: `progress deadline ${spec.progressDeadlineSeconds}s` });
+    await sleep(Math.max(deadlineAt - Date.now(), 0), {
+      summary: `progress deadline ${spec.progressDeadlineSeconds}s`,
+    });
     deadlinePassed = true;
     work.cancel();
   });

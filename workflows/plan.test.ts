@@ -245,7 +245,7 @@ describe('plan, when no member answers', () => {
       'bootstrap with an etcd version that has no image waits instead of starting a Pod',
       desired(3, { versionKnown: false }),
       unanswered([], neverCreated),
-      { kind: 'Wait', reason: 'UnknownVersion' },
+      { kind: 'Wait', reason: 'UnsupportedVersion' },
       'versionHasImage',
     ],
   ]);
@@ -429,7 +429,7 @@ describe('plan, healing', () => {
       'recreating a Pod under an etcd version with no image waits',
       desired(3, { versionKnown: false }),
       observed([{ n: 0 }, { n: 1, reachable: false, pod: 'none' }, { n: 2 }]),
-      { kind: 'Wait', reason: 'UnknownVersion' },
+      { kind: 'Wait', reason: 'UnsupportedVersion' },
     ],
   ]);
 });
@@ -491,7 +491,7 @@ describe('plan, learners and scale up', () => {
       'scale up under an etcd version with no image waits',
       desired(5, { versionKnown: false }),
       observed(three),
-      { kind: 'Wait', reason: 'UnknownVersion' },
+      { kind: 'Wait', reason: 'UnsupportedVersion' },
     ],
   ]);
 });
@@ -780,5 +780,111 @@ describe('operations', () => {
     expect(
       currentSize(unanswered([kubeMember(0), kubeMember(1, 'none'), kubeMember(2, 'terminating')])),
     ).toBe(1);
+  });
+});
+
+describe('plan, member Pods that cannot run', () => {
+  const stuck = (
+    n: number,
+    reason: KubeMemberView['problem'] extends infer P ? (P extends { reason: infer R } ? R : never) : never,
+    over: Partial<NonNullable<KubeMemberView['pod']>> = {},
+  ): KubeMemberView => ({
+    name: name(n),
+    pod: { phase: 'Pending', ready: false, terminating: false, version: '3.6.1', ...over },
+    claim: { terminating: false, dataLost: false },
+    problem: { reason, message: `Pod ${name(n)}: ${reason}` },
+  });
+  const seedOnly = (k: KubeMemberView) => unanswered([k], neverCreated);
+  const withJoiner = (k: KubeMemberView): Observed => {
+    const o = observed([...three, { n: 3, learner: true, started: false, reachable: false }]);
+    return { ...o, kube: [...o.kube.filter((x) => x.name !== name(3)), k] };
+  };
+  check([
+    [
+      "a seed that cannot pull its image is the wait's reason, in the kubelet's words",
+      desired(3, { version: '3.6.1' }),
+      seedOnly(stuck(0, 'ImagePullFailed')),
+      { kind: 'Wait', reason: Reasons.ImagePullFailed, message: 'Pod main-0: ImagePullFailed' },
+      'waitForMembersToAnswer/memberProblem',
+    ],
+    [
+      'a joining learner that crash-loops is the reason the scale up waits',
+      desired(4, { version: '3.6.1' }),
+      withJoiner(stuck(3, 'MemberCrashLooping', { phase: 'Running' })),
+      { kind: 'Wait', reason: Reasons.MemberCrashLooping },
+      'promoteLearner/memberProblem',
+    ],
+    [
+      "an unschedulable seed whose spec is unchanged keeps waiting with the scheduler's reason",
+      desired(3, { version: '3.6.1' }),
+      seedOnly(stuck(0, 'PodUnschedulable')),
+      { kind: 'Wait', reason: Reasons.PodUnschedulable },
+    ],
+    [
+      'once spec.version names another release, a seed that could not pull its image is replaced',
+      desired(3, { version: '3.6.16' }),
+      seedOnly(stuck(0, 'ImagePullFailed')),
+      { kind: 'ReplacePod', member: 'main-0' },
+      'replaceStuckPods',
+    ],
+    [
+      'a Pod out of date with the spec that cannot be scheduled is replaced (the user fixed its resources)',
+      desired(3, { version: '3.6.1' }),
+      seedOnly(
+        stuck(0, 'PodUnschedulable', {
+          template: { upToDate: false, changed: ['resources'], hash: 'h', metadataCurrent: true },
+        }),
+      ),
+      { kind: 'ReplacePod', member: 'main-0' },
+    ],
+    [
+      'a joining member stuck on an old image is replaced before anything else, quorum untouched',
+      desired(4, { version: '3.6.16' }),
+      withJoiner(stuck(3, 'ImagePullFailed')),
+      { kind: 'ReplacePod', member: 'main-3' },
+      'replaceStuckPods',
+    ],
+    [
+      'a crash-looping member is never replaced: its etcd ran, and its data and member id matter',
+      desired(4, { version: '3.6.16' }),
+      withJoiner(stuck(3, 'MemberCrashLooping', { phase: 'Running' })),
+      { kind: 'Wait', reason: Reasons.MemberCrashLooping },
+    ],
+    [
+      'the crash-looping seed of a cluster that never answered is replaced once the spec changes',
+      desired(3, { version: '3.6.1' }),
+      seedOnly(
+        stuck(0, 'MemberCrashLooping', {
+          phase: 'Running',
+          template: { upToDate: false, changed: ['options'], hash: 'h', metadataCurrent: true },
+        }),
+      ),
+      { kind: 'ReplacePod', member: 'main-0' },
+    ],
+    [
+      'nothing is replaced while the new version has no image either',
+      desired(3, { version: '3.6.99', versionKnown: false }),
+      seedOnly(stuck(0, 'ImagePullFailed')),
+      { kind: 'Wait', reason: Reasons.ImagePullFailed },
+    ],
+    [
+      'an unsupported version says which version and what to do',
+      desired(3, { version: '3.6.99', versionKnown: false }),
+      unanswered([], neverCreated),
+      {
+        kind: 'Wait',
+        reason: Reasons.UnsupportedVersion,
+        message:
+          'spec.version 3.6.99 names no etcd release this operator has an image for; set it to a supported release (docs/status.md lists them). Until then nothing is started: start seed member main-0 waits',
+      },
+      'versionHasImage',
+    ],
+  ]);
+
+  test('a replaced Pod belongs to a Heal, which also starts the seed again', () => {
+    const step: ActionStep = { kind: 'ReplacePod', member: 'main-0', why: 'x' };
+    expect(operationFor(step, 3)).toBe('Heal');
+    expect(continuesOperation('Heal', { kind: 'Bootstrap', member: 'main-0' }, 3)).toBe(true);
+    expect(describeStep(step)).toContain('its claim is kept');
   });
 });

@@ -5,6 +5,7 @@
 // certificate policy chain): the first check with an opinion wins, and its name travels with the step so
 // the Temporal history says why each step was taken.
 import type { EtcdMemberObservation, EtcdObservation, PodPhase } from '../contracts/observation';
+import type { MemberProblem } from '../contracts/member-problems';
 import { Reasons } from '../crds/conditions';
 import type { OperationType, StorageMedium } from '../crds/etcd-cluster';
 import { memberName, memberOrdinal } from '../crds/labels';
@@ -63,6 +64,8 @@ export type { PodPhase };
 /** What Kubernetes holds for one member name: the Pod and claim labelled with it, either possibly absent. */
 export interface KubeMemberView {
   name: string;
+  /** What keeps this member from running that the user must act on (image, crash loop, scheduling, claim). */
+  problem?: MemberProblem;
   /** restoreFailure: the seed's restore init container failed on its latest run; permanent when no restart can fix it. */
   pod?: {
     phase: PodPhase;
@@ -109,6 +112,20 @@ export interface MemberRef {
   id: string;
 }
 
+/** Waits on a member Pod that cannot run until something outside the operator changes (activities/member-problems.ts). */
+export type MemberProblemWaitReason =
+  | typeof Reasons.ImagePullFailed
+  | typeof Reasons.MemberCrashLooping
+  | typeof Reasons.PodUnschedulable
+  | typeof Reasons.ClaimPending;
+
+export const MEMBER_PROBLEM_REASONS: readonly string[] = [
+  Reasons.ImagePullFailed,
+  Reasons.MemberCrashLooping,
+  Reasons.PodUnschedulable,
+  Reasons.ClaimPending,
+];
+
 /** The reasons a plan may wait for; each is also a Progressing reason (see docs/status.md). */
 export type WaitReason =
   | typeof Reasons.LearnerCatchingUp
@@ -116,7 +133,8 @@ export type WaitReason =
   | typeof Reasons.QuorumLost
   | typeof Reasons.QuorumAtRisk
   | typeof Reasons.WaitingForDeletion
-  | typeof Reasons.UnknownVersion
+  | typeof Reasons.UnsupportedVersion
+  | MemberProblemWaitReason
   | typeof Reasons.AllMembersLost
   | typeof Reasons.RestoreFailed
   | typeof Reasons.UpgradePathRefused
@@ -138,6 +156,11 @@ export type Step =
   | { kind: 'RecreatePod'; member: string; id?: string }
   /** Delete the Pod and claim of a name etcd does not list. */
   | { kind: 'DeleteOrphan'; member: string }
+  /**
+   * Delete a Pod that never ran etcd (no image, never scheduled) and that the spec no longer describes; the
+   * claim stays, and RecreatePod or Bootstrap starts it again from the spec. `why` is the problem it had.
+   */
+  | { kind: 'ReplacePod'; member: string; why: string }
   /** Stop the last member's Pod and keep its claim. */
   | { kind: 'Pause'; member: string }
   /** Start the kept member's Pod again; it comes back with the same cluster id and data. */
@@ -293,7 +316,39 @@ function removeOrMoveLeader(c: WithEtcd, candidates: Member[], reason: RemoveRea
   return undefined;
 }
 
+/**
+ * A Pod that never ran etcd (its image cannot be pulled, or it was never scheduled) while the spec now asks
+ * for another image or template: the user fixed the spec, so the stuck Pod goes and is started again from it.
+ * Deleting it costs nothing: its etcd never started in it, and its claim (the member's data) is kept.
+ */
+function replaceStuckPod(
+  desired: Desired,
+  kube: readonly KubeMemberView[],
+  neverAnswered = false,
+): Step | undefined {
+  if (!desired.versionKnown) return undefined;
+  // A crash-looping etcd did run: only the seed of a cluster that never answered may go (it formed nothing).
+  const replaceable = (reason: string | undefined) =>
+    reason === Reasons.ImagePullFailed ||
+    reason === Reasons.PodUnschedulable ||
+    (neverAnswered && reason === Reasons.MemberCrashLooping);
+  const stuck = kube
+    .filter((k) => podLive(k) && replaceable(k.problem?.reason))
+    .filter(
+      (k) =>
+        k.pod?.template?.upToDate === false ||
+        (desired.version !== undefined && k.pod?.version !== undefined && k.pod.version !== desired.version),
+    )
+    .sort((a, b) => ordinalFor(desired.cluster, a.name) - ordinalFor(desired.cluster, b.name))[0];
+  return stuck && { kind: 'ReplacePod', member: stuck.name, why: stuck.problem?.message ?? 'it cannot run' };
+}
+
 const withEtcdChain: Check<WithEtcd>[] = [
+  {
+    // First: deleting a Pod whose etcd never started changes no vote, and its fresh Pod may be what quorum needs.
+    name: 'replaceStuckPods',
+    run: (c) => replaceStuckPod(c.desired, c.observed.kube),
+  },
   {
     // Without quorum no membership change can commit; the only safe help is to run Pods whose data survives.
     name: 'restoreQuorumFirst',
@@ -385,9 +440,12 @@ const withEtcdChain: Check<WithEtcd>[] = [
       }
       return wait(
         Reasons.LearnerCatchingUp,
-        learner.started
-          ? `learner ${learner.name} at raft index ${learner.raftIndex ?? '?'} of ${c.leader?.raftIndex ?? '?'}`
-          : `learner ${learner.name} is starting`,
+        !learner.started
+          ? `learner ${learner.name} is starting`
+          : learner.reachable
+            ? `learner ${learner.name} at raft index ${learner.raftIndex ?? '?'} of ${c.leader?.raftIndex ?? '?'}`
+            : // No index to show, and the leader's own grows: a message that changed with it would rewrite status.
+              `learner ${learner.name} does not answer`,
       );
     },
   },
@@ -566,6 +624,10 @@ function preferRecorded(c: WithoutEtcd, names: string[]): string | undefined {
 // starts or stops Pods on kept data, never changes membership.
 const withoutEtcdChain: Check<WithoutEtcd>[] = [
   {
+    name: 'replaceStuckPods',
+    run: (c) => replaceStuckPod(c.desired, c.observed.kube, c.observed.recorded.clusterId === undefined),
+  },
+  {
     name: 'stayPaused',
     run: (c) => {
       if (c.desired.replicas !== 0) return undefined;
@@ -672,12 +734,34 @@ export function plan(desired: Desired, observed: Observed): Decision {
     return {
       check: 'versionHasImage',
       step: wait(
-        Reasons.UnknownVersion,
-        `no image is known for the requested etcd version; ${describeStep(decision.step)} waits`,
+        Reasons.UnsupportedVersion,
+        `spec.version${desired.version ? ` ${desired.version}` : ''} names no etcd release this operator has an image for; set it to a supported release (docs/status.md lists them). Until then nothing is started: ${describeStep(decision.step)} waits`,
       ),
     };
   }
-  return decision;
+  return explainWait(decision, observed, desired.cluster);
+}
+
+/** Waits that a member Pod which cannot run may be behind: the Pod's own reason is what the user needs. */
+const EXPLAINABLE_WAITS: readonly string[] = [
+  Reasons.MemberNotReady,
+  Reasons.LearnerCatchingUp,
+  Reasons.QuorumLost,
+];
+
+/**
+ * A wait on members that do not answer, said in the kubelet's or scheduler's words when a member's Pod
+ * cannot run (no image, crash loop, unschedulable, claim pending): the reason a user can act on.
+ */
+export function explainWait(decision: Decision, observed: Observed, cluster: string): Decision {
+  const step = decision.step;
+  if (step.kind !== 'Wait' || !EXPLAINABLE_WAITS.includes(step.reason)) return decision;
+  const blocked = observed.kube
+    .filter((k) => k.problem !== undefined && !k.pod?.terminating)
+    .sort((a, b) => ordinalFor(cluster, a.name) - ordinalFor(cluster, b.name))[0];
+  const problem = blocked?.problem;
+  if (!problem) return decision;
+  return { check: `${decision.check}/memberProblem`, step: wait(problem.reason, problem.message) };
 }
 
 /** The path rules' refusal of spec.version given what members run and their Pods' images, if they refuse it. */
@@ -750,6 +834,7 @@ export function operationFor(step: ActionStep, desiredReplicas: number): Operati
       return desiredReplicas === 0 ? 'Pause' : 'ScaleDown';
     case 'RecreatePod':
     case 'DeleteOrphan':
+    case 'ReplacePod':
       return 'Heal';
     case 'EnableAuth':
       return 'EnableAuth';
@@ -765,7 +850,8 @@ export function operationFor(step: ActionStep, desiredReplicas: number): Operati
 const alsoContinues: Record<OperationType, readonly StepKind[]> = {
   Bootstrap: ['AddMember', 'PromoteLearner', 'EnableAuth'],
   Resume: ['AddMember', 'PromoteLearner', 'RecreatePod'],
-  Heal: ['AddMember', 'PromoteLearner'],
+  // A Pod replaced because it could not run is started again (Bootstrap for a seed that never answered).
+  Heal: ['AddMember', 'PromoteLearner', 'Bootstrap'],
   ScaleUp: [],
   ScaleDown: [],
   Pause: [],
@@ -851,6 +937,8 @@ export function describeStep(step: Step): string {
       return `recreate the Pod of ${step.member} on its kept data`;
     case 'DeleteOrphan':
       return `delete the Pod and claim of ${step.member}, which etcd does not list`;
+    case 'ReplacePod':
+      return `delete the Pod of ${step.member}, which never ran and which the spec no longer describes (${step.why}); its claim is kept and it starts again from the spec`;
     case 'Pause':
       return `stop ${step.member} and keep its claim`;
     case 'Resume':

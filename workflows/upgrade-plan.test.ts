@@ -210,10 +210,10 @@ describe('plan, when spec.version differs from what members run', () => {
       { kind: 'None', reason: 'Converged' },
     ],
     [
-      'an upgrade to a version without an image waits as UnknownVersion before any Pod is deleted',
+      'an upgrade to a version without an image waits as UnsupportedVersion before any Pod is deleted',
       desired('3.6.99', { versionKnown: false }),
       observed([fresh(0), fresh(1), fresh(2)]),
-      { kind: 'Wait', reason: 'UnknownVersion' },
+      { kind: 'Wait', reason: 'UnsupportedVersion' },
       'versionHasImage',
     ],
   ])('%s', (...row) => {

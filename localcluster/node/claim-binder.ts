@@ -161,8 +161,22 @@ export async function startClaimBinder(options: ClaimBinderOptions): Promise<Cla
     const claims = claimInformer.list().filter((c) => !c.metadata?.deletionTimestamp || c.spec?.volumeName);
     const volumes = volumeInformer.list();
     const dataDirs = new Map(volumes.map((v) => [v.metadata?.name ?? '', v.spec?.hostPath?.path]));
-    for (const a of planClaims(claims.map(claimView), volumes.map(volumeView), claimsDir, (n) =>
-      dataDirs.get(n),
+    // Read fresh each pass (the periodic resync notices a class created later); unreadable counts as present.
+    const named = new Set(claims.map((c) => c.spec?.storageClassName).filter((n): n is string => !!n));
+    const missing = new Set<string>();
+    for (const name of named) {
+      const found = await storage.readStorageClass({ name }).then(
+        () => true,
+        (e: unknown) => apiCode(e) !== 404,
+      );
+      if (!found) missing.add(name);
+    }
+    for (const a of planClaims(
+      claims.map(claimView),
+      volumes.map(volumeView),
+      claimsDir,
+      (n) => dataDirs.get(n),
+      (name) => !missing.has(name),
     )) {
       await act(a).catch((e: unknown) =>
         log(`${a.kind} ${a.volumeName} failed: ${e instanceof Error ? e.message : String(e)}`),

@@ -45,9 +45,30 @@ describe('planClaims', () => {
       [],
     ],
     ['a block-mode claim is not served', [claim({ volumeMode: 'Block' })], [], []],
+    [
+      'a claim naming a StorageClass that does not exist stays Pending',
+      [claim({ storageClassName: 'missing' })],
+      [],
+      [],
+    ],
+    [
+      'a claim naming an existing StorageClass is served',
+      [claim({ storageClassName: 'standard' })],
+      [],
+      ['create-volume', 'bind-claim'],
+    ],
+    [
+      'a claim whose volume was made before its class went away is still bound',
+      [claim({ storageClassName: 'missing' })],
+      [{ name: 'pvc-u1', ours: true, claimUid: 'u1' }],
+      ['bind-claim'],
+    ],
   ];
   it.each(cases)('%s', (_n, claims, volumes, kinds) => {
-    expect(planClaims(claims, volumes, '/claims', dirs).map((a) => a.kind)).toEqual(kinds);
+    const classes = new Set(['standard']);
+    expect(planClaims(claims, volumes, '/claims', dirs, (n) => classes.has(n)).map((a) => a.kind)).toEqual(
+      kinds,
+    );
   });
 
   it('puts the data of a claim in a directory named after namespace, name and uid', () => {

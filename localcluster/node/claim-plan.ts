@@ -37,13 +37,16 @@ export function claimDataDir(claimsDir: string, namespace: string, name: string,
 
 /**
  * A pending claim without a volume gets one, then is bound to it; a claim already naming some volume is left to
- * whoever bound it; a volume of ours whose claim no longer exists is deleted together with its data.
+ * whoever bound it; a volume of ours whose claim no longer exists is deleted together with its data. A claim
+ * naming a StorageClass that does not exist stays Pending, as the volume controller leaves it ("storageclass
+ * not found"), until the class is created.
  */
 export function planClaims(
   claims: ClaimView[],
   volumes: VolumeView[],
   claimsDir: string,
   dataDirOf: (volumeName: string) => string | undefined,
+  classExists: (name: string) => boolean = () => true,
 ): ClaimAction[] {
   const actions: ClaimAction[] = [];
   const volumeNames = new Set(volumes.map((v) => v.name));
@@ -52,6 +55,7 @@ export function planClaims(
     if (claim.volumeMode === 'Block') continue;
     const ours = volumeNameFor(claim.uid);
     if (claim.volumeName && claim.volumeName !== ours) continue;
+    if (!volumeNames.has(ours) && claim.storageClassName && !classExists(claim.storageClassName)) continue;
     if (!volumeNames.has(ours))
       actions.push({
         kind: 'create-volume',

@@ -1,0 +1,148 @@
+import type { MemberProblem, ProblemClaim, ProblemPod } from './member-problems';
+import { lastWords, memberProblem, PENDING_GRACE_MS, pullFailureCause } from './member-problems';
+
+const NOW = Date.parse('2026-11-25T18:00:00Z');
+const ago = (ms: number) => new Date(NOW - ms).toISOString();
+const IMAGE = 'quay.io/coreos/etcd:v3.6.1';
+const WHY = `failed to resolve reference "${IMAGE}": not found`;
+
+const pod = (over: Partial<ProblemPod> = {}): ProblemPod => ({
+  name: 'main-0',
+  creationTimestamp: ago(60_000),
+  conditions: [{ type: 'PodScheduled', status: 'True' }],
+  etcd: { image: IMAGE },
+  ...over,
+});
+const waiting = (
+  reason: string,
+  message?: string,
+  lastTerminated?: { exitCode?: number; message?: string },
+) =>
+  pod({
+    etcd: {
+      image: IMAGE,
+      waiting: { reason, ...(message ? { message } : {}) },
+      ...(lastTerminated ? { lastTerminated } : {}),
+    },
+  });
+const unschedulable = (forMs: number) =>
+  pod({
+    conditions: [
+      {
+        type: 'PodScheduled',
+        status: 'False',
+        reason: 'Unschedulable',
+        message: '0/1 nodes are available: 1 Insufficient cpu.',
+        lastTransitionTime: ago(forMs),
+      },
+    ],
+  });
+const claim = (over: Partial<ProblemClaim> = {}): ProblemClaim => ({
+  name: 'data-main-0',
+  phase: 'Bound',
+  creationTimestamp: ago(60_000),
+  ...over,
+});
+
+describe('memberProblem', () => {
+  it.each<[string, ProblemPod | undefined, ProblemClaim | undefined, MemberProblem | undefined]>([
+    ['a running Pod on a bound claim has none', pod(), claim(), undefined],
+    ['a container being created has none', waiting('ContainerCreating'), claim(), undefined],
+    [
+      "ErrImagePull names the Pod, the image and the kubelet's cause",
+      waiting('ErrImagePull', `Failed to pull image "${IMAGE}": ${WHY}`),
+      claim(),
+      { reason: 'ImagePullFailed', message: `Pod main-0 cannot pull image "${IMAGE}": ${WHY}` },
+    ],
+    [
+      'ImagePullBackOff says the same as ErrImagePull, so status does not change between the two',
+      waiting('ImagePullBackOff', `Back-off pulling image "${IMAGE}": ErrImagePull: ${WHY}`),
+      claim(),
+      { reason: 'ImagePullFailed', message: `Pod main-0 cannot pull image "${IMAGE}": ${WHY}` },
+    ],
+    [
+      'an image pull failure without a message still says which',
+      waiting('ImagePullBackOff'),
+      undefined,
+      { reason: 'ImagePullFailed', message: `Pod main-0 cannot pull image "${IMAGE}" (ImagePullBackOff)` },
+    ],
+    [
+      'a crash loop names the exit code and what etcd said last, without its timestamp',
+      waiting('CrashLoopBackOff', 'back-off 40s restarting failed container=etcd pod=main-0_ns(uid)', {
+        exitCode: 1,
+        message:
+          '{"level":"info","msg":"starting"}\n{"level":"fatal","ts":"2026-11-25T18:00:00Z","msg":"failed to start","error":"bad flag"}',
+      }),
+      claim(),
+      {
+        reason: 'MemberCrashLooping',
+        message:
+          'Pod main-0: etcd keeps exiting with exit code 1 (CrashLoopBackOff): failed to start: bad flag',
+      },
+    ],
+    [
+      'a Pod unschedulable for a moment is not reported yet',
+      unschedulable(PENDING_GRACE_MS - 1000),
+      claim(),
+      undefined,
+    ],
+    [
+      "a Pod unschedulable past the grace says the scheduler's message",
+      unschedulable(PENDING_GRACE_MS),
+      claim(),
+      {
+        reason: 'PodUnschedulable',
+        message: 'Pod main-0 cannot be scheduled: 0/1 nodes are available: 1 Insufficient cpu.',
+      },
+    ],
+    [
+      'a claim Pending for a moment is not reported yet',
+      pod(),
+      claim({ phase: 'Pending', creationTimestamp: ago(1000) }),
+      undefined,
+    ],
+    [
+      'a claim Pending on a StorageClass that does not exist says so, before the Pod it holds back',
+      unschedulable(60_000),
+      claim({ phase: 'Pending', storageClassName: 'fast', classExists: false }),
+      { reason: 'ClaimPending', message: 'claim data-main-0 is Pending: StorageClass "fast" does not exist' },
+    ],
+    [
+      'a claim Pending on an existing class says no volume was bound yet',
+      undefined,
+      claim({ phase: 'Pending', storageClassName: 'slow', classExists: true }),
+      {
+        reason: 'ClaimPending',
+        message: 'claim data-main-0 is Pending: no volume of StorageClass "slow" was bound to it yet',
+      },
+    ],
+    [
+      'a claim Pending without a class says so',
+      undefined,
+      claim({ phase: 'Pending' }),
+      {
+        reason: 'ClaimPending',
+        message: 'claim data-main-0 is Pending: it names no StorageClass and no volume was bound to it',
+      },
+    ],
+  ])('%s', (_name, p, c, expected) => {
+    expect(memberProblem(p, c, NOW)).toEqual(expected);
+  });
+});
+
+describe('the words kept', () => {
+  it.each([
+    ['a kubelet pull message loses its prefix', `Failed to pull image "x": boom`, 'boom'],
+    ['a back-off message loses both prefixes', `Back-off pulling image "x": ErrImagePull: boom`, 'boom'],
+    ['anything else stays as it is', 'rpc error: code = NotFound', 'rpc error: code = NotFound'],
+  ])('%s', (_name, message, cause) => {
+    expect(pullFailureCause(message)).toBe(cause);
+  });
+  it.each([
+    ['a plain last line', 'one\ntwo\n', 'two'],
+    ['a JSON line without an error keeps its msg', '{"msg":"stopped","ts":"t"}', 'stopped'],
+    ['no text', undefined, undefined],
+  ])('%s', (_name, text, words) => {
+    expect(lastWords(text)).toBe(words);
+  });
+});

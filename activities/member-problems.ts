@@ -1,0 +1,131 @@
+// Reads why a member Pod does not run from what the kubelet and scheduler wrote: the one place that turns their words into a reason.
+//
+// Pure. The message keeps the kubelet's or scheduler's own words but drops what changes on every retry
+// (back-off seconds, "Back-off pulling" versus "Failed to pull"), so status is not rewritten each time the
+// kubelet retries and an Event is told once per Pod and reason.
+
+import type { MemberProblem, MemberProblemReason } from '../contracts/member-problems';
+
+export type { MemberProblem, MemberProblemReason };
+
+/** The kubelet's waiting reasons for an image it cannot get. */
+const IMAGE_PULL_REASONS = new Set([
+  'ErrImagePull',
+  'ImagePullBackOff',
+  'InvalidImageName',
+  'ErrImageNeverPull',
+]);
+
+/**
+ * A Pod the scheduler has not placed, or a claim not bound, is normal for a moment after it is created (the
+ * scheduler retries, a provisioner binds): only one that stays so this long is reported.
+ */
+export const PENDING_GRACE_MS = 10_000;
+
+export interface ProblemPod {
+  name: string;
+  creationTimestamp?: string;
+  conditions?: {
+    type: string;
+    status: string;
+    reason?: string;
+    message?: string;
+    lastTransitionTime?: string;
+  }[];
+  etcd?: {
+    image?: string;
+    waiting?: { reason?: string; message?: string };
+    lastTerminated?: { exitCode?: number; message?: string };
+  };
+}
+
+export interface ProblemClaim {
+  name: string;
+  phase?: string;
+  creationTimestamp?: string;
+  storageClassName?: string;
+  /** Whether the named StorageClass exists (undefined when the claim names none or it was not read). */
+  classExists?: boolean;
+}
+
+const olderThan = (iso: string | undefined, now: number, ms: number) =>
+  iso !== undefined && now - Date.parse(iso) >= ms;
+
+/** `Back-off pulling image "x": ErrImagePull: why` and `Failed to pull image "x": why` both become `why`. */
+export function pullFailureCause(message: string): string {
+  return message
+    .replace(/^Back-off pulling image "[^"]*"(: )?/, '')
+    .replace(/^ErrImagePull: /, '')
+    .replace(/^Failed to pull image "[^"]*": /, '');
+}
+
+/**
+ * The last line of a termination message, without what changes on every run: etcd logs JSON, whose `msg` and
+ * `error` say why it stopped while `ts` and `pid` differ each time.
+ */
+export function lastWords(text: string | undefined): string | undefined {
+  const line = text
+    ?.split('\n')
+    .map((l) => l.trim())
+    .filter(Boolean)
+    .pop();
+  if (line === undefined) return undefined;
+  let said = line;
+  try {
+    const entry = JSON.parse(line) as { msg?: unknown; error?: unknown };
+    if (typeof entry.msg === 'string') {
+      said = typeof entry.error === 'string' ? `${entry.msg}: ${entry.error}` : entry.msg;
+    }
+  } catch {
+    // Not JSON: the line as it is.
+  }
+  return said.length > 300 ? `${said.slice(0, 297)}...` : said;
+}
+
+/**
+ * What keeps this member from running, if anything the user must act on: a claim that stays Pending, a Pod
+ * the scheduler cannot place, an image the kubelet cannot pull, a container that keeps exiting.
+ */
+export function memberProblem(
+  pod: ProblemPod | undefined,
+  claim: ProblemClaim | undefined,
+  now: number,
+): MemberProblem | undefined {
+  if (claim && claim.phase === 'Pending' && olderThan(claim.creationTimestamp, now, PENDING_GRACE_MS)) {
+    const why =
+      claim.storageClassName === undefined
+        ? 'it names no StorageClass and no volume was bound to it'
+        : claim.classExists === false
+          ? `StorageClass "${claim.storageClassName}" does not exist`
+          : `no volume of StorageClass "${claim.storageClassName}" was bound to it yet`;
+    return { reason: 'ClaimPending', message: `claim ${claim.name} is Pending: ${why}` };
+  }
+  if (!pod) return undefined;
+  const scheduled = pod.conditions?.find((c) => c.type === 'PodScheduled');
+  if (
+    scheduled?.status === 'False' &&
+    scheduled.reason === 'Unschedulable' &&
+    olderThan(scheduled.lastTransitionTime ?? pod.creationTimestamp, now, PENDING_GRACE_MS)
+  ) {
+    return {
+      reason: 'PodUnschedulable',
+      message: `Pod ${pod.name} cannot be scheduled: ${scheduled.message ?? 'Unschedulable'}`,
+    };
+  }
+  const waiting = pod.etcd?.waiting;
+  if (waiting?.reason && IMAGE_PULL_REASONS.has(waiting.reason)) {
+    const image = pod.etcd?.image ? ` "${pod.etcd.image}"` : '';
+    const cause = waiting.message ? `: ${pullFailureCause(waiting.message)}` : ` (${waiting.reason})`;
+    return { reason: 'ImagePullFailed', message: `Pod ${pod.name} cannot pull image${image}${cause}` };
+  }
+  if (waiting?.reason === 'CrashLoopBackOff') {
+    const last = pod.etcd?.lastTerminated;
+    const code = last?.exitCode !== undefined ? ` with exit code ${last.exitCode}` : '';
+    const said = lastWords(last?.message);
+    return {
+      reason: 'MemberCrashLooping',
+      message: `Pod ${pod.name}: etcd keeps exiting${code} (CrashLoopBackOff)${said ? `: ${said}` : ''}`,
+    };
+  }
+  return undefined;
+}

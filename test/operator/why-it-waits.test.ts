@@ -1,0 +1,245 @@
+// Telling the user why a cluster waits, on the real stack: a Pod that cannot pull its image, an etcd that
+// crash-loops, a Pod the scheduler cannot place, an unsupported version; each is reported within 30 s as a
+// condition reason and one Event naming the Pod, costs next to nothing while it stays (no status write, a
+// few history events), and a fixed spec supersedes the wait.
+import type { CoreV1Event } from '@kubernetes/client-node';
+import { StorageV1Api } from '@kubernetes/client-node';
+import type { Harness } from '../support/cluster-harness';
+import {
+  connect,
+  createCluster,
+  eventually,
+  freshNamespace,
+  getCluster,
+  patchSpec,
+  temporalCli,
+  waitConverged,
+} from '../support/cluster-harness';
+import type { EtcdCluster } from '../../crds/etcd-cluster';
+import { FaultClient } from '../../localcluster/fault-client';
+
+let h: Harness;
+beforeAll(() => {
+  h = connect();
+});
+
+/** How soon a problem must show in status (issue 15: "within 30 s"). */
+const REPORTED_WITHIN_MS = 30_000;
+/** How long a stuck cluster is watched for writes and history growth. */
+const QUIET_WINDOW_MS = 60_000;
+
+const condition = (c: EtcdCluster, type: string) => c.status?.conditions?.find((x) => x.type === type);
+
+async function eventsFor(ns: string, cluster: string, reason: string): Promise<CoreV1Event[]> {
+  const list = await h.core.listNamespacedEvent({ namespace: ns });
+  return list.items.filter((e) => e.involvedObject.name === cluster && e.reason === reason);
+}
+
+/** The history length of a workflow, as `temporal workflow describe` reports it. */
+function historyLength(workflowId: string): number {
+  const described = JSON.parse(
+    temporalCli(h, ['workflow', 'describe', '--workflow-id', workflowId, '-o', 'json']),
+  ) as { workflowExecutionInfo?: { historyLength?: string | number } };
+  return Number(described.workflowExecutionInfo?.historyLength ?? NaN);
+}
+
+/** Waits until Degraded (or, for spec-only waits, Progressing) carries `reason`; returns the cluster then. */
+async function reported(ns: string, name: string, type: string, reason: string, startedAt: number) {
+  const c = await eventually(
+    `${type} ${reason} on ${ns}/${name}`,
+    async () => {
+      const got = await getCluster(h, ns, name);
+      return condition(got, type)?.reason === reason ? got : undefined;
+    },
+    REPORTED_WITHIN_MS + 30_000,
+  );
+  const tookMs = Date.now() - startedAt;
+  console.log(`${reason} reported in ${(tookMs / 1000).toFixed(1)} s: ${condition(c, type)?.message ?? ''}`);
+  expect(tookMs).toBeLessThanOrEqual(REPORTED_WITHIN_MS);
+  return c;
+}
+
+/**
+ * Over QUIET_WINDOW_MS of an unchanging world: the EtcdCluster is not written (its resourceVersion stays) and
+ * each named workflow's history grows by at most `maxEvents`. Prints the figures.
+ */
+async function expectQuiet(ns: string, name: string, workflowIds: string[], maxEvents: number) {
+  const before = await getCluster(h, ns, name);
+  const lengths = workflowIds.map(historyLength);
+  await new Promise((r) => setTimeout(r, QUIET_WINDOW_MS));
+  const after = await getCluster(h, ns, name);
+  const grown = workflowIds.map((id, i) => historyLength(id) - (lengths[i] ?? 0));
+  console.log(
+    `over ${QUIET_WINDOW_MS / 1000} s stuck: resourceVersion ${before.metadata.resourceVersion} -> ${after.metadata.resourceVersion}; history growth ${workflowIds.map((id, i) => `${id} +${grown[i]}`).join(', ')}`,
+  );
+  expect(after.metadata.resourceVersion).toBe(before.metadata.resourceVersion);
+  for (const g of grown) expect(g).toBeLessThanOrEqual(maxEvents);
+}
+
+describe('why a cluster waits', () => {
+  test('an image that cannot be pulled is reported with the Pod and the kubelet message, costs nothing while it stays, and a new version supersedes the wait', async () => {
+    const ns = await freshNamespace(h, 'pull');
+    const startedAt = Date.now();
+    await createCluster(h, ns, 'pl', { replicas: 1, version: '3.6.1' });
+    const c = await reported(ns, 'pl', 'Degraded', 'ImagePullFailed', startedAt);
+    expect(condition(c, 'Degraded')?.message).toContain(
+      'Pod pl-0 cannot pull image "quay.io/coreos/etcd:v3.6.1"',
+    );
+    expect(c.status?.currentOperation?.type).toBe('Bootstrap');
+    const op = await eventually('the Bootstrap says why it waits', async () => {
+      const o = (await getCluster(h, ns, 'pl')).status?.currentOperation;
+      return o?.step?.includes('wait (ImagePullFailed)') ? o : undefined;
+    });
+    const told = await eventually('the ImagePullFailed Event', async () => {
+      const e = await eventsFor(ns, 'pl', 'ImagePullFailed');
+      return e.length > 0 ? e : undefined;
+    });
+    expect(told[0]?.message).toContain('pl-0');
+
+    // Waiting costs nothing visible: no status write, and the operation's first minute of back-off (looks 1, 2, 4,
+    // 8, 16, 32 s apart, about eleven events each) where it cost ~330 events a minute before issue 15; the hourly
+    // budget after five minutes is held by workflows/waiting-cost.test.ts on the time-skipping server.
+    await expectQuiet(ns, 'pl', [op?.workflowId ?? '', `etcdcluster/${ns}/pl`], 70);
+    expect(await eventsFor(ns, 'pl', 'ImagePullFailed')).toHaveLength(1);
+    expect((await eventsFor(ns, 'pl', 'ImagePullFailed'))[0]?.count ?? 1).toBe(1);
+
+    // The fix supersedes the waiting Bootstrap: the Pod that never ran is replaced and the cluster comes up.
+    await patchSpec(h, ns, 'pl', { version: '3.6.16' });
+    const done = await waitConverged(h, ns, 'pl', 1);
+    expect(done.status?.members?.[0]?.version).toBe('3.6.16');
+    expect(await eventsFor(ns, 'pl', 'OperationSuperseded')).toHaveLength(1);
+    expect(condition(done, 'Degraded')?.reason).toBe('MembersHealthy');
+  });
+
+  test('an unsupported version (3.6.99) is told once and costs nothing while it stays', async () => {
+    const ns = await freshNamespace(h, 'unsup');
+    const startedAt = Date.now();
+    await createCluster(h, ns, 'un', { replicas: 1, version: '3.6.99' });
+    const c = await reported(ns, 'un', 'Progressing', 'UnsupportedVersion', startedAt);
+    expect(condition(c, 'Progressing')?.message).toContain('spec.version 3.6.99 names no etcd release');
+    await eventually('the UnsupportedVersion Event', async () =>
+      (await eventsFor(ns, 'un', 'UnsupportedVersion')).length > 0 ? true : undefined,
+    );
+    // Before issue 15 the cluster workflow observed every 5 s (~132 history events a minute).
+    await expectQuiet(ns, 'un', [`etcdcluster/${ns}/un`], 0);
+    expect(await eventsFor(ns, 'un', 'UnsupportedVersion')).toHaveLength(1);
+    expect((await h.core.listNamespacedPod({ namespace: ns })).items).toHaveLength(0);
+
+    await patchSpec(h, ns, 'un', { version: '3.6.16' });
+    await waitConverged(h, ns, 'un', 1);
+  });
+
+  test('a major version change (4.0.0) is refused with one message', async () => {
+    const ns = await freshNamespace(h, 'major');
+    await createCluster(h, ns, 'mj', { replicas: 1, version: '3.6.16' });
+    const refusal = await patchSpec(h, ns, 'mj', { version: '4.0.0' }).then(
+      () => undefined,
+      (err: unknown) => err as { code?: number; body?: string; message?: string },
+    );
+    expect(refusal?.code).toBe(422);
+    const status = JSON.parse(String(refusal?.body ?? '{}')) as {
+      details?: { causes?: { field?: string; message?: string }[] };
+    };
+    const causes = status.details?.causes ?? [];
+    // One violation: no second, contradictory message about minors.
+    expect(causes).toHaveLength(1);
+    expect(causes[0]?.field).toBe('spec.version');
+    expect(causes[0]?.message).toContain('version 3.6.16 -> 4.0.0 changes the major version');
+    expect((await getCluster(h, ns, 'mj')).spec.version).toBe('3.6.16');
+  });
+
+  test('an etcd that crash-loops is reported with its exit, and a fixed spec replaces the seed', async () => {
+    const ns = await freshNamespace(h, 'crash');
+    const startedAt = Date.now();
+    // An option etcd cannot parse: the process exits at once, every time.
+    await createCluster(h, ns, 'cr', { replicas: 1, options: { 'snapshot-count': 'not-a-number' } });
+    const c = await reported(ns, 'cr', 'Degraded', 'MemberCrashLooping', startedAt);
+    expect(condition(c, 'Degraded')?.message).toMatch(/^Pod cr-0: etcd keeps exiting/);
+    await eventually('the MemberCrashLooping Event', async () =>
+      (await eventsFor(ns, 'cr', 'MemberCrashLooping')).length > 0 ? true : undefined,
+    );
+    await patchSpec(h, ns, 'cr', { options: { 'snapshot-count': '10000' } });
+    await waitConverged(h, ns, 'cr', 1);
+    expect(await eventsFor(ns, 'cr', 'MemberCrashLooping')).toHaveLength(1);
+  });
+
+  test("a Pod the scheduler cannot place is reported in the scheduler's words, and smaller requests replace it", async () => {
+    const ns = await freshNamespace(h, 'sched');
+    const startedAt = Date.now();
+    await createCluster(h, ns, 'sc', { replicas: 1, resources: { requests: { cpu: '500' } } });
+    const c = await reported(ns, 'sc', 'Degraded', 'PodUnschedulable', startedAt);
+    expect(condition(c, 'Degraded')?.message).toMatch(/^Pod sc-0 cannot be scheduled: .*cpu/);
+    await eventually('the PodUnschedulable Event', async () =>
+      (await eventsFor(ns, 'sc', 'PodUnschedulable')).length > 0 ? true : undefined,
+    );
+    await patchSpec(h, ns, 'sc', { resources: { requests: { cpu: '100m' } } });
+    await waitConverged(h, ns, 'sc', 1);
+  });
+
+  test('a scale-up whose joining member is frozen writes no status while it waits, and its histories grow slowly', async () => {
+    const ns = await freshNamespace(h, 'frozen');
+    await createCluster(h, ns, 'fz', { replicas: 1 });
+    await waitConverged(h, ns, 'fz', 1);
+    await patchSpec(h, ns, 'fz', { replicas: 2 });
+    const faults = new FaultClient(h.stack.faultControlUrl ?? '');
+    await eventually('the joining member runs', async () => {
+      const pod = await h.core.readNamespacedPod({ namespace: ns, name: 'fz-1' }).catch(() => undefined);
+      return pod?.status?.phase === 'Running' ? pod : undefined;
+    });
+    await faults.freezeContainer(ns, 'fz-1', 'etcd');
+    try {
+      const op = await eventually('the scale-up waits on its learner', async () => {
+        const c = await getCluster(h, ns, 'fz');
+        return c.status?.currentOperation?.step?.startsWith('wait (') ? c.status.currentOperation : undefined;
+      });
+      // Let the step settle (its close watch of a starting member lasts 30 s), then watch 120 s as issue 15 did:
+      // 17 status writes and +289 / +170 history events then.
+      await new Promise((r) => setTimeout(r, 35_000));
+      const before = await getCluster(h, ns, 'fz');
+      const ids = [op.workflowId, `etcdcluster/${ns}/fz`];
+      const lengths = ids.map(historyLength);
+      await new Promise((r) => setTimeout(r, 120_000));
+      const after = await getCluster(h, ns, 'fz');
+      const grown = ids.map((id, i) => historyLength(id) - (lengths[i] ?? 0));
+      console.log(
+        `frozen joiner, 120 s: resourceVersion ${before.metadata.resourceVersion} -> ${after.metadata.resourceVersion}; operation +${grown[0]} events, cluster workflow +${grown[1]}; step "${after.status?.currentOperation?.step ?? ''}"`,
+      );
+      expect(after.metadata.resourceVersion).toBe(before.metadata.resourceVersion);
+      expect(grown[0]).toBeLessThanOrEqual(100);
+      expect(grown[1]).toBeLessThanOrEqual(20);
+    } finally {
+      await faults.thawContainer(ns, 'fz-1', 'etcd');
+    }
+    await waitConverged(h, ns, 'fz', 2, 300_000);
+  });
+
+  test('a claim on a StorageClass that does not exist yet is reported, and creating the class lets the cluster start by itself', async () => {
+    const ns = await freshNamespace(h, 'claim');
+    // Cluster-scoped: named after the namespace, deleted at the end.
+    const className = `later-${ns}`;
+    const storage = h.kc.makeApiClient(StorageV1Api);
+    const startedAt = Date.now();
+    await createCluster(h, ns, 'cl', {
+      replicas: 1,
+      storage: { size: '1Gi', medium: '', storageClassName: className },
+    });
+    try {
+      const c = await reported(ns, 'cl', 'Degraded', 'ClaimPending', startedAt);
+      expect(condition(c, 'Degraded')?.message).toBe(
+        `claim data-cl-0 is Pending: StorageClass "${className}" does not exist`,
+      );
+      await eventually('the ClaimPending Event', async () =>
+        (await eventsFor(ns, 'cl', 'ClaimPending')).length > 0 ? true : undefined,
+      );
+      // The fix is outside the spec (the class is immutable there): once it exists, the claim binds and the
+      // waiting Bootstrap goes on by itself.
+      await storage.createStorageClass({
+        body: { metadata: { name: className }, provisioner: 'etcd-conductor.io/claim-binder' },
+      });
+      await waitConverged(h, ns, 'cl', 1);
+      expect(await eventsFor(ns, 'cl', 'ClaimPending')).toHaveLength(1);
+    } finally {
+      await storage.deleteStorageClass({ name: className }).catch(() => undefined);
+    }
+  });
+});
