@@ -60,6 +60,23 @@ export function stagingModules(kubernetesGoMod: string): string[] {
   return [...found].sort();
 }
 
+/** `go install` of published packages straight into the tool's bin dir; `ldflagsExtra` stamps a version. */
+function goInstall(buildDir: string, binDir: string, packages: string[], ldflagsExtra?: string): BuildStep {
+  return {
+    kind: 'go',
+    label: 'go install',
+    args: [
+      'install',
+      '-trimpath',
+      '-ldflags',
+      ldflagsExtra ? `${LDFLAGS} ${ldflagsExtra}` : LDFLAGS,
+      ...packages,
+    ],
+    cwd: buildDir,
+    env: { GOBIN: binDir },
+  };
+}
+
 export function buildSteps(root: string, spec: ToolSpec): BuildStep[] {
   const { buildDir, binDir } = toolDirs(root, spec);
   switch (spec.name) {
@@ -110,32 +127,17 @@ export function buildSteps(root: string, spec: ToolSpec): BuildStep[] {
         spec.name === 'temporal'
           ? `github.com/temporalio/cli/cmd/temporal@v${spec.version}`
           : `github.com/minio/minio@${MINIO_MODULE_VERSION}`;
-      return [
-        {
-          kind: 'go',
-          label: 'go install',
-          args: ['install', '-trimpath', '-ldflags', LDFLAGS, pkg],
-          cwd: buildDir,
-          env: { GOBIN: binDir },
-        },
-      ];
+      return [goInstall(buildDir, binDir, [pkg])];
     }
     case 'helm':
       return [
-        {
-          kind: 'go',
-          label: 'go install',
-          args: [
-            'install',
-            '-trimpath',
-            '-ldflags',
-            // Without it `helm version` reports a bare "v4.3" and charts cannot pin a helm version.
-            `${LDFLAGS} -X helm.sh/helm/v4/internal/version.version=v${spec.version}`,
-            `helm.sh/helm/v4/cmd/helm@v${spec.version}`,
-          ],
-          cwd: buildDir,
-          env: { GOBIN: binDir },
-        },
+        goInstall(
+          buildDir,
+          binDir,
+          [`helm.sh/helm/v4/cmd/helm@v${spec.version}`],
+          // Without it `helm version` reports a bare "v4.3" and charts cannot pin a helm version.
+          `-X helm.sh/helm/v4/internal/version.version=v${spec.version}`,
+        ),
       ];
     case 'cert-manager': {
       // Upstream's main package (cmd/controller) is a separate module that the proxy does not publish, so the wrapper
@@ -186,20 +188,13 @@ export function buildSteps(root: string, spec: ToolSpec): BuildStep[] {
     case 'containerd': {
       const module = 'github.com/containerd/containerd/v2';
       return [
-        {
-          kind: 'go',
-          label: 'go install',
-          args: [
-            'install',
-            '-trimpath',
-            '-ldflags',
-            // The CRI reports this version; the kubelet shows it as the Node's containerRuntimeVersion.
-            `${LDFLAGS} -X ${module}/version.Version=v${spec.version}`,
-            ...spec.binaries.map((b) => `${module}/cmd/${b}@v${spec.version}`),
-          ],
-          cwd: buildDir,
-          env: { GOBIN: binDir },
-        },
+        goInstall(
+          buildDir,
+          binDir,
+          spec.binaries.map((b) => `${module}/cmd/${b}@v${spec.version}`),
+          // The CRI reports this version; the kubelet shows it as the Node's containerRuntimeVersion.
+          `-X ${module}/version.Version=v${spec.version}`,
+        ),
       ];
     }
     case 'runc':
@@ -228,48 +223,25 @@ export function buildSteps(root: string, spec: ToolSpec): BuildStep[] {
         portmap: 'meta/portmap',
       };
       return [
-        {
-          kind: 'go',
-          label: 'go install',
-          args: [
-            'install',
-            '-trimpath',
-            '-ldflags',
-            LDFLAGS,
-            ...CNI_PLUGIN_NAMES.map(
-              (p) => `github.com/containernetworking/plugins/plugins/${where[p]}@v${spec.version}`,
-            ),
-          ],
-          cwd: buildDir,
-          env: { GOBIN: binDir },
-        },
+        goInstall(
+          buildDir,
+          binDir,
+          CNI_PLUGIN_NAMES.map(
+            (p) => `github.com/containernetworking/plugins/plugins/${where[p]}@v${spec.version}`,
+          ),
+        ),
       ];
     }
     case 'coredns':
-      return [
-        {
-          kind: 'go',
-          label: 'go install',
-          args: ['install', '-trimpath', '-ldflags', LDFLAGS, `github.com/coredns/coredns@v${spec.version}`],
-          cwd: buildDir,
-          env: { GOBIN: binDir },
-        },
-      ];
+      return [goInstall(buildDir, binDir, [`github.com/coredns/coredns@v${spec.version}`])];
     case 'crictl':
       return [
-        {
-          kind: 'go',
-          label: 'go install',
-          args: [
-            'install',
-            '-trimpath',
-            '-ldflags',
-            `${LDFLAGS} -X sigs.k8s.io/cri-tools/pkg/version.Version=v${spec.version}`,
-            `sigs.k8s.io/cri-tools/cmd/crictl@v${spec.version}`,
-          ],
-          cwd: buildDir,
-          env: { GOBIN: binDir },
-        },
+        goInstall(
+          buildDir,
+          binDir,
+          [`sigs.k8s.io/cri-tools/cmd/crictl@v${spec.version}`],
+          `-X sigs.k8s.io/cri-tools/pkg/version.Version=v${spec.version}`,
+        ),
       ];
     case 'pause':
       return [
