@@ -1,4 +1,4 @@
-// A real single-member etcd 3.6 on free loopback ports for unit tests of what etcd itself answers (auth, passwords).
+// A real single-member etcd 3.6 on free loopback ports for unit tests of what etcd itself answers (auth, passwords, the strict writer).
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
@@ -12,6 +12,8 @@ export interface LocalEtcd {
   url: string;
   /** Kills the process and removes its data directory. */
   stop(): void;
+  /** Sends the process a signal: SIGSTOP/SIGCONT freeze and thaw it, as a hung member would be. */
+  signal(sig: NodeJS.Signals): void;
 }
 
 /** A port the kernel hands out now, instead of a random one that may be taken (etcd would exit at once). */
@@ -57,7 +59,7 @@ export async function startLocalEtcd(prefix: string, timeoutMs = 60_000): Promis
   for (;;) {
     try {
       await withEtcdClient({ callTimeoutMs: 5000 }, [url], (c) => c.maintenance.status());
-      return { url, stop };
+      return { url, stop, signal: (sig) => void proc.kill(sig) };
     } catch (err) {
       if (exited || Date.now() > deadline) {
         stop();

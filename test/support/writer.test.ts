@@ -1,72 +1,24 @@
 // The strict writer against a real single-member etcd (3.6.16 from the tool cache): it counts a write as failed on
 // its first error, never retries it, records the outage as a gap, and what it acknowledged is what etcd holds.
-import { spawn } from 'node:child_process';
-import type { ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { binaryPath, cacheRoot, ETCD_TOOLS } from '../../localcluster/tool-cache';
+import type { LocalEtcd } from './local-etcd';
+import { startLocalEtcd } from './local-etcd';
 import type { StoredKey } from './write-history';
 import { checkMemberCopy } from './write-history';
 import { startWriter, strictClient, WRITE_TIMEOUT_MS } from './writer';
 
 jest.setTimeout(60_000);
 
-const freePort = () =>
-  new Promise<number>((resolve, reject) => {
-    const server = createServer();
-    server.on('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() =>
-        typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port')),
-      );
-    });
-  });
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-let proc: ChildProcess;
-let dir: string;
+let etcd: LocalEtcd;
 let url: string;
 
 beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'writer-test-'));
-  const [port, peerPort] = [await freePort(), await freePort()];
-  url = `http://127.0.0.1:${port}`;
-  const peer = `http://127.0.0.1:${peerPort}`;
-  proc = spawn(
-    binaryPath(cacheRoot(), ETCD_TOOLS['3.6.16'], 'etcd'),
-    [
-      '--name=a',
-      `--data-dir=${join(dir, 'data')}`,
-      `--listen-client-urls=${url}`,
-      `--advertise-client-urls=${url}`,
-      `--listen-peer-urls=${peer}`,
-      `--initial-advertise-peer-urls=${peer}`,
-      `--initial-cluster=a=${peer}`,
-    ],
-    { stdio: 'ignore' },
-  );
-  const deadline = Date.now() + 30_000;
-  for (;;) {
-    const c = strictClient([url], {});
-    try {
-      await c.maintenance.status();
-      return;
-    } catch (err) {
-      if (Date.now() > deadline) throw err;
-      await sleep(200);
-    } finally {
-      c.close();
-    }
-  }
+  etcd = await startLocalEtcd('writer-test-', 30_000);
+  url = etcd.url;
 });
 
-afterAll(() => {
-  proc?.kill('SIGKILL');
-  if (dir) rmSync(dir, { recursive: true, force: true });
-});
+afterAll(() => etcd?.stop());
 
 async function stored(prefix: string): Promise<Map<string, StoredKey>> {
   const c = strictClient([url], {}, 5000);
@@ -104,10 +56,10 @@ test('a healthy member: a write every 50 ms, all acknowledged, each with its rev
 test('a frozen member: each write fails once after 1 s and is not retried, the outage is the gap, writes resume after', async () => {
   const writer = startWriter({ namespace: 'x', name: 'x', prefix: '/frozen', endpoints: [url] });
   await sleep(500);
-  proc.kill('SIGSTOP');
+  etcd.signal('SIGSTOP');
   const frozenAt = Date.now();
   await sleep(2500);
-  proc.kill('SIGCONT');
+  etcd.signal('SIGCONT');
   const thawedAt = Date.now();
   await sleep(1500);
   const report = await writer.stop();
