@@ -1,10 +1,9 @@
-// What the rolling-operation journeys (upgrade, downgrade, rollout) watch and check alike: the order members restart in, and that no acknowledged write was lost.
+// What the rolling-operation journeys (upgrade, downgrade, rollout) watch and check alike: the order members restart in (what writes kept is test/support/availability.ts's job).
 import type { V1Pod } from '@kubernetes/client-node';
-import type { WriteLoadReport } from '../../bench/upgrade';
 import type { EtcdCluster, OperationType } from '../../crds/etcd-cluster';
 import { Labels } from '../../crds/labels';
 import type { Harness } from './cluster-harness';
-import { eventually, getCluster, memberHashes, readKeys } from './cluster-harness';
+import { eventually, getCluster } from './cluster-harness';
 
 export interface RollWatch {
   /** The cluster once `done` held for it. */
@@ -92,41 +91,3 @@ export async function watchRoll(
 /** A `done` for watchRoll: every member reports `version` and is ready. */
 export const everyMemberOn = (version: string) => (c: EtcdCluster) =>
   c.status?.members?.every((m) => m.version === version && m.ready) === true;
-
-/** Every acknowledged write of the load reads back with its value, and every member has the same hashKV. */
-export async function expectWritesKept(
-  h: Harness,
-  namespace: string,
-  name: string,
-  input: {
-    prefix: string;
-    report: WriteLoadReport;
-    members: string[];
-    /** How to read the keys back (default: readKeys through the client Service, plaintext, no auth). */
-    read?: () => Promise<Map<string, string>>;
-    /** How to take each member's hashKV (default: memberHashes, plaintext, no auth). */
-    hashes?: (members: string[]) => Promise<Map<string, string>>;
-  },
-): Promise<void> {
-  expect(input.report.acknowledged.size).toBeGreaterThan(0);
-  const read = await eventually(
-    'keys readable',
-    input.read ?? (() => readKeys(namespace, name, input.prefix)),
-  );
-  const missing = [...input.report.acknowledged].filter(([k, v]) => read.get(k) !== v);
-  expect(missing).toEqual([]);
-  const hashesOf = input.hashes ?? ((members: string[]) => memberHashes(h, namespace, name, members));
-  const hashes = await eventually('equal hashKV on all members', async () => {
-    const hs = await hashesOf(input.members);
-    return new Set(hs.values()).size === 1 ? hs : undefined;
-  });
-  expect(hashes.size).toBe(input.members.length);
-}
-
-/** One line of figures for the test log. */
-export function describeLoad(what: string, report: WriteLoadReport, order: string[]): string {
-  return (
-    `${what} under writes: ${report.acknowledged.size} acknowledged, ${report.failedAttempts} attempts retried, ` +
-    `${report.failedWrites} writes failed, longest gap ${report.longestGapMs} ms; order ${order.join(', ')}`
-  );
-}
