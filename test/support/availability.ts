@@ -181,6 +181,9 @@ export interface AvailabilityFigures {
   acknowledged: number;
   failed: number;
   longestGapMs: number;
+  /** The longest gap on the clock, and how much of it the writer itself was stalled (not counted). */
+  longestGapWallMs: number;
+  writerStalledMs: number;
   boundMs: number;
   recovered: number;
   members: number;
@@ -192,15 +195,15 @@ export interface AvailabilityFigures {
 export function describeAvailability(f: AvailabilityFigures): string {
   return (
     `availability | ${f.what} | acknowledged ${f.acknowledged} | failed ${f.failed} | ` +
-    `longest gap ${f.longestGapMs} ms (bound ${f.boundMs} ms) | recovered ${f.recovered} | ` +
+    `longest gap ${f.longestGapMs} ms (bound ${f.boundMs} ms${f.writerStalledMs > 0 ? `; ${f.longestGapWallMs} ms on the clock, the writer stalled ${f.writerStalledMs} ms of it` : ''}) | recovered ${f.recovered} | ` +
     `${f.members} members, hashkv ${f.hashesEqual ? 'equal' : 'DIFFERENT'} at revision ${f.hashRevision}`
   );
 }
 
 /**
  * The availability assertions of a test that changed a running cluster: nothing acknowledged lost (on any
- * member), nothing changed or invented, hashKV equal, and the longest gap between acknowledged writes under
- * `boundMs` (PLANNED_GAP_BOUND_MS or FAULT_GAP_BOUND_MS). Prints the figures before asserting, so they are in the
+ * member), nothing changed or invented, hashKV equal, and the longest gap between acknowledged writes (less the
+ * writer's own stalls, printed beside it) under `boundMs` (PLANNED_GAP_BOUND_MS or FAULT_GAP_BOUND_MS). Prints the figures before asserting, so they are in the
  * output whether the test passes or not.
  */
 export async function expectAvailability(
@@ -215,6 +218,8 @@ export async function expectAvailability(
     acknowledged: figures.acknowledged,
     failed: figures.failed,
     longestGapMs: figures.longestGap.ms,
+    longestGapWallMs: figures.longestGap.wallMs,
+    writerStalledMs: figures.longestGap.stalledMs,
     boundMs: input.boundMs,
     recovered: Math.max(0, ...verified.members.map((m) => m.recovered)),
     members: verified.members.length,
@@ -233,7 +238,13 @@ export async function expectAvailability(
       (r) =>
         `  failed ${new Date(r.startedAt).toISOString()} after ${r.endedAt - r.startedAt} ms: ${(r.error ?? '').slice(0, 160)}`,
     );
-  console.log([line, gapAt, ...failures].join('\n'));
+  const stalls =
+    report.stalls.length > 0
+      ? [
+          `  the writer's own process stalled ${report.stalls.length} times, longest ${figures.longestStallMs} ms (not counted in gaps)`,
+        ]
+      : [];
+  console.log([line, gapAt, ...failures, ...stalls].join('\n'));
   try {
     appendFileSync(join(h.stack.stateDir, 'availability.log'), `${new Date().toISOString()} ${line}\n`);
   } catch {

@@ -1,5 +1,11 @@
 import type { StoredKey, WriteRecord } from './write-history';
-import { checkMemberCopy, highestAcknowledgedRevision, longestGap, writeFigures } from './write-history';
+import {
+  checkMemberCopy,
+  highestAcknowledgedRevision,
+  longestGap,
+  stalledWithin,
+  writeFigures,
+} from './write-history';
 
 const ack = (key: string, endedAt: number, revision: number): WriteRecord => ({
   key,
@@ -25,45 +31,98 @@ describe('longestGap', () => {
       acks: [1050, 1100, 1150],
       start: 1000,
       stop: 1200,
-      want: { ms: 50, from: 1000, to: 1050 },
+      want: { ms: 50, from: 1000, to: 1050, wallMs: 50, stalledMs: 0 },
     },
     {
       case: 'an outage between two acknowledgements is the gap',
       acks: [1050, 1100, 4100, 4150],
       start: 1000,
       stop: 4200,
-      want: { ms: 3000, from: 1100, to: 4100 },
+      want: { ms: 3000, from: 1100, to: 4100, wallMs: 3000, stalledMs: 0 },
     },
     {
       case: 'no acknowledgement after some moment counts up to the stop',
       acks: [1050, 1100],
       start: 1000,
       stop: 3100,
-      want: { ms: 2000, from: 1100, to: 3100 },
+      want: { ms: 2000, from: 1100, to: 3100, wallMs: 2000, stalledMs: 0 },
     },
     {
       case: 'a slow first acknowledgement counts from the start',
       acks: [2500, 2550],
       start: 1000,
       stop: 2600,
-      want: { ms: 1500, from: 1000, to: 2500 },
+      want: { ms: 1500, from: 1000, to: 2500, wallMs: 1500, stalledMs: 0 },
     },
     {
       case: 'no acknowledgement at all is one gap over the whole run',
       acks: [],
       start: 1000,
       stop: 9000,
-      want: { ms: 8000, from: 1000, to: 9000 },
+      want: { ms: 8000, from: 1000, to: 9000, wallMs: 8000, stalledMs: 0 },
     },
     {
       case: 'acknowledgements out of order are sorted first',
       acks: [1150, 1050, 1100],
       start: 1000,
       stop: 1160,
-      want: { ms: 50, from: 1000, to: 1050 },
+      want: { ms: 50, from: 1000, to: 1050, wallMs: 50, stalledMs: 0 },
     },
   ])('$case', ({ acks, start, stop, want }) => {
     expect(longestGap(acks, start, stop)).toEqual(want);
+  });
+
+  test.each([
+    {
+      case: "the writer's own stall inside a gap is not the cluster's",
+      acks: [1050, 1100, 3400, 3450],
+      stop: 3450,
+      stalls: [{ from: 1150, to: 3350 }],
+      want: { ms: 100, from: 1100, to: 3400, wallMs: 2300, stalledMs: 2200 },
+    },
+    {
+      case: 'an outage beside a stall still counts in full',
+      acks: [1050, 1100, 5100, 5150],
+      stop: 5150,
+      stalls: [{ from: 1200, to: 1700 }],
+      want: { ms: 3500, from: 1100, to: 5100, wallMs: 4000, stalledMs: 500 },
+    },
+    {
+      case: 'a stall elsewhere changes nothing; the longest counted gap wins',
+      acks: [1050, 1900, 1950, 2000],
+      stop: 2000,
+      stalls: [{ from: 1960, to: 1990 }],
+      want: { ms: 850, from: 1050, to: 1900, wallMs: 850, stalledMs: 0 },
+    },
+    {
+      case: 'a stall across an acknowledgement is split between the two gaps',
+      acks: [1050, 2000, 2100],
+      stop: 2100,
+      stalls: [{ from: 1900, to: 2050 }],
+      want: { ms: 850, from: 1050, to: 2000, wallMs: 950, stalledMs: 100 },
+    },
+  ])('$case', ({ acks, stop, stalls, want }) => {
+    expect(longestGap(acks, 1000, stop, stalls)).toEqual(want);
+  });
+});
+
+describe('stalledWithin', () => {
+  test.each([
+    { case: 'inside', stalls: [{ from: 10, to: 20 }], from: 0, to: 100, want: 10 },
+    { case: 'clipped at both ends', stalls: [{ from: 0, to: 200 }], from: 50, to: 100, want: 50 },
+    { case: 'outside', stalls: [{ from: 200, to: 300 }], from: 0, to: 100, want: 0 },
+    {
+      case: 'several added up',
+      stalls: [
+        { from: 10, to: 20 },
+        { from: 90, to: 120 },
+      ],
+      from: 0,
+      to: 100,
+      want: 20,
+    },
+  ])('$case', ({ stalls, from, to, want }) => {
+    expect(stalledWithin(stalls, from, to)).toBe(want);
   });
 });
 
@@ -73,8 +132,10 @@ describe('writeFigures', () => {
     expect(writeFigures(records, 1000, 3200)).toEqual({
       acknowledged: 2,
       failed: 2,
-      longestGap: { ms: 2050, from: 1100, to: 3150 },
+      longestGap: { ms: 2050, from: 1100, to: 3150, wallMs: 2050, stalledMs: 0 },
       rate: 0.9,
+      stalls: 0,
+      longestStallMs: 0,
     });
   });
 });

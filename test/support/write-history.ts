@@ -14,25 +14,53 @@ export interface WriteRecord {
 }
 
 export interface Gap {
+  /** The gap the cluster is answerable for: its length on the clock less the time the writer itself stood still. */
   ms: number;
   /** When the gap began (the acknowledgement before it, or the writer's start) and ended. */
   from: number;
   to: number;
+  /** Its length on the clock, and how much of it the writer's own process was stalled (see Stall). */
+  wallMs: number;
+  stalledMs: number;
 }
 
 /**
- * The longest time without an acknowledgement, from the writer's start through every acknowledgement to its stop.
- * The start and the stop count as edges: a writer that never got an answer after some moment has a gap up to its
- * stop, so an outage at the end of a test cannot hide behind the last success. (A write in flight at the stop may
- * be acknowledged after it; it then simply closes no gap.)
+ * A time the writer's own process could not run (its event loop blocked: a garbage collection of the test
+ * process's heap, a CPU starved machine). No request could be sent and no answer read then, whatever the cluster
+ * did, so that time is the measurement's, not the cluster's; the writer records such stalls as it runs.
  */
-export function longestGap(ackTimes: readonly number[], startedAt: number, stoppedAt: number): Gap {
+export interface Stall {
+  from: number;
+  to: number;
+}
+
+/** How much of [from, to] the stalls cover (stalls do not overlap one another). */
+export function stalledWithin(stalls: readonly Stall[], from: number, to: number): number {
+  let ms = 0;
+  for (const s of stalls) ms += Math.max(0, Math.min(to, s.to) - Math.max(from, s.from));
+  return ms;
+}
+
+/**
+ * The longest time without an acknowledgement, from the writer's start through every acknowledgement to its stop,
+ * less the writer's own stalls within it. The start and the stop count as edges: a writer that never got an answer
+ * after some moment has a gap up to its stop, so an outage at the end of a test cannot hide behind the last
+ * success. (A write in flight at the stop may be acknowledged after it; it then simply closes no gap.)
+ */
+export function longestGap(
+  ackTimes: readonly number[],
+  startedAt: number,
+  stoppedAt: number,
+  stalls: readonly Stall[] = [],
+): Gap {
   const edges = [startedAt, ...ackTimes, stoppedAt].sort((a, b) => a - b);
-  let best: Gap = { ms: 0, from: startedAt, to: startedAt };
+  let best: Gap = { ms: 0, from: startedAt, to: startedAt, wallMs: 0, stalledMs: 0 };
   for (let i = 1; i < edges.length; i++) {
     const from = edges[i - 1] as number;
     const to = edges[i] as number;
-    if (to - from > best.ms) best = { ms: to - from, from, to };
+    const stalledMs = stalledWithin(stalls, from, to);
+    const ms = to - from - stalledMs;
+    if (ms > best.ms) best = { ms, from, to, wallMs: to - from, stalledMs };
   }
   return best;
 }
@@ -43,12 +71,16 @@ export interface WriteFigures {
   longestGap: Gap;
   /** Acknowledged writes per second over the writer's life. */
   rate: number;
+  /** The writer's own stalls: how many, and the longest. */
+  stalls: number;
+  longestStallMs: number;
 }
 
 export function writeFigures(
   records: readonly WriteRecord[],
   startedAt: number,
   stoppedAt: number,
+  stalls: readonly Stall[] = [],
 ): WriteFigures {
   const acks = records.filter((r) => r.ok);
   const seconds = Math.max(stoppedAt - startedAt, 1) / 1000;
@@ -59,8 +91,11 @@ export function writeFigures(
       acks.map((r) => r.endedAt),
       startedAt,
       stoppedAt,
+      stalls,
     ),
     rate: Math.round((acks.length / seconds) * 10) / 10,
+    stalls: stalls.length,
+    longestStallMs: Math.max(0, ...stalls.map((x) => x.to - x.from)),
   };
 }
 

@@ -4,7 +4,7 @@ import type { LocalEtcd } from './local-etcd';
 import { startLocalEtcd } from './local-etcd';
 import type { StoredKey } from './write-history';
 import { checkMemberCopy } from './write-history';
-import { startWriter, strictClient, WRITE_TIMEOUT_MS } from './writer';
+import { startWriter, strictClient, within, WRITE_TIMEOUT_MS } from './writer';
 
 jest.setTimeout(60_000);
 
@@ -69,8 +69,9 @@ test('a frozen member: each write fails once after 1 s and is not retried, the o
   // No hidden retry: a failed write took its one budget (never much more: no second attempt inside it).
   for (const f of failed) expect(f.endedAt - f.startedAt).toBeLessThan(WRITE_TIMEOUT_MS + 500);
   expect(new Set(report.records.map((r) => r.key)).size).toBe(report.records.length);
-  // The gap covers the freeze, and writes came back after the thaw.
-  expect(report.figures.longestGap.ms).toBeGreaterThanOrEqual(thawedAt - frozenAt - 100);
+  // The gap covers the freeze (on the clock: a stall of this process meanwhile is not counted, but the member was
+  // frozen all along), and writes came back after the thaw.
+  expect(report.figures.longestGap.wallMs).toBeGreaterThanOrEqual(thawedAt - frozenAt - 100);
   expect(report.figures.longestGap.ms).toBeLessThan(thawedAt - frozenAt + 2000);
   expect(report.records.filter((r) => r.ok && r.startedAt > thawedAt).length).toBeGreaterThan(5);
   // Every acknowledged write is stored; failed ones may be (a timeout after commit), never invented ones.
@@ -80,6 +81,52 @@ test('a frozen member: each write fails once after 1 s and is not retried, the o
     changed: [],
     unexpected: [],
   });
+});
+
+test("the writer's own process standing still is a stall, not the cluster's gap, and fails no write", async () => {
+  const writer = startWriter({ namespace: 'x', name: 'x', prefix: '/stalled', endpoints: [url] });
+  await sleep(500);
+  // Block this process's event loop for 1.5 s, as a full garbage collection of a big test heap would: the member
+  // answers in the meantime, but nothing can read its answer, and a timer due meanwhile fires late.
+  const blockedAt = Date.now();
+  while (Date.now() - blockedAt < 1500) {
+    // busy
+  }
+  await sleep(500);
+  const report = await writer.stop();
+
+  expect(report.figures.failed).toBe(0);
+  expect(report.stalls.some((s) => s.to - s.from >= 1400 && s.from <= blockedAt + 100)).toBe(true);
+  expect(report.figures.longestStallMs).toBeGreaterThanOrEqual(1400);
+  // On the clock two acknowledgements are 1.4 s or more apart; counted, no gap comes near the 1 s bound.
+  const acks = report.records.filter((r) => r.ok).map((r) => r.endedAt);
+  expect(Math.max(...acks.slice(1).map((t, i) => t - (acks[i] ?? t)))).toBeGreaterThanOrEqual(1400);
+  expect(report.figures.longestGap.ms).toBeLessThan(1000);
+});
+
+test('a write whose answer waited out a stall of the process is acknowledged, not timed out', async () => {
+  const c = strictClient([url], {}, WRITE_TIMEOUT_MS, 3 * WRITE_TIMEOUT_MS);
+  try {
+    const put = within(WRITE_TIMEOUT_MS, c.put('/within/k').value('v').exec());
+    const blockedAt = Date.now();
+    while (Date.now() - blockedAt < 1500) {
+      // busy: the budget's timer is due meanwhile and fires late, before the answer can be read
+    }
+    await expect(put).resolves.toHaveProperty('header');
+    // A member that never answers still fails the write (the budget is not lifted, only not spent while stalled).
+    etcd.signal('SIGSTOP');
+    try {
+      const started = Date.now();
+      await expect(within(WRITE_TIMEOUT_MS, c.put('/within/k2').value('v').exec())).rejects.toThrow(
+        'no answer within 1000 ms',
+      );
+      expect(Date.now() - started).toBeLessThan(WRITE_TIMEOUT_MS + 500);
+    } finally {
+      etcd.signal('SIGCONT');
+    }
+  } finally {
+    c.close();
+  }
 });
 
 test('a key deleted behind the writer is reported lost (the check can fail)', async () => {

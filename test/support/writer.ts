@@ -5,11 +5,14 @@ import { Etcd3 } from 'etcd3';
 import type { IOptions } from 'etcd3';
 import { clusterClientEndpoint } from '../../crds/names';
 import type { ClientCredentials } from './cluster-harness';
-import type { WriteFigures, WriteRecord } from './write-history';
+import type { Stall, WriteFigures, WriteRecord } from './write-history';
 import { writeFigures } from './write-history';
 
 export const WRITE_INTERVAL_MS = 50;
 export const WRITE_TIMEOUT_MS = 1000;
+/** The stall monitor's tick, and how late a tick must be to count as the writer's own stall. */
+const STALL_TICK_MS = 20;
+const STALL_MIN_MS = 50;
 
 export type EtcdAuth = NonNullable<IOptions['auth']>;
 
@@ -38,6 +41,8 @@ export interface WriterReport {
   startedAt: number;
   stoppedAt: number;
   figures: WriteFigures;
+  /** When the writer's own process could not run (see Stall): excluded from the gaps, and printed. */
+  stalls: Stall[];
   /** The access the writer used last, for reading its keys back. */
   access: { credentials?: ClientCredentials; auth?: EtcdAuth };
 }
@@ -62,6 +67,8 @@ export function strictClient(
   hosts: string[],
   access: { credentials?: ClientCredentials; auth?: EtcdAuth },
   timeoutMs = WRITE_TIMEOUT_MS,
+  /** The gRPC deadline of each call, if not `timeoutMs` (the writer keeps its own budget, see within()). */
+  deadlineMs = timeoutMs,
 ): Etcd3 {
   return new Etcd3({
     // The client library takes TLS from the credentials, whatever the URL's scheme.
@@ -69,17 +76,42 @@ export function strictClient(
     ...(access.credentials ? { credentials: access.credentials } : {}),
     ...(access.auth ? { auth: access.auth } : {}),
     dialTimeout: timeoutMs,
-    defaultCallOptions: (ctx) => (ctx.isStream ? {} : { deadline: Date.now() + timeoutMs }),
+    defaultCallOptions: (ctx) => (ctx.isStream ? {} : { deadline: Date.now() + deadlineMs }),
     faultHandling: { host: () => noop, global: noop },
     grpcOptions: { 'grpc.use_local_subchannel_pool': 1 },
   });
 }
 
-/** Fails after `ms`, whatever the client does (a token exchange has its own deadline, the write its own). */
-function within<T>(ms: number, work: Promise<T>): Promise<T> {
+/**
+ * Records when this process's event loop could not run: a tick that comes more than STALL_MIN_MS late means
+ * nothing (no request sent, no answer read) happened in between.
+ */
+function startStallMonitor(): { stalls: Stall[]; stop(): void } {
+  const stalls: Stall[] = [];
+  let last = Date.now();
+  const timer = setInterval(() => {
+    const now = Date.now();
+    if (now - last - STALL_TICK_MS > STALL_MIN_MS) stalls.push({ from: last + STALL_TICK_MS, to: now });
+    last = now;
+  }, STALL_TICK_MS);
+  return { stalls, stop: () => clearInterval(timer) };
+}
+
+/**
+ * Fails after `ms` of this process running, whatever the client does (a token exchange has its own deadline, the
+ * write its own). A timer that fires late (the process stood still) would otherwise fail a write whose answer is
+ * already waiting to be read: timers run before pending I/O, so the time it was late is given once more.
+ */
+export function within<T>(ms: number, work: Promise<T>): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
+    const due = Date.now() + ms;
+    const fail = () => reject(new Error(`no answer within ${ms} ms`));
+    timer = setTimeout(() => {
+      const late = Date.now() - due;
+      if (late > STALL_MIN_MS) timer = setTimeout(fail, Math.min(late, ms));
+      else fail();
+    }, ms);
   });
   return Promise.race([work, timeout]).finally(() => clearTimeout(timer));
 }
@@ -100,6 +132,7 @@ export function startWriter(input: WriterInput): Writer {
   let client: Etcd3 | undefined;
   let using: { credentials?: ClientCredentials; auth?: EtcdAuth } = {};
   const run = randomBytes(3).toString('hex');
+  const monitor = startStallMonitor();
 
   const loop = (async () => {
     for (let seq = 0; !stopped; seq++) {
@@ -110,7 +143,8 @@ export function startWriter(input: WriterInput): Writer {
         client = undefined;
       }
       using = wanted;
-      client ??= strictClient(endpoints, using);
+      // The gRPC deadline is a backstop: the write's budget is within()'s, which does not count the writer's stalls.
+      client ??= strictClient(endpoints, using, WRITE_TIMEOUT_MS, 3 * WRITE_TIMEOUT_MS);
       const key = `${input.prefix}/${String(seq).padStart(7, '0')}`;
       const value = `${run}-${seq}`;
       try {
@@ -140,7 +174,9 @@ export function startWriter(input: WriterInput): Writer {
       stopped = true;
       const stoppedAt = Date.now();
       await loop;
+      monitor.stop();
       client?.close();
+      const stalls = [...monitor.stalls];
       return {
         namespace: input.namespace,
         name: input.name,
@@ -148,7 +184,8 @@ export function startWriter(input: WriterInput): Writer {
         records,
         startedAt,
         stoppedAt,
-        figures: writeFigures(records, startedAt, stoppedAt),
+        figures: writeFigures(records, startedAt, stoppedAt, stalls),
+        stalls,
         access: using,
       };
     },
