@@ -17,6 +17,7 @@
 // the workflow would learn of it only at its 10-minute drift check. Only their resourceVersions are compared (a
 // get per referenced Secret; no list or watch of Secrets, so no wider grant than the get the activities have).
 // The first sighting after a start only records the versions: the workflow's own first look read them anyway.
+import type { WatchSignalKind } from '../contracts/watch-signals';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { CustomObjectsApi } from '@kubernetes/client-node';
 import type { Client } from '@temporalio/client';
@@ -125,7 +126,7 @@ export interface AlarmPollerOptions {
   /** A Secret's resourceVersion, undefined when it does not exist; without it Secrets are not compared. */
   readSecretVersion?: (namespace: string, name: string) => Promise<string | undefined>;
   log: (msg: string, fields?: Record<string, unknown>) => void;
-  onSignal?: (kind: 'alarms' | 'secrets') => void;
+  onSignal?: (kind: Extract<WatchSignalKind, 'alarms' | 'secrets'>) => void;
 }
 
 export interface AlarmPoller {

@@ -2,6 +2,7 @@
 //
 // Invariant: a watch that fails is restarted (relist with back-off), never left silently stopped, and a
 // change the workflow already knows about (resync, duplicate) sends no signal.
+import type { WatchSignalKind } from '../contracts/watch-signals';
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { CoreV1Api, makeInformer } from '@kubernetes/client-node';
 import { WorkflowNotFoundError } from '@temporalio/client';
@@ -23,7 +24,7 @@ import { clusterChangeKey, memberChangeKey, owningCluster } from './change-keys'
 
 export interface WatcherOptions extends WatcherBaseOptions {
   /** Called for each signal sent, for metrics. */
-  onSignal?: (kind: 'cluster' | 'members') => void;
+  onSignal?: (kind: Extract<WatchSignalKind, 'cluster' | 'members'>) => void;
 }
 
 export interface ClusterWatcher {

@@ -2,6 +2,7 @@
 //
 // Invariant: a finished EtcdSnapshot (Succeeded/Failed) never starts a workflow again, and a change the
 // workflow already knows about (resync, duplicate) sends nothing.
+import type { WatchSignalKind } from '../contracts/watch-signals';
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { BatchV1Api, makeInformer } from '@kubernetes/client-node';
 import { WorkflowIdConflictPolicy, WorkflowIdReusePolicy, WorkflowNotFoundError } from '@temporalio/client';
@@ -25,7 +26,7 @@ import { customObjectInformer, watcherFor } from './watch-setup';
 
 export interface SnapshotWatcherOptions extends WatcherBaseOptions {
   /** Metrics hooks, as in the cluster watcher. */
-  onSignal?: (kind: 'snapshot' | 'job' | 'schedule') => void;
+  onSignal?: (kind: Extract<WatchSignalKind, 'snapshot' | 'job' | 'schedule'>) => void;
 }
 
 export interface SnapshotWatcher {

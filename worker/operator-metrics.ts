@@ -5,6 +5,7 @@
 // Invariant: workflow code is never touched for metrics. An operation's start and end are read from the status
 // write that publishes them (status is the UI, so the metric and `kubectl get` agree), and a write is counted
 // only when it changes the object on the apiserver, so a retried activity or a second replica counts nothing twice.
+import { WATCH_SIGNAL_KINDS, type WatchSignalKind } from '../contracts/watch-signals';
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { ConditionTypes } from '../crds/conditions';
 import type { EtcdCluster, EtcdClusterStatus, OperationResult, OperationType } from '../crds/etcd-cluster';
@@ -183,7 +184,7 @@ export function snapshotFamilies(snapshots: readonly EtcdSnapshot[]): GaugeFamil
 export interface OperatorMetrics {
   /** Called by the status writer with the status on the apiserver before the write and the one written. */
   onStatusWritten(before: EtcdClusterStatus | undefined, after: EtcdClusterStatus): void;
-  onSignal(kind: string): void;
+  onSignal(kind: WatchSignalKind): void;
   onWatchRestart(resource: string): void;
   /** Every object an informer delivers, so scrape-time gauges need no lists of their own. */
   onObject(resource: string, obj: KubernetesObject, deleted: boolean): void;
@@ -246,7 +247,7 @@ export function createOperatorMetrics(
   });
   const signals = new Counter({
     name: `${METRIC_PREFIX}watch_changes_signalled_total`,
-    help: 'Changes the watcher signalled to workflows, by kind (cluster, members, snapshot, schedule, job).',
+    help: `Changes the watchers signalled to workflows, by kind (${WATCH_SIGNAL_KINDS.join(', ')}).`,
     labelNames: ['kind'],
     registers: [register],
   });

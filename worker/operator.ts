@@ -3,6 +3,7 @@
 //
 // Invariant: a start that fails part-way closes what it opened and throws a StartupError saying what and where,
 // so main can retry without leaking connections.
+import type { WatchSignalKind } from '../contracts/watch-signals';
 import { existsSync, readFileSync } from 'node:fs';
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { BatchV1Api, CoreV1Api, CustomObjectsApi, KubeConfig } from '@kubernetes/client-node';
@@ -182,7 +183,7 @@ export async function startOperator(
 
     if (config.roles.includes('watcher')) {
       const hooks = {
-        onSignal: (kind: string) => metrics.onSignal(kind),
+        onSignal: (kind: WatchSignalKind) => metrics.onSignal(kind),
         onWatchRestart: (resource: string) => metrics.onWatchRestart(resource),
         onObject: (resource: string, obj: KubernetesObject, deleted: boolean) =>
           metrics.onObject(resource, obj, deleted),

@@ -1,0 +1,52 @@
+// `kubectl explain` reads the CRDs' descriptions: every field of every API object must say what it is for.
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { parse } from 'yaml';
+
+interface Node {
+  description?: string;
+  properties?: Record<string, Node>;
+  items?: Node;
+  additionalProperties?: Node | boolean;
+}
+
+/** Every path in the schema whose node has no description, as kubectl explain would name it. */
+function undescribed(node: Node, path: string): string[] {
+  const own = node.description?.trim() ? [] : [path];
+  const children = [
+    ...Object.entries(node.properties ?? {}).map(([k, v]) => undescribed(v, `${path}.${k}`)),
+    ...(node.items ? [undescribed(node.items, `${path}[]`)] : []),
+    ...(typeof node.additionalProperties === 'object'
+      ? [undescribed(node.additionalProperties, `${path}{}`)]
+      : []),
+  ];
+  return [...own, ...children.flat()];
+}
+
+const files = readdirSync(__dirname).filter((f) => f.endsWith('.yaml'));
+
+test('the CRDs are all here', () => {
+  expect(files.sort()).toEqual(['etcdcluster.yaml', 'etcdsnapshot.yaml', 'etcdsnapshotschedule.yaml']);
+});
+
+test.each(files)('%s: every field has a description', (file) => {
+  const crd = parse(readFileSync(join(__dirname, file), 'utf8')) as {
+    spec: { names: { kind: string }; versions: { schema: { openAPIV3Schema: Node } }[] };
+  };
+  for (const v of crd.spec.versions) {
+    expect(undescribed(v.schema.openAPIV3Schema, crd.spec.names.kind)).toEqual([]);
+  }
+});
+
+test('the check finds a field without a description', () => {
+  expect(
+    undescribed(
+      {
+        description: 'x',
+        properties: { a: { description: 'a', items: { properties: { b: {} } } } },
+        additionalProperties: {},
+      },
+      'K',
+    ),
+  ).toEqual(['K.a[]', 'K.a[].b', 'K{}']);
+});
