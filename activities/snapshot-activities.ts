@@ -17,7 +17,7 @@ import type { AgentResult } from '../contracts/agent-result';
 import { parseAgentResult } from '../contracts/agent-result';
 import type { SnapshotEventRecorder } from './snapshot-events';
 import type { SnapshotRef } from './snapshot-manifests';
-import { AGENT_CONTAINER, snapshotJob, snapshotJobName } from './snapshot-manifests';
+import { AGENT_CONTAINER, jobPlacement, snapshotJob, snapshotJobName } from './snapshot-manifests';
 import { pickSnapshotSource } from './snapshot-source';
 import type { RestoreActivities } from './restore-activities';
 import { createRestoreActivities } from './restore-activities';
@@ -202,6 +202,7 @@ export function createSnapshotActivities(deps: SnapshotActivityDeps) {
         cluster: input.spec.clusterRef.name,
         ...(clientTLSSecret ? { clientTLSSecret } : {}),
         ...(authSecretName ? { authSecretName } : {}),
+        placement: jobPlacement(cluster?.spec),
       });
       const outcome = await kube.createIfAbsent(job as KubernetesObject);
       return { jobName: job.metadata.name, created: outcome === 'created' };

@@ -1,5 +1,7 @@
+import type { EtcdClusterSpec } from '../crds/etcd-cluster';
 import {
   credentialEnv,
+  jobPlacement,
   snapshotArgs,
   snapshotFileTarget,
   snapshotJob,
@@ -258,5 +260,69 @@ describe('a snapshot Job of a cluster with client TLS', () => {
 
   it('keeps the destination claim mounted beside it', () => {
     expect(container?.volumeMounts?.map((m) => m.name)).toEqual(['destination', 'etcd-tls']);
+  });
+});
+
+describe("jobPlacement: where the cluster's Jobs may run", () => {
+  const toleration = {
+    key: 'dedicated',
+    operator: 'Equal' as const,
+    value: 'etcd',
+    effect: 'NoSchedule' as const,
+  };
+  const nodeAffinity = {
+    requiredDuringSchedulingIgnoredDuringExecution: {
+      nodeSelectorTerms: [{ matchExpressions: [{ key: 'pool', operator: 'In', values: ['etcd'] }] }],
+    },
+  };
+  const podAntiAffinity = {
+    requiredDuringSchedulingIgnoredDuringExecution: [{ topologyKey: 'kubernetes.io/hostname' }],
+  };
+  test.each<{ case: string; spec: Partial<EtcdClusterSpec> | undefined; want: object }>([
+    { case: 'no cluster (gone): anywhere', spec: undefined, want: {} },
+    { case: 'no placement: anywhere', spec: {}, want: {} },
+    {
+      case: 'nodeSelector, tolerations and priority class carry over',
+      spec: {
+        nodeSelector: { pool: 'etcd' },
+        tolerations: [toleration],
+        priorityClassName: 'system-cluster-critical',
+      },
+      want: {
+        nodeSelector: { pool: 'etcd' },
+        tolerations: [toleration],
+        priorityClassName: 'system-cluster-critical',
+      },
+    },
+    {
+      case: "node affinity carries over, the members' pod anti-affinity does not",
+      spec: { affinity: { nodeAffinity, podAntiAffinity } },
+      want: { affinity: { nodeAffinity } },
+    },
+    { case: 'only pod anti-affinity: no affinity at all', spec: { affinity: { podAntiAffinity } }, want: {} },
+    { case: 'empty lists and maps say nothing', spec: { nodeSelector: {}, tolerations: [] }, want: {} },
+  ])('$case', ({ spec, want }) => {
+    expect(jobPlacement(spec)).toEqual(want);
+  });
+
+  test("a snapshot Job's Pod carries it", () => {
+    const j = snapshotJob({
+      snapshot: { namespace: 'ns', name: 's', uid: 'u' },
+      attempt: 1,
+      image: 'img',
+      endpoint: 'http://main-0.main-peer.ns.svc:2379',
+      destination: { pvc: { claimName: 'backups', subPath: '' } },
+      cluster: 'main',
+      placement: jobPlacement({
+        nodeSelector: { pool: 'etcd' },
+        tolerations: [toleration],
+        affinity: { nodeAffinity },
+      }),
+    });
+    expect(j.spec.template.spec).toMatchObject({
+      nodeSelector: { pool: 'etcd' },
+      tolerations: [toleration],
+      affinity: { nodeAffinity },
+    });
   });
 });

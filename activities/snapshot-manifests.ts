@@ -2,6 +2,7 @@
 //
 // Invariant: credentials reach the agent only as env secretKeyRefs to the user's Secret; no key or secret
 // value is ever part of the manifest, so none is in workflow inputs, history or status either.
+import type { EtcdClusterSpec, Toleration } from '../crds/etcd-cluster';
 import { API_VERSION } from '../crds/etcd-cluster';
 import type { PvcLocation, S3Location, SnapshotDestination } from '../crds/etcd-snapshot';
 import { ETCD_SNAPSHOT, SnapshotLabels } from '../crds/etcd-snapshot';
@@ -133,6 +134,32 @@ export const RESTRICTED_CONTAINER_SECURITY = {
   capabilities: { drop: ['ALL'] },
 } as const;
 
+/** Where a Job of the cluster's may run: the part of the cluster's placement that applies to a Pod that is no member. */
+export interface JobPlacement {
+  nodeSelector?: Record<string, string>;
+  tolerations?: Toleration[];
+  priorityClassName?: string;
+  affinity?: { nodeAffinity: unknown };
+}
+
+/**
+ * The cluster's nodeSelector, tolerations, priority class and node affinity, for its snapshot and prune Jobs: nodes
+ * kept free of etcd for a reason (or the only ones it may use) are so for its Jobs too. The Pod (anti-)affinity of
+ * spec.affinity is left out: it is written about members (keep them apart), and would keep a Job off the very nodes
+ * a small cluster's members are on.
+ */
+export function jobPlacement(spec: Partial<EtcdClusterSpec> | undefined): JobPlacement {
+  const nodeAffinity = spec?.affinity?.['nodeAffinity'];
+  return {
+    ...(spec?.nodeSelector && Object.keys(spec.nodeSelector).length > 0
+      ? { nodeSelector: spec.nodeSelector }
+      : {}),
+    ...(spec?.tolerations && spec.tolerations.length > 0 ? { tolerations: spec.tolerations } : {}),
+    ...(spec?.priorityClassName ? { priorityClassName: spec.priorityClassName } : {}),
+    ...(nodeAffinity ? { affinity: { nodeAffinity } } : {}),
+  };
+}
+
 export interface SnapshotJobInput {
   snapshot: SnapshotRef;
   /** 1, 2, …: each attempt gets its own Job, so a retry never reads an older attempt's result. */
@@ -147,6 +174,8 @@ export interface SnapshotJobInput {
   clientTLSSecret?: string;
   /** The Secret of the cluster's spec.auth: the agent authenticates as root with it. */
   authSecretName?: string;
+  /** The cluster's placement (jobPlacement). */
+  placement?: JobPlacement;
 }
 
 /** Where a snapshot Job mounts the operator's client certificate Secret (whole, read-only). */
@@ -232,6 +261,7 @@ export function snapshotJob(input: SnapshotJobInput) {
           restartPolicy: 'Never',
           automountServiceAccountToken: false,
           enableServiceLinks: false,
+          ...input.placement,
           securityContext: RESTRICTED_POD_SECURITY,
           containers: [
             {

@@ -1,4 +1,5 @@
 // applyTemporalSchedule and deleteTemporalSchedule against the real Temporal dev server: the Schedule the CR asks for is the one Temporal keeps.
+import type { KubernetesObject } from '@kubernetes/client-node';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { ApplicationFailure } from '@temporalio/common';
 import { cacheRoot, toolPaths } from '../localcluster/tool-cache';
@@ -109,5 +110,46 @@ describe('pruneFileJob', () => {
 
   test('its name fits 63 characters', () => {
     expect(pruneJobName('x'.repeat(100)).length).toBe(63);
+  });
+
+  test("runs where the scheduled cluster's Pods may run (its nodeSelector and tolerations)", async () => {
+    const created: KubernetesObject[] = [];
+    const objects: Record<string, unknown> = {
+      EtcdSnapshotSchedule: { spec: { clusterRef: { name: 'main' } } },
+      EtcdCluster: {
+        spec: {
+          nodeSelector: { pool: 'etcd' },
+          tolerations: [{ key: 'dedicated', operator: 'Exists', effect: 'NoSchedule' }],
+        },
+      },
+    };
+    const kube = {
+      read: (ref: { kind: string }) => Promise.resolve(objects[ref.kind]),
+      createIfAbsent: (o: KubernetesObject) => {
+        created.push(o);
+        return Promise.resolve('created');
+      },
+      deleteIfPresent: () => Promise.resolve(true),
+    };
+    const acts = createScheduleActivities({
+      kube: kube as unknown as KubeObjects,
+      events: unused as never,
+      s3: unused as never,
+      temporal: unused as never,
+      agentImage: 'img',
+    });
+    await expect(
+      acts.pruneSnapshot({
+        schedule: { namespace: 'ns', name: 'daily', uid: 'u1' },
+        name: 'daily-20260301000000',
+        uri: 'pvc://backup/daily-20260301000000.db',
+        destination: { pvc: { claimName: 'backup', subPath: '' } },
+      }),
+    ).resolves.toBe('pruned');
+    expect(created).toHaveLength(1);
+    expect((created[0] as ReturnType<typeof pruneFileJob>).spec.template.spec).toMatchObject({
+      nodeSelector: { pool: 'etcd' },
+      tolerations: [{ key: 'dedicated', operator: 'Exists', effect: 'NoSchedule' }],
+    });
   });
 });

@@ -8,7 +8,8 @@ import type { Client, ScheduleOptionsStartWorkflowAction } from '@temporalio/cli
 import { ScheduleAlreadyRunning, ScheduleNotFoundError, ScheduleOverlapPolicy } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import { FailureTypes, ScheduleReasons } from '../crds/conditions';
-import { API_VERSION } from '../crds/etcd-cluster';
+import type { EtcdClusterSpec } from '../crds/etcd-cluster';
+import { API_VERSION, ETCD_CLUSTER } from '../crds/etcd-cluster';
 import type { EtcdSnapshot, EtcdSnapshotStatus, SnapshotDestination } from '../crds/etcd-snapshot';
 import { ETCD_SNAPSHOT, SnapshotLabels } from '../crds/etcd-snapshot';
 import type {
@@ -21,8 +22,13 @@ import type { KubeObjects } from './kube-objects';
 import type { S3Store } from './s3-store';
 import { parseS3URI } from './s3-store';
 import type { SnapshotEventRecorder } from './snapshot-events';
-import type { SnapshotRef } from './snapshot-manifests';
-import { RESTRICTED_CONTAINER_SECURITY, RESTRICTED_POD_SECURITY, SNAPSHOT_MOUNT } from './snapshot-manifests';
+import type { JobPlacement, SnapshotRef } from './snapshot-manifests';
+import {
+  jobPlacement,
+  RESTRICTED_CONTAINER_SECURITY,
+  RESTRICTED_POD_SECURITY,
+  SNAPSHOT_MOUNT,
+} from './snapshot-manifests';
 import { recordOrDrop } from './event-recorder';
 import type { EventReason } from '../contracts/event-reasons';
 
@@ -84,6 +90,8 @@ export function pruneFileJob(input: {
   claimName: string;
   subPath: string;
   image: string;
+  /** The cluster's placement (jobPlacement). */
+  placement?: JobPlacement;
 }) {
   const file = `${SNAPSHOT_MOUNT}/${input.snapshot}.db`;
   const sub = input.subPath.replace(/^\/+|\/+$/g, '');
@@ -115,6 +123,7 @@ export function pruneFileJob(input: {
           restartPolicy: 'Never',
           automountServiceAccountToken: false,
           enableServiceLinks: false,
+          ...input.placement,
           securityContext: RESTRICTED_POD_SECURITY,
           containers: [
             {
@@ -143,6 +152,27 @@ function isInvalidArgument(err: unknown): boolean {
 
 export function createScheduleActivities(deps: ScheduleActivityDeps) {
   const { kube } = deps;
+
+  /** The spec of the cluster a schedule snapshots, if both are still there (for its Jobs' placement). */
+  const scheduledClusterSpec = async (
+    schedule: SnapshotRef,
+  ): Promise<Partial<EtcdClusterSpec> | undefined> => {
+    const found = await kube.read<KubernetesObject & Pick<EtcdSnapshotSchedule, 'spec'>>({
+      apiVersion: API_VERSION,
+      kind: ETCD_SNAPSHOT_SCHEDULE.kind,
+      namespace: schedule.namespace,
+      name: schedule.name,
+    });
+    const cluster = found?.spec?.clusterRef?.name;
+    if (!cluster) return undefined;
+    const read = await kube.read<KubernetesObject & { spec?: Partial<EtcdClusterSpec> }>({
+      apiVersion: API_VERSION,
+      kind: ETCD_CLUSTER.kind,
+      namespace: schedule.namespace,
+      name: cluster,
+    });
+    return read?.spec;
+  };
 
   return {
     /** Creates or updates the Temporal Schedule, paused exactly when `suspend` is true. */
@@ -336,6 +366,7 @@ export function createScheduleActivities(deps: ScheduleActivityDeps) {
             claimName: destination.pvc.claimName,
             subPath: destination.pvc.subPath,
             image: deps.agentImage,
+            placement: jobPlacement(await scheduledClusterSpec(schedule)),
           }) as KubernetesObject,
         );
         stored = 'pruned';

@@ -1,4 +1,7 @@
 // End-to-end: one-shot EtcdSnapshots of a real 3-member cluster into the stack's MinIO, through the operator the stack runs.
+import { BatchV1Api } from '@kubernetes/client-node';
+import type { S3Location } from '../../crds/etcd-snapshot';
+import { SnapshotLabels } from '../../crds/etcd-snapshot';
 import type { Harness } from '../support/cluster-harness';
 import { connect, createCluster, freshNamespace, waitConverged, writeKeys } from '../support/cluster-harness';
 import {
@@ -18,16 +21,30 @@ beforeAll(() => {
 describe('EtcdSnapshot to S3', () => {
   test('a snapshot of a 3-member cluster with known keys lands in MinIO with the size and sha256 status records', async () => {
     const ns = await freshNamespace(h, 'snap');
-    await createCluster(h, ns, 'main', { replicas: 3 });
+    // A toleration every node satisfies: the snapshot Job must carry it as the members do.
+    const toleration = {
+      key: 'example.com/etcd-only',
+      operator: 'Exists' as const,
+      effect: 'NoSchedule' as const,
+    };
+    await createCluster(h, ns, 'main', { replicas: 3, tolerations: [toleration] });
     await waitConverged(h, ns, 'main', 3, 300_000);
     await writeKeys(ns, 'main', 'known', 30);
     await createCredentialsSecret(h, ns, 's3-credentials');
 
+    // No region: MinIO takes the default the API fills in.
+    const destination = minioDestination(h, 's3-credentials', `e2e/${ns}`);
     await createSnapshot(h, ns, 'first', {
       clusterRef: { name: 'main' },
-      destination: minioDestination(h, 's3-credentials', `e2e/${ns}`),
+      destination: { s3: { ...destination.s3, region: undefined } as unknown as S3Location },
     });
     const done = await waitFinished(h, ns, 'first');
+    expect(done.spec.destination.s3?.region).toBe('us-east-1');
+    const jobs = await h.kc.makeApiClient(BatchV1Api).listNamespacedJob({
+      namespace: ns,
+      labelSelector: `${SnapshotLabels.snapshot}=first`,
+    });
+    expect(jobs.items.map((j) => j.spec?.template.spec?.tolerations)).toEqual([[toleration]]);
     const ready = done.status?.conditions?.find((c) => c.type === 'Ready');
     expect({ phase: done.status?.phase, reason: ready?.reason }).toEqual({
       phase: 'Succeeded',
