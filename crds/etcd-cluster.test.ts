@@ -166,6 +166,7 @@ const statusFields = {
   selector: { shape: 'string', required: false },
   clusterId: { shape: 'string', required: false },
   clientEndpoint: { shape: 'string', required: false },
+  leader: { shape: 'string', required: false },
   members: { shape: 'array', required: false },
   conditions: { shape: 'array', required: false },
   currentOperation: { shape: 'object', required: false },
@@ -174,6 +175,7 @@ const statusFields = {
 
 const memberFields = {
   id: { shape: 'string', required: true },
+  hexId: { shape: 'string', required: false },
   name: { shape: 'string', required: true },
   role: { shape: 'string', required: true },
   ready: { shape: 'boolean', required: true },

@@ -296,6 +296,8 @@ export interface EtcdClusterSpec {
 export interface MemberStatus {
   /** Decimal uint64: etcd member ids exceed 2^53, so never a JSON number. */
   id: string;
+  /** The id in hex, as etcdctl prints it. */
+  hexId?: string;
   name: string;
   role: MemberRole;
   ready: boolean;
@@ -355,6 +357,8 @@ export interface EtcdClusterStatus {
   clusterId?: string;
   /** URL of the voters-only client Service. */
   clientEndpoint?: string;
+  /** The leading member's name, when etcd answered and one leads. */
+  leader?: string;
   members?: MemberStatus[];
   conditions?: Condition[];
   currentOperation?: CurrentOperation;

@@ -3,6 +3,7 @@ import { Reasons } from '../crds/conditions';
 import type { EtcdClusterStatus } from '../crds/etcd-cluster';
 import {
   computeStatus,
+  hexMemberId,
   equalStatus,
   findCondition,
   memberReady,
@@ -294,6 +295,17 @@ describe('conditions', () => {
   });
 });
 
+describe('hexMemberId: member ids as etcdctl prints them', () => {
+  test.each([
+    { case: 'a typical id over 2^53', id: '10276657743932975437', want: '8e9e05c52164694d' },
+    { case: 'a small id has no leading zeros', id: '255', want: 'ff' },
+    { case: 'the largest uint64', id: '18446744073709551615', want: 'ffffffffffffffff' },
+    { case: 'an id that is not a number stays as it is', id: 'abc', want: 'abc' },
+  ])('$case', ({ id, want }) => {
+    expect(hexMemberId(id)).toBe(want);
+  });
+});
+
 describe('status fields', () => {
   test('members are listed by ordinal with role, readiness, leadership and version; learners are not ready replicas', () => {
     const observed: Observed = {
@@ -306,13 +318,47 @@ describe('status fields', () => {
       recorded,
     };
     const status = computeStatus(input(observed, { desired: desired(4) }));
+    const hex = (n: number) => hexMemberId(voter(n).id);
     expect(status.members).toEqual([
-      { id: voter(0).id, name: 'main-0', role: 'voter', ready: true, leader: false, version: '3.6.16' },
-      { id: voter(1).id, name: 'main-1', role: 'voter', ready: true, leader: true, version: '3.6.16' },
-      { id: voter(2).id, name: 'main-2', role: 'voter', ready: false, leader: false, version: '3.6.16' },
-      { id: voter(3).id, name: 'main-3', role: 'learner', ready: true, leader: false, version: '3.6.16' },
+      {
+        id: voter(0).id,
+        hexId: hex(0),
+        name: 'main-0',
+        role: 'voter',
+        ready: true,
+        leader: false,
+        version: '3.6.16',
+      },
+      {
+        id: voter(1).id,
+        hexId: hex(1),
+        name: 'main-1',
+        role: 'voter',
+        ready: true,
+        leader: true,
+        version: '3.6.16',
+      },
+      {
+        id: voter(2).id,
+        hexId: hex(2),
+        name: 'main-2',
+        role: 'voter',
+        ready: false,
+        leader: false,
+        version: '3.6.16',
+      },
+      {
+        id: voter(3).id,
+        hexId: hex(3),
+        name: 'main-3',
+        role: 'learner',
+        ready: true,
+        leader: false,
+        version: '3.6.16',
+      },
     ]);
     expect(status).toMatchObject({
+      leader: 'main-1',
       observedGeneration: 4,
       replicas: 4,
       readyReplicas: 2,
@@ -340,6 +386,8 @@ describe('status fields', () => {
     );
     expect(paused.members).toEqual([{ ...previous.members?.[0], ready: false, leader: false }]);
     expect(paused).toMatchObject({ replicas: 0, readyReplicas: 0, clusterId: '77' });
+    expect(previous.leader).toBe('main-0');
+    expect(paused.leader).toBeUndefined();
   });
 
   test.each([

@@ -69,6 +69,11 @@ export function memberReady(m: EtcdMemberView, k: KubeMemberView | undefined): b
 
 type Verdict = { status: ConditionStatus; reason: Reason; message: string };
 
+/** A decimal uint64 member id as etcdctl prints it (%x: lower-case hex, no padding); an unparsable id as it is. */
+export function hexMemberId(id: string): string {
+  return /^\d+$/.test(id) ? BigInt(id).toString(16) : id;
+}
+
 function members(input: StatusInput): MemberStatus[] {
   const { observed, previous, desired } = input;
   const ordinal = (name: string) => memberOrdinal(desired.cluster, name) ?? Number.MAX_SAFE_INTEGER;
@@ -88,6 +93,7 @@ function members(input: StatusInput): MemberStatus[] {
     .map((m): MemberStatus => {
       const status: MemberStatus = {
         id: m.id,
+        hexId: hexMemberId(m.id),
         name: m.name,
         role: m.isLearner ? 'learner' : 'voter',
         ready: memberReady(m, kube.get(m.name)),
@@ -268,6 +274,8 @@ export function computeStatus(input: StatusInput): EtcdClusterStatus {
     members: memberList,
     conditions,
   };
+  const leader = memberList.find((m) => m.leader);
+  if (leader) status.leader = leader.name;
   const clusterId = observed.etcd?.clusterId ?? previous?.clusterId ?? observed.recorded.clusterId;
   if (clusterId !== undefined) status.clusterId = clusterId;
   // Only when some Pod was compared with the spec's template: status written before rollouts stays as it was.
