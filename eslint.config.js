@@ -4,7 +4,7 @@ const js = require('@eslint/js');
 const importX = require('eslint-plugin-import-x');
 
 // Folders shipped in the operator image or the agent, and the ones that only use them.
-const product = ['crds', 'contracts', 'workflows', 'activities', 'watcher', 'worker', 'agent'];
+const product = ['crds', 'contracts', 'workflows', 'activities', 'watcher', 'worker', 'agent', 'plugin'];
 const nonProduct = ['./localcluster', './bench', './test'];
 
 const processExit = {
@@ -73,28 +73,33 @@ module.exports = tseslint.config(
             },
             {
               target: './workflows',
-              from: ['./watcher', './worker', './agent', ...nonProduct],
+              from: ['./watcher', './worker', './agent', './plugin', ...nonProduct],
               message: 'Workflows import crds/, contracts/, their own folder, and activities by type.',
             },
             {
               target: './activities',
-              from: ['./workflows', './watcher', './worker', './agent', ...nonProduct],
+              from: ['./workflows', './watcher', './worker', './agent', './plugin', ...nonProduct],
               message:
                 'Activities import crds/ and contracts/ only (what they share with workflows is a contract).',
             },
             {
               target: './watcher',
-              from: ['./workflows', './activities', './worker', './agent', ...nonProduct],
+              from: ['./workflows', './activities', './worker', './agent', './plugin', ...nonProduct],
               message: 'The watcher imports crds/ and contracts/ only.',
             },
             {
               target: './agent',
-              from: ['./workflows', './activities', './watcher', './worker', ...nonProduct],
+              from: ['./workflows', './activities', './watcher', './worker', './plugin', ...nonProduct],
               message: 'The agent runs in member Pods: it imports crds/ and contracts/ only.',
             },
             {
+              target: './plugin',
+              from: ['./workflows', './activities', './watcher', './worker', './agent', ...nonProduct],
+              message: 'kubectl etcd reads what the operator records: it imports crds/ and contracts/ only.',
+            },
+            {
               target: './worker',
-              from: ['./agent', ...nonProduct],
+              from: ['./agent', './plugin', ...nonProduct],
               message:
                 'The operator process hosts the product; the local stack, benchmarks and tests use it, not the reverse.',
             },

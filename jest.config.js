@@ -15,7 +15,7 @@ module.exports = {
       ...common,
       displayName: 'unit',
       testMatch: [
-        '<rootDir>/{crds,contracts,workflows,activities,watcher,worker,agent,localcluster,bench}/**/*.test.ts',
+        '<rootDir>/{crds,contracts,workflows,activities,watcher,worker,agent,plugin,localcluster,bench}/**/*.test.ts',
         // Pure helpers of the e2e tests (write-history): no stack needed.
         '<rootDir>/test/support/**/*.test.ts',
       ],
