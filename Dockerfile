@@ -21,6 +21,7 @@ COPY activities activities
 COPY watcher watcher
 COPY worker worker
 COPY agent agent
+COPY plugin plugin
 COPY localcluster localcluster
 COPY bench bench
 RUN npm run build

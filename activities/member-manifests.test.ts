@@ -2,7 +2,7 @@ import type { EtcdClusterSpec } from '../crds/etcd-cluster';
 import { OPERATOR_OWNED_FLAGS } from '../crds/etcd-cluster';
 import { Labels } from '../crds/labels';
 import type { MemberPodInput } from './member-manifests';
-import { memberFromPeerURL, memberPeerURL } from '../crds/names';
+import { memberFromPeerURL, memberPeerURL, PORTS } from '../crds/names';
 import {
   clusterToken,
   disruptionBudget,
@@ -103,6 +103,13 @@ describe('etcdArgs', () => {
 
 describe('memberPod', () => {
   const container = (pod: ReturnType<typeof memberPod>) => pod.spec.containers[0]!;
+
+  it("carries the cluster label and serves etcd's metrics on the port named metrics (what the chart's etcd PodMonitor scrapes)", () => {
+    const pod = memberPod(podInput());
+    expect(pod.metadata.labels).toHaveProperty([Labels.cluster]);
+    expect(container(pod).ports).toContainEqual({ name: 'metrics', containerPort: PORTS.metrics });
+    expect(etcdArgs(podInput())).toContain(`--listen-metrics-urls=http://$(POD_IP):${PORTS.metrics}`);
+  });
 
   it('passes the restricted Pod Security Standard and mounts no service account token', () => {
     const pod = memberPod(podInput());

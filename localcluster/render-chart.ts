@@ -82,8 +82,16 @@ export function renderMonitoring(root: string): string {
   return (
     '# etcd-conductor monitoring for the Prometheus Operator, rendered from deploy/chart by `npm run chart`; do not edit.\n' +
     helmTemplate(root, {
-      set: ['monitoring.podMonitor.enabled=true', 'monitoring.prometheusRule.enabled=true'],
-      showOnly: ['templates/podmonitor.yaml', 'templates/prometheusrule.yaml'],
+      set: [
+        'monitoring.podMonitor.enabled=true',
+        'monitoring.etcdPodMonitor.enabled=true',
+        'monitoring.prometheusRule.enabled=true',
+      ],
+      showOnly: [
+        'templates/podmonitor.yaml',
+        'templates/etcd-podmonitor.yaml',
+        'templates/prometheusrule.yaml',
+      ],
     })
   );
 }

@@ -6,6 +6,7 @@ import { parseAllDocuments } from 'yaml';
 import { helmTemplate, MONITORING_FILE, renderMonitoring } from '../localcluster/render-chart';
 import { repoRoot } from '../localcluster/stack-info';
 import { createOperatorMetrics } from './operator-metrics';
+import { Labels } from '../crds/labels';
 
 const root = repoRoot();
 
@@ -82,6 +83,19 @@ describe('the sample PodMonitor', () => {
       'app.kubernetes.io/name': 'etcd-conductor',
       'app.kubernetes.io/instance': 'etcd-conductor',
     });
+  });
+});
+
+describe('the etcd members PodMonitor', () => {
+  it('scrapes the port named metrics of every Pod carrying the cluster label, in every namespace', () => {
+    const pm = rendered.find((d) => d.kind === 'PodMonitor' && JSON.stringify(d).includes('etcd-members')) as
+      | (Doc & { spec: { namespaceSelector?: unknown; selector?: { matchExpressions?: unknown } } })
+      | undefined;
+    expect(pm?.spec.namespaceSelector).toEqual({ any: true });
+    expect(pm?.spec.selector?.matchExpressions).toEqual([{ key: Labels.cluster, operator: 'Exists' }]);
+    expect(pm?.spec.podMetricsEndpoints).toEqual([
+      expect.objectContaining({ port: 'metrics', path: '/metrics' }),
+    ]);
   });
 });
 
