@@ -104,6 +104,13 @@ describe('etcdArgs', () => {
 describe('memberPod', () => {
   const container = (pod: ReturnType<typeof memberPod>) => pod.spec.containers[0]!;
 
+  it("pulls with the spec's pull Secrets, and names none when there are none", () => {
+    expect(
+      memberPod(podInput({ spec: specOf({ imagePullSecrets: [{ name: 'mirror' }] }) })).spec.imagePullSecrets,
+    ).toEqual([{ name: 'mirror' }]);
+    expect(memberPod(podInput()).spec).not.toHaveProperty('imagePullSecrets');
+  });
+
   it("carries the cluster label and serves etcd's metrics on the port named metrics (what the chart's etcd PodMonitor scrapes)", () => {
     const pod = memberPod(podInput());
     expect(pod.metadata.labels).toHaveProperty([Labels.cluster]);

@@ -152,6 +152,7 @@ export function memberPod(input: MemberPodInput) {
       enableServiceLinks: false,
       terminationGracePeriodSeconds: 30,
       ...(spec.priorityClassName ? { priorityClassName: spec.priorityClassName } : {}),
+      ...(spec.imagePullSecrets?.length ? { imagePullSecrets: spec.imagePullSecrets } : {}),
       ...(spec.nodeSelector ? { nodeSelector: spec.nodeSelector } : {}),
       ...(spec.tolerations ? { tolerations: spec.tolerations } : {}),
       ...(spec.topologySpreadConstraints

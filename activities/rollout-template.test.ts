@@ -30,6 +30,7 @@ describe('podTemplate', () => {
     ['nodeSelector', { nodeSelector: { disk: 'ssd' } }],
     ['tolerations', { tolerations: [{ key: 'k', operator: 'Exists' }] }],
     ['priorityClassName', { priorityClassName: 'high' }],
+    ['imagePullSecrets', { imagePullSecrets: [{ name: 'mirror' }] }],
     [
       'topologySpreadConstraints',
       {
@@ -46,6 +47,8 @@ describe('podTemplate', () => {
     ['podLabels', { podLabels: { team: 'a' } }],
     ['podAnnotations', { podAnnotations: { note: 'x' } }],
     ['replicas', { replicas: 5 }],
+    // A cluster from before imagePullSecrets existed keeps its hash: no roll on operator upgrade.
+    ['an empty imagePullSecrets', { imagePullSecrets: [] }],
   ])('a change of %s leaves the hash alone', (_field, more) => {
     expect(hashOf(spec(more))).toBe(base);
   });
@@ -91,6 +94,11 @@ describe('templateObservation', () => {
       upToDate: false,
       changed: ['options'],
     });
+  });
+  it('new pull Secrets are named as such', () => {
+    const s = spec({ imagePullSecrets: [{ name: 'mirror' }] });
+    const want = podTemplate({ ref, spec: s, image });
+    expect(templateObservation(annotationsOf(spec()), want, s).changed).toEqual(['imagePullSecrets']);
   });
   it('resources and options together are both named', () => {
     const s = spec({ options: { 'snapshot-count': '5000' }, resources: { limits: { memory: '1Gi' } } });

@@ -120,6 +120,7 @@ const READABLE: Record<string, string> = {
   'spec.tolerations': 'tolerations',
   'spec.topologySpreadConstraints': 'topologySpreadConstraints',
   'spec.priorityClassName': 'priorityClassName',
+  'spec.imagePullSecrets': 'imagePullSecrets',
   'spec.volumes': 'volumes',
   'metadata.annotations': 'annotations',
 };

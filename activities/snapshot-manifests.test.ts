@@ -282,13 +282,15 @@ describe("jobPlacement: where the cluster's Jobs may run", () => {
     { case: 'no cluster (gone): anywhere', spec: undefined, want: {} },
     { case: 'no placement: anywhere', spec: {}, want: {} },
     {
-      case: 'nodeSelector, tolerations and priority class carry over',
+      case: 'pull Secrets, nodeSelector, tolerations and priority class carry over',
       spec: {
+        imagePullSecrets: [{ name: 'mirror' }],
         nodeSelector: { pool: 'etcd' },
         tolerations: [toleration],
         priorityClassName: 'system-cluster-critical',
       },
       want: {
+        imagePullSecrets: [{ name: 'mirror' }],
         nodeSelector: { pool: 'etcd' },
         tolerations: [toleration],
         priorityClassName: 'system-cluster-critical',
@@ -300,7 +302,11 @@ describe("jobPlacement: where the cluster's Jobs may run", () => {
       want: { affinity: { nodeAffinity } },
     },
     { case: 'only pod anti-affinity: no affinity at all', spec: { affinity: { podAntiAffinity } }, want: {} },
-    { case: 'empty lists and maps say nothing', spec: { nodeSelector: {}, tolerations: [] }, want: {} },
+    {
+      case: 'empty lists and maps say nothing',
+      spec: { nodeSelector: {}, tolerations: [], imagePullSecrets: [] },
+      want: {},
+    },
   ])('$case', ({ spec, want }) => {
     expect(jobPlacement(spec)).toEqual(want);
   });

@@ -134,8 +134,9 @@ export const RESTRICTED_CONTAINER_SECURITY = {
   capabilities: { drop: ['ALL'] },
 } as const;
 
-/** Where a Job of the cluster's may run: the part of the cluster's placement that applies to a Pod that is no member. */
+/** Where a Job of the cluster's may run (the part of the cluster's placement that applies to a Pod that is no member), and the Secrets it pulls its image with. */
 export interface JobPlacement {
+  imagePullSecrets?: { name: string }[];
   nodeSelector?: Record<string, string>;
   tolerations?: Toleration[];
   priorityClassName?: string;
@@ -143,7 +144,7 @@ export interface JobPlacement {
 }
 
 /**
- * The cluster's nodeSelector, tolerations, priority class and node affinity, for its snapshot and prune Jobs: nodes
+ * The cluster's pull Secrets, nodeSelector, tolerations, priority class and node affinity, for its snapshot and prune Jobs: nodes
  * kept free of etcd for a reason (or the only ones it may use) are so for its Jobs too. The Pod (anti-)affinity of
  * spec.affinity is left out: it is written about members (keep them apart), and would keep a Job off the very nodes
  * a small cluster's members are on.
@@ -151,6 +152,7 @@ export interface JobPlacement {
 export function jobPlacement(spec: Partial<EtcdClusterSpec> | undefined): JobPlacement {
   const nodeAffinity = spec?.affinity?.['nodeAffinity'];
   return {
+    ...(spec?.imagePullSecrets?.length ? { imagePullSecrets: spec.imagePullSecrets } : {}),
     ...(spec?.nodeSelector && Object.keys(spec.nodeSelector).length > 0
       ? { nodeSelector: spec.nodeSelector }
       : {}),

@@ -54,6 +54,7 @@ const specFields = {
   nodeSelector: { shape: 'map', required: false },
   tolerations: { shape: 'array', required: false },
   priorityClassName: { shape: 'string', required: false },
+  imagePullSecrets: { shape: 'array', required: false },
   podLabels: { shape: 'map', required: false },
   podAnnotations: { shape: 'map', required: false },
   options: { shape: 'map', required: false },

@@ -274,6 +274,8 @@ export interface EtcdClusterSpec {
   nodeSelector?: Record<string, string>;
   tolerations?: Toleration[];
   priorityClassName?: string;
+  /** Pull Secrets for member Pods and the cluster's Jobs. */
+  imagePullSecrets?: { name: string }[];
   podLabels?: Record<string, string>;
   podAnnotations?: Record<string, string>;
   /** Extra etcd flags by name without dashes; never one of OPERATOR_OWNED_FLAGS. */

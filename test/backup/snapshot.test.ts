@@ -2,6 +2,7 @@
 import { BatchV1Api } from '@kubernetes/client-node';
 import type { S3Location } from '../../crds/etcd-snapshot';
 import { SnapshotLabels } from '../../crds/etcd-snapshot';
+import { Labels } from '../../crds/labels';
 import type { Harness } from '../support/cluster-harness';
 import { connect, createCluster, freshNamespace, waitConverged, writeKeys } from '../support/cluster-harness';
 import {
@@ -27,7 +28,9 @@ describe('EtcdSnapshot to S3', () => {
       operator: 'Exists' as const,
       effect: 'NoSchedule' as const,
     };
-    await createCluster(h, ns, 'main', { replicas: 3, tolerations: [toleration] });
+    // And a pull Secret (for a private mirror; the images are local here, so it is named, not needed).
+    const imagePullSecrets = [{ name: 'mirror-pull' }];
+    await createCluster(h, ns, 'main', { replicas: 3, tolerations: [toleration], imagePullSecrets });
     await waitConverged(h, ns, 'main', 3, 300_000);
     await writeKeys(ns, 'main', 'known', 30);
     await createCredentialsSecret(h, ns, 's3-credentials');
@@ -45,6 +48,13 @@ describe('EtcdSnapshot to S3', () => {
       labelSelector: `${SnapshotLabels.snapshot}=first`,
     });
     expect(jobs.items.map((j) => j.spec?.template.spec?.tolerations)).toEqual([[toleration]]);
+    expect(jobs.items.map((j) => j.spec?.template.spec?.imagePullSecrets)).toEqual([imagePullSecrets]);
+    const pods = await h.core.listNamespacedPod({ namespace: ns, labelSelector: `${Labels.cluster}=main` });
+    expect(pods.items.map((p) => p.spec?.imagePullSecrets)).toEqual([
+      imagePullSecrets,
+      imagePullSecrets,
+      imagePullSecrets,
+    ]);
     const ready = done.status?.conditions?.find((c) => c.type === 'Ready');
     expect({ phase: done.status?.phase, reason: ready?.reason }).toEqual({
       phase: 'Succeeded',
