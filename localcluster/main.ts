@@ -8,6 +8,7 @@ import { processNodeRuntime, removeHostsBlock } from './node-runtime';
 import { startStack, type RunningStack } from './stack';
 import { ensureDebPackages, REAL_NODE_DEB_PACKAGES } from './apt-packages';
 import { ensureImages } from './images';
+import { ensureProjectImage } from './project-image';
 import { realNodeLayout } from './real-nodes/real-node-layout';
 import { cleanupRealNodes } from './real-nodes/real-nodes';
 import { assertMachineCanRunNodes, RealNodesUnsupportedError } from './real-nodes/preflight';
@@ -159,6 +160,7 @@ async function main(argv: string[]): Promise<number> {
       await ensureDebPackages(REAL_NODE_DEB_PACKAGES, log);
       await ensureAllTools();
       await ensureImages(cacheRoot(), toolPaths(cacheRoot()), log);
+      await ensureProjectImage(cacheRoot(), REPO_ROOT, toolPaths(cacheRoot()), log);
       log(
         `images: ready in ${((Date.now() - t0) / 1000).toFixed(1)}s (imported into each real node's containerd by \`up --real-nodes\`)`,
       );
