@@ -55,4 +55,18 @@ describe('startTcpRelay', () => {
     await expect(roundTrip()).rejects.toThrow(/ECONNREFUSED/);
     await new Promise<void>((r) => echo.close(() => r()));
   });
+
+  it('closes while a connection is still open, ending it', async () => {
+    const hold = createServer(() => undefined);
+    await new Promise<void>((r) => hold.listen(0, '127.0.0.1', () => r()));
+    const target = { host: '127.0.0.1', port: (hold.address() as { port: number }).port };
+    const listen = { host: '127.0.0.1', port: await freePort() };
+    const relay = await startTcpRelay(listen, target);
+    const c = createConnection(listen);
+    await new Promise<void>((r) => c.once('connect', () => r()));
+    const ended = new Promise<void>((r) => c.once('close', () => r()));
+    await relay.close();
+    await ended;
+    await new Promise<void>((r) => hold.close(() => r()));
+  });
 });

@@ -1,7 +1,7 @@
 // Temporal and MinIO stay host processes on loopback; Pods reach them as they would an external Temporal service and
 // S3: at the bridge's host address (the nodes' gateway), through a TCP relay per service. The bridge is the stack's
 // private node network, so nothing listens on the machine's outside interfaces.
-import { createConnection, createServer, type Server } from 'node:net';
+import { createConnection, createServer, type Server, type Socket } from 'node:net';
 
 export interface TcpRelay {
   /** host:port Pods dial. */
@@ -13,12 +13,17 @@ export async function startTcpRelay(
   listen: { host: string; port: number },
   target: { host: string; port: number },
 ): Promise<TcpRelay> {
+  // Open connections are ended on close: a Pod's long-lived gRPC channel to Temporal would otherwise hold close() open.
+  const open = new Set<Socket>();
   const server: Server = createServer((client) => {
     const upstream = createConnection(target);
+    open.add(client).add(upstream);
     client.pipe(upstream).pipe(client);
     const close = () => {
       client.destroy();
       upstream.destroy();
+      open.delete(client);
+      open.delete(upstream);
     };
     client.on('error', close);
     upstream.on('error', close);
@@ -31,7 +36,11 @@ export async function startTcpRelay(
   });
   return {
     address: `${listen.host}:${listen.port}`,
-    close: () => new Promise<void>((r) => server.close(() => r())),
+    close: () =>
+      new Promise<void>((r) => {
+        server.close(() => r());
+        for (const s of open) s.destroy();
+      }),
   };
 }
 
