@@ -189,8 +189,11 @@ describe('the operator installed by its chart on real nodes', () => {
     expect(next).toBe(survivor);
 
     const writer = await startWriterRunning({ namespace: ns, name, prefix: '/chart-failover' });
+    const scaleAt = new Date();
     await patchSpec(h, ns, name, { replicas: 4 });
     await waitConverged(h, ns, name, 4, 240_000);
+    // When the scale ran, to set beside the failed writes' times that expectAvailability prints.
+    console.log(`operator chart: scale 3 -> 4 from ${scaleAt.toISOString()} to ${new Date().toISOString()}`);
     await expectAvailability(h, await writer.stop(), {
       what: 'scale 3 -> 4 by the chart operator after a watcher failover',
       boundMs: PLANNED_GAP_BOUND_MS,
