@@ -6,7 +6,15 @@ import { promisify } from 'node:util';
 const run = promisify(execFile);
 
 /** What `up --real-nodes` and `images` need on the machine itself (the tools' build needs are on their ToolSpecs). */
-export const REAL_NODE_DEB_PACKAGES = ['umoci', 'busybox-static', 'iptables', 'iproute2', 'util-linux'];
+export const REAL_NODE_DEB_PACKAGES = [
+  'umoci',
+  'busybox-static',
+  'iptables',
+  'iproute2',
+  'util-linux',
+  // The Debian base of the project's image (project-image.ts).
+  'mmdebstrap',
+];
 
 async function isDebInstalled(pkg: string): Promise<boolean> {
   try {

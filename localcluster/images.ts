@@ -50,6 +50,12 @@ export interface ImageRecipe {
   workingDir?: string;
   env: string[];
   exposedPorts: string[];
+  /** A root filesystem tarball unpacked first (e.g. a Debian base made by mmdebstrap); absent: an empty image. */
+  baseRootfs?: string;
+  /** Directories copied in whole (`cp -a`), after the base and before the files. */
+  trees?: Array<{ path: string; from: string }>;
+  /** `uid:gid` the image runs as; absent: root, as the etcd images. */
+  user?: string;
 }
 
 export interface BuiltImage {
@@ -201,7 +207,7 @@ async function umoci(args: string[]): Promise<void> {
   });
 }
 
-async function buildImage(recipe: ImageRecipe, archive: string): Promise<void> {
+export async function buildImage(recipe: ImageRecipe, archive: string): Promise<void> {
   const { tag } = splitReference(recipe.reference);
   const work = `${archive}.work`;
   rmSync(work, { recursive: true, force: true });
@@ -215,6 +221,11 @@ async function buildImage(recipe: ImageRecipe, archive: string): Promise<void> {
     await umoci(['unpack', '--image', image, bundle]);
     const rootfs = join(bundle, 'rootfs');
     const inRoot = (p: string) => join(rootfs, p);
+    if (recipe.baseRootfs) await run('tar', ['-xpf', recipe.baseRootfs, '--numeric-owner', '-C', rootfs]);
+    for (const t of recipe.trees ?? []) {
+      mkdirSync(join(inRoot(t.path), '..'), { recursive: true });
+      await run('cp', ['-a', t.from, inRoot(t.path)]);
+    }
     for (const d of recipe.dirs) {
       mkdirSync(inRoot(d.path), { recursive: true });
       chmodSync(inRoot(d.path), d.mode);
@@ -241,6 +252,7 @@ async function buildImage(recipe: ImageRecipe, archive: string): Promise<void> {
       ...(recipe.workingDir ? ['--config.workingdir', recipe.workingDir] : []),
       ...recipe.env.flatMap((e) => ['--config.env', e]),
       ...recipe.exposedPorts.flatMap((p) => ['--config.exposedports', p]),
+      ...(recipe.user ? ['--config.user', recipe.user] : []),
     ]);
     await run('tar', ['-C', layout, '-cf', `${archive}.tmp`, '.']);
     renameSync(`${archive}.tmp`, archive);

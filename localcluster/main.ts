@@ -5,9 +5,10 @@ import { down, daemonPidFile, stackHealthy, up } from './stack-daemon';
 import { readStackInfo, type StackInfo } from './stack-info';
 import { stackLayout, type StackLayout } from './stack-layout';
 import { processNodeRuntime, removeHostsBlock } from './node-runtime';
-import { startStack, type RunningStack } from './stack';
+import { startStack, type OperatorMode, type RunningStack } from './stack';
 import { ensureDebPackages, REAL_NODE_DEB_PACKAGES } from './apt-packages';
 import { ensureImages } from './images';
+import { ensureProjectImage } from './project-image';
 import { realNodeLayout } from './real-nodes/real-node-layout';
 import { cleanupRealNodes } from './real-nodes/real-nodes';
 import { assertMachineCanRunNodes, RealNodesUnsupportedError } from './real-nodes/preflight';
@@ -23,6 +24,7 @@ interface Cli {
   withOperator: boolean;
   withCertManager: boolean;
   realNodes: boolean;
+  operatorMode: OperatorMode;
 }
 
 export function parseCli(argv: string[]): Cli {
@@ -35,6 +37,7 @@ export function parseCli(argv: string[]): Cli {
     withOperator: true,
     withCertManager: true,
     realNodes: false,
+    operatorMode: 'process',
   };
   for (let i = 0; i < rest.length; i++) {
     const arg = rest[i];
@@ -48,8 +51,15 @@ export function parseCli(argv: string[]): Cli {
     else if (arg === '--no-operator') cli.withOperator = false;
     else if (arg === '--no-cert-manager') cli.withCertManager = false;
     else if (arg === '--real-nodes') cli.realNodes = true;
-    else throw new Error(`unknown option ${arg}`);
+    else if (arg?.startsWith('--operator=')) {
+      const mode = arg.slice('--operator='.length);
+      if (mode !== 'process' && mode !== 'chart')
+        throw new Error(`--operator must be process or chart, not "${mode}"`);
+      cli.operatorMode = mode;
+    } else throw new Error(`unknown option ${arg}`);
   }
+  if (cli.operatorMode === 'chart' && !cli.realNodes)
+    throw new Error('--operator=chart runs the operator in the cluster, which needs --real-nodes');
   return cli;
 }
 
@@ -66,6 +76,7 @@ function summary(info: StackInfo, stateDir: string): string {
     `  nodes           ${info.nodes.map((n) => `${n.name}@${n.hostIp}`).join(', ')}`,
     `  fault control   ${info.faultControlUrl ?? '-'}`,
     `  cert-manager    ${info.certManager?.metricsUrl ?? '-'}`,
+    `  operator        ${info.operatorChart ? `chart release ${info.operatorChart.release} in namespace ${info.operatorChart.namespace}` : 'host process'}`,
     `  logs            ${info.logsDir}`,
     `  shell           . ${resolve(stateDir, 'env.sh')}`,
   ].join('\n');
@@ -105,6 +116,7 @@ async function runInForeground(
     withOperator: cli.withOperator,
     withCertManager: cli.withCertManager,
     ...(cli.realNodes ? { realNodes: { cacheRoot: cacheRoot() } } : {}),
+    operatorMode: cli.operatorMode,
     log: stamp,
   });
   const first = await Promise.race([
@@ -133,6 +145,7 @@ async function main(argv: string[]): Promise<number> {
     ...(cli.withOperator ? [] : ['--no-operator']),
     ...(cli.withCertManager ? [] : ['--no-cert-manager']),
     ...(cli.realNodes ? ['--real-nodes'] : []),
+    ...(cli.operatorMode === 'chart' ? ['--operator=chart'] : []),
   ];
   const cleanups = [
     () => removeHostsBlock(layout.stateDir),
@@ -159,6 +172,7 @@ async function main(argv: string[]): Promise<number> {
       await ensureDebPackages(REAL_NODE_DEB_PACKAGES, log);
       await ensureAllTools();
       await ensureImages(cacheRoot(), toolPaths(cacheRoot()), log);
+      await ensureProjectImage(cacheRoot(), REPO_ROOT, toolPaths(cacheRoot()), log);
       log(
         `images: ready in ${((Date.now() - t0) / 1000).toFixed(1)}s (imported into each real node's containerd by \`up --real-nodes\`)`,
       );
@@ -227,7 +241,7 @@ async function main(argv: string[]): Promise<number> {
       return 0;
     default:
       log(
-        'usage: main.js <tools|images|start|up|down|status> [--state-dir DIR] [--host-ip 127.x.y.z] [--no-operator] [--no-cert-manager] [--real-nodes]',
+        'usage: main.js <tools|images|start|up|down|status> [--state-dir DIR] [--host-ip 127.x.y.z] [--no-operator] [--no-cert-manager] [--real-nodes [--operator=chart]]',
       );
       return cli.command === 'help' ? 0 : 2;
   }

@@ -21,6 +21,10 @@ export interface StackInfo {
   /** Present when the stack runs cert-manager (localcluster/cert-manager.ts). */
   certManager?: { metricsUrl: string };
   nodes: Array<{ name: string; zone: string; hostIp: string }>;
+  /** Real nodes: where Pods reach the host's Temporal and MinIO (relays on the node bridge). */
+  podReachable?: { temporalAddress: string; s3Endpoint: string };
+  /** Present when the operator runs from its Helm chart in the cluster (`up --real-nodes --operator=chart`). */
+  operatorChart?: { namespace: string; release: string };
   tools: {
     kubectl: string;
     temporal: string;

@@ -14,6 +14,8 @@ import { realNodeLayout } from './real-nodes/real-node-layout';
 import { KUBE_PROXY_IDENTITY, startRealNodes } from './real-nodes/real-nodes';
 import { installClusterDns } from './real-nodes/cluster-dns';
 import { startHostNames } from './real-nodes/host-names';
+import { startHostServiceRelays } from './real-nodes/host-service-relays';
+import { installOperatorChart, OPERATOR_CHART_NAMESPACE, OPERATOR_CHART_RELEASE } from './operator-chart';
 import { renderEnvFile } from './env-file';
 import { installCrds } from './install-crds';
 import { startFaultServer, type FaultServer } from './fault-server';
@@ -70,8 +72,15 @@ export interface StartStackOptions {
    * ones; needs root. Given, it holds the tool cache root the images are built into.
    */
   realNodes?: { cacheRoot: string };
+  /**
+   * How the operator runs: `process` (default) is dist/worker/main.js on the host; `chart` installs it by its Helm
+   * chart into the real nodes (two replicas of the project's image; needs realNodes).
+   */
+  operatorMode?: OperatorMode;
   log: (line: string) => void;
 }
+
+export type OperatorMode = 'process' | 'chart';
 
 export interface RunningStack {
   info: StackInfo;
@@ -206,8 +215,11 @@ export async function startStack(opts: StartStackOptions): Promise<RunningStack>
       `stack: Temporal ready on ${temporalAddress(layout)} (UI ${temporalUiUrl(layout)}); MinIO ready on ${s3Endpoint(layout)}`,
     );
 
+    if (opts.operatorMode === 'chart' && !opts.realNodes)
+      throw new Error('the operator runs from its chart only on real nodes (--real-nodes)');
     let faultControlUrl: string | undefined;
     let nodeInfo: StackInfo['nodes'];
+    let podReachable: StackInfo['podReachable'];
     if (opts.realNodes) {
       const dnsServiceIp = realNodeLayout(layout).dnsServiceIp;
       const real = await startRealNodes({
@@ -235,6 +247,14 @@ export async function startStack(opts: StartStackOptions): Promise<RunningStack>
       await installClusterDns(tools.kubectl, layout.paths.adminKubeconfig, dnsServiceIp, log);
       const hostNames = startHostNames({ kubeconfig: servicesKubeconfig, stateDir: layout.stateDir, log });
       onStop('host names', () => hostNames.stop());
+      const relays = await startHostServiceRelays(
+        realNodeLayout(layout).bridgeIp,
+        temporalAddress(layout),
+        s3Endpoint(layout),
+      );
+      onStop('Temporal and MinIO relays', () => relays.close());
+      podReachable = { temporalAddress: relays.temporalAddress, s3Endpoint: relays.s3Endpoint };
+      log(`stack: Pods reach Temporal at ${relays.temporalAddress} and MinIO at ${relays.s3Endpoint}`);
     } else {
       const started = await startProcessNodes(opts, layout, log, onStop, servicesKubeconfig);
       faultControlUrl = started.faultControlUrl;
@@ -271,6 +291,10 @@ export async function startStack(opts: StartStackOptions): Promise<RunningStack>
       faultControlUrl,
       ...(opts.withCertManager ? { certManager: { metricsUrl: certManagerMetricsUrl(layout.hostIp) } } : {}),
       nodes: nodeInfo,
+      ...(podReachable ? { podReachable } : {}),
+      ...(opts.withOperator && opts.operatorMode === 'chart'
+        ? { operatorChart: { namespace: OPERATOR_CHART_NAMESPACE, release: OPERATOR_CHART_RELEASE } }
+        : {}),
       tools: {
         kubectl: tools.kubectl,
         temporal: tools.temporal,
@@ -288,7 +312,18 @@ export async function startStack(opts: StartStackOptions): Promise<RunningStack>
       // What `kubectl apply -f crds/` does in a real cluster; the operator needs its API before it starts.
       await installCrds(layout.paths.adminKubeconfig, join(layout.repoRoot, 'crds'), log);
       const entry = join(layout.repoRoot, 'dist', 'worker', 'main.js');
-      if (existsSync(entry)) {
+      if (opts.operatorMode === 'chart') {
+        if (!podReachable) throw new Error('unreachable: a chart operator needs real nodes');
+        await installOperatorChart({
+          helm: tools.helm,
+          kubectl: tools.kubectl,
+          kubeconfig: layout.paths.adminKubeconfig,
+          repoRoot: layout.repoRoot,
+          temporalAddress: podReachable.temporalAddress,
+          temporalNamespace: TEMPORAL_NAMESPACE,
+          log,
+        });
+      } else if (existsSync(entry)) {
         const operator = supervise(() => startOperator(layout, info, entry), {
           onRestart: (next, why, delayMs) => {
             track(next);

@@ -6,6 +6,7 @@ import { createConnection, createServer, type Server } from 'node:net';
 import { join } from 'node:path';
 import { ensureImages, importImages, type BuiltImage } from '../images';
 import { writeKubeconfig } from '../kubeconfig';
+import { ensureProjectImage } from '../project-image';
 import { startProcess, type ManagedProcess } from '../managed-process';
 import type { Pki } from '../pki';
 import { listProcesses } from '../process-scan';
@@ -172,6 +173,8 @@ export async function startRealNodes(opts: StartRealNodesOptions): Promise<RealN
   const net = realNodeLayout(layout);
   await assertMachineCanRunNodes(net.prefix);
   const images = await ensureImages(opts.cacheRoot, opts.tools, log);
+  const projectImage = await ensureProjectImage(opts.cacheRoot, layout.repoRoot, opts.tools, log);
+  if (projectImage) images.push(projectImage);
   await cleanupRealNodes(layout, log);
   for (const n of net.nodes) {
     if (currentMountsUnder(n.dir).length > 0)

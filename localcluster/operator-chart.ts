@@ -1,0 +1,67 @@
+// The operator as users run it: installed by its Helm chart (deploy/chart) into the real-node stack, two replicas of
+// the project's image (project-image.ts) in a namespace that enforces the restricted Pod Security profile. Temporal
+// stays a host process; the chart's one setting for that is temporal.address, the bridge address Pods dial.
+import { execFile } from 'node:child_process';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { CHART_DIR, MANIFEST_NAMESPACE, MANIFEST_RELEASE } from './render-chart';
+
+const run = promisify(execFile);
+
+export const OPERATOR_CHART_NAMESPACE = MANIFEST_NAMESPACE;
+export const OPERATOR_CHART_RELEASE = MANIFEST_RELEASE;
+
+export interface OperatorChartOptions {
+  helm: string;
+  kubectl: string;
+  kubeconfig: string;
+  repoRoot: string;
+  /** host:port of the Temporal frontend as Pods reach it. */
+  temporalAddress: string;
+  temporalNamespace: string;
+  log: (line: string) => void;
+}
+
+/** The chart's values for the stack: only where Temporal is; everything else is the chart's default. */
+export function operatorChartValues(temporalAddress: string, temporalNamespace: string): string[] {
+  return [`temporal.address=${temporalAddress}`, `temporal.namespace=${temporalNamespace}`];
+}
+
+async function exec(command: string, args: string[]): Promise<string> {
+  try {
+    return (await run(command, args, { maxBuffer: 16 << 20 })).stdout;
+  } catch (e) {
+    const err = e as { stderr?: string; message: string };
+    throw new Error(`${command} ${args.join(' ')} failed: ${(err.stderr ?? '').trim() || err.message}`, {
+      cause: e,
+    });
+  }
+}
+
+/** `helm upgrade --install` (idempotent across `up`s), then waits until both replicas are Ready. */
+export async function installOperatorChart(opts: OperatorChartOptions): Promise<void> {
+  const t0 = Date.now();
+  const kubectl = (...args: string[]) => exec(opts.kubectl, ['--kubeconfig', opts.kubeconfig, ...args]);
+  const ns = OPERATOR_CHART_NAMESPACE;
+  await kubectl('create', 'namespace', ns).catch((e: unknown) => {
+    if (!(e instanceof Error && /AlreadyExists/.test(e.message))) throw e;
+  });
+  await kubectl('label', '--overwrite', 'namespace', ns, 'pod-security.kubernetes.io/enforce=restricted');
+  await exec(opts.helm, [
+    'upgrade',
+    '--install',
+    OPERATOR_CHART_RELEASE,
+    join(opts.repoRoot, CHART_DIR),
+    '--kubeconfig',
+    opts.kubeconfig,
+    '--namespace',
+    ns,
+    // The stack installed them already (install-crds.ts), from the same files.
+    '--skip-crds',
+    ...operatorChartValues(opts.temporalAddress, opts.temporalNamespace).flatMap((v) => ['--set', v]),
+  ]);
+  await kubectl('-n', ns, 'rollout', 'status', `deployment/${OPERATOR_CHART_RELEASE}`, '--timeout=180s');
+  opts.log(
+    `stack: operator installed by its chart (release ${OPERATOR_CHART_RELEASE} in namespace ${ns}, Temporal at ${opts.temporalAddress}) and Ready in ${((Date.now() - t0) / 1000).toFixed(1)}s`,
+  );
+}
