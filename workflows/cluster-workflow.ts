@@ -45,14 +45,16 @@ import {
   SearchAttributes,
 } from '../contracts/messages';
 import { desiredOf, recordedAfter } from './observation';
-import type { OperationInput } from './operation-workflow';
+import type { MaintenanceState, OperationInput } from './operations/operation-module';
+import { withDefragSchedule } from './operations/operation-module';
+import { operationModule, summarize } from './operations/registry';
 import { clusterOperationWorkflow } from './operation-workflow';
 import { membersRunning } from './upgrade-halt';
 import type { Observed } from './plan';
 import { defragConfigOf } from './defrag-plan';
 import type { DefragScheduleState } from './defrag-schedule';
 import { advanceSchedule, idleWaitMs, scheduleDue } from './defrag-schedule';
-import { currentSize, describeStep, MEMBER_PROBLEM_REASONS, operationFor, plan, summarize } from './plan';
+import { currentSize, describeStep, MEMBER_PROBLEM_REASONS, operationFor, plan } from './plan';
 import { MAX_WAIT_MS, waitBackoffMs } from './wait-backoff';
 import { observeAuth } from './auth-step';
 import { ActivityKinds } from './activity-kinds';
@@ -93,8 +95,6 @@ const acts = proxyActivities<ClusterActivities>(ActivityKinds.entityCall);
 export const DRIFT_CHECK_INTERVAL = '10m';
 /** The patch behind refreshing status.members while an Upgrade or Downgrade runs (histories before it did not). */
 const MEMBER_VERSIONS_DURING_UPGRADE_PATCH = 'member-versions-during-upgrade';
-/** The patch behind remembering when a Defrag ended (histories before it started threshold Defrags without a cooldown). */
-const DEFRAG_COOLDOWN_PATCH = 'defrag-threshold-cooldown';
 /**
  * The patch behind handing over to a new EtcdCluster of the same namespace and name (deleted and created
  * again): histories before it dropped such a signal. See docs/adr/0002-same-name-recreate.md.
@@ -149,8 +149,11 @@ export async function etcdClusterWorkflow(
   let halted = input.carried?.halted;
   let lastOperation = input.carried?.lastOperation;
   let seq = input.carried?.seq ?? 0;
-  let defragSchedule = input.carried?.defragSchedule;
-  let lastDefragAt = input.carried?.lastDefragAt;
+  /** What operation modules keep between their operations (the defrag schedule and cooldown). */
+  let maintenance: MaintenanceState = {
+    ...(input.carried?.defragSchedule ? { defragSchedule: input.carried.defragSchedule } : {}),
+    ...(input.carried?.lastDefragAt ? { lastDefragAt: input.carried.lastDefragAt } : {}),
+  };
   let told: string[] = input.carried?.told ?? [];
   let current: CurrentOperation | undefined;
   /** Consecutive looks at a wait of the same reason: the pause before the next look grows with it. */
@@ -299,6 +302,7 @@ export async function etcdClusterWorkflow(
     opInput: OperationInput,
     workflowId: string,
   ): Promise<void> {
+    const module = operationModule(type);
     const startedAt = new Date().toISOString();
     current = { type, workflowId, startedAt, step: 'starting' };
     setCurrentDetails(`**${opInput.summary}** running as \`${workflowId}\``);
@@ -359,11 +363,7 @@ export async function etcdClusterWorkflow(
             stepChanged = false;
             // During a version change, members restart on the new version one by one: observe again so
             // status.members[].version follows them (other operations keep members until they end).
-            if (
-              (type === 'Upgrade' || type === 'Downgrade') &&
-              current &&
-              patched(MEMBER_VERSIONS_DURING_UPGRADE_PATCH)
-            ) {
+            if (module.changesVersions && current && patched(MEMBER_VERSIONS_DURING_UPGRADE_PATCH)) {
               // A repeated wait line (the child re-sends it every turn) observes nothing new worth a write.
               if (current.step !== refreshedStep) {
                 refreshedStep = current.step;
@@ -392,7 +392,7 @@ export async function etcdClusterWorkflow(
       message = outcome.message;
       recorded = {
         ...outcome.recorded,
-        paused: type === 'Pause' ? true : type === 'Resume' ? false : recorded.paused,
+        paused: module.pausedAfter ?? recorded.paused,
       };
     } catch (err) {
       if (err instanceof ChildWorkflowFailure && err.cause instanceof CancelledFailure) {
@@ -404,7 +404,7 @@ export async function etcdClusterWorkflow(
             : 'cancelled from outside the operator';
         // A version change stopped half-way leaves mixed versions: say who runs what (the child restarted
         // any member it had stopped before it ended).
-        if (!deleted && (type === 'Upgrade' || type === 'Downgrade')) {
+        if (!deleted && module.changesVersions) {
           const after = await acts.observeCluster({ ref, version: opInput.spec.version });
           message = `${message}; ${membersRunning(after)}`;
         }
@@ -460,8 +460,8 @@ export async function etcdClusterWorkflow(
           ...(halted ? { halted } : {}),
           ...(lastOperation ? { lastOperation } : {}),
           seq,
-          ...(defragSchedule ? { defragSchedule } : {}),
-          ...(lastDefragAt ? { lastDefragAt } : {}),
+          ...(maintenance.defragSchedule ? { defragSchedule: maintenance.defragSchedule } : {}),
+          ...(maintenance.lastDefragAt ? { lastDefragAt: maintenance.lastDefragAt } : {}),
           ...(refusalReported ? { refusalReported } : {}),
           ...(storageRefusalReported ? { storageRefusalReported } : {}),
           ...(told.length > 0 ? { told } : {}),
@@ -478,11 +478,17 @@ export async function etcdClusterWorkflow(
     if (target.spec.auth) observed.auth = await observeAuth(ref);
     // The defrag schedule is judged by the workflow's clock; a firing is served by the next Defrag operation.
     const now = new Date().toISOString();
-    defragSchedule = advanceSchedule(defragSchedule, target.spec.maintenance?.defrag?.schedule, now);
+    const defragSchedule = advanceSchedule(
+      maintenance.defragSchedule,
+      target.spec.maintenance?.defrag?.schedule,
+      now,
+    );
+    maintenance = withDefragSchedule(maintenance, defragSchedule);
     const defragDue = scheduleDue(defragSchedule, now);
     const desiredNow = desiredOf(ref, target.spec, observation.versionKnown);
     if (defragDue) desiredNow.defrag = defragConfigOf(target.spec, true);
     // The threshold waits out its cooldown after any Defrag; the schedule and NOSPACE do not (defrag-plan.ts).
+    const { lastDefragAt } = maintenance;
     if (lastDefragAt && desiredNow.defrag) desiredNow.defrag.cooldown = { lastDefragAt, now };
     const decision = plan(desiredNow, observed);
     lastDecision = `${decision.check}: ${describeStep(decision.step)}`;
@@ -529,6 +535,7 @@ export async function etcdClusterWorkflow(
 
     if (step.kind !== 'Wait' && step.kind !== 'None' && !isHalted()) {
       const type = operationFor(step, target.spec.replicas);
+      const module = operationModule(type);
       seq += 1;
       const workflowId = operationWorkflowId(ref.namespace, ref.name, seq, type);
       const summary = summarize(type, ref, currentSize(observed), target.spec.replicas, step);
@@ -545,20 +552,11 @@ export async function etcdClusterWorkflow(
           summary,
           versionKnown: observation.versionKnown,
           recorded,
-          ...(type === 'Defrag' && defragDue ? { defragScheduleDue: true } : {}),
+          ...module.startInput?.({ defragDue }),
         },
         workflowId,
       );
-      if (type === 'Defrag' && patched(DEFRAG_COOLDOWN_PATCH)) lastDefragAt = new Date().toISOString();
-      // Any Defrag that ran while the schedule was due defragmented every member: that firing is served.
-      if (type === 'Defrag' && defragDue) {
-        defragSchedule = advanceSchedule(
-          defragSchedule,
-          target.spec.maintenance?.defrag?.schedule,
-          new Date().toISOString(),
-          true,
-        );
-      }
+      if (module.ended) maintenance = module.ended(maintenance, { defragDue, spec: target.spec });
       dirty = true;
       continue;
     }
@@ -578,8 +576,8 @@ export async function etcdClusterWorkflow(
       waitStreak = 0;
       lastWaitReason = '';
     }
-    const idle = defragSchedule
-      ? idleWaitMs(defragSchedule, new Date().toISOString(), DRIFT_CHECK_MS)
+    const idle = maintenance.defragSchedule
+      ? idleWaitMs(maintenance.defragSchedule, new Date().toISOString(), DRIFT_CHECK_MS)
       : DRIFT_CHECK_INTERVAL;
     await condition(
       () => dirty || deleted,
