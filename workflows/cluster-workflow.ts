@@ -58,6 +58,7 @@ import { currentSize, describeStep, MEMBER_PROBLEM_REASONS, operationFor, plan }
 import { MAX_WAIT_MS, waitBackoffMs } from './wait-backoff';
 import { observeAuth } from './auth-step';
 import { ActivityKinds } from './activity-kinds';
+import { refusalNotice } from './refusal-notice';
 import type { EventReason } from '../contracts/event-reasons';
 
 /** What survives continue-as-new besides the newest change. */
@@ -493,45 +494,11 @@ export async function etcdClusterWorkflow(
     const decision = plan(desiredNow, observed);
     lastDecision = `${decision.check}: ${describeStep(decision.step)}`;
     const step = decision.step;
-    if (
-      step.kind === 'Wait' &&
-      step.reason === Reasons.UpgradePathRefused &&
-      refusalReported !== step.message
-    ) {
-      refusalReported = step.message;
-      await acts.recordEvent({
-        ref,
-        type: 'Warning',
-        reason: Reasons.UpgradePathRefused,
-        message: step.message,
-      });
-    }
-
-    if (
-      step.kind === 'None' &&
-      step.reason === Reasons.StorageExpansionRefused &&
-      storageRefusalReported !== step.message
-    ) {
-      storageRefusalReported = step.message;
-      await acts.recordEvent({
-        ref,
-        type: 'Warning',
-        reason: Reasons.StorageExpansionRefused,
-        message: step.message,
-      });
-    }
-
-    if (
-      step.kind === 'Wait' &&
-      (step.reason === Reasons.AuthSecretInvalid ||
-        step.reason === Reasons.AuthFailed ||
-        step.reason === Reasons.TLSTrustBroken) &&
-      refusalReported !== step.message
-    ) {
-      // Told once per message, like a refused upgrade path; the message names the Secret, never a value.
-      refusalReported = step.message;
-      await acts.recordEvent({ ref, type: 'Warning', reason: step.reason, message: step.message });
-    }
+    // A refusal is told once per message (an upgrade path, auth, TLS trust, storage growth).
+    const notice = refusalNotice(step, { refusal: refusalReported, storage: storageRefusalReported });
+    refusalReported = notice.told.refusal;
+    storageRefusalReported = notice.told.storage;
+    if (notice.event) await acts.recordEvent({ ref, type: 'Warning', ...notice.event });
 
     if (step.kind !== 'Wait' && step.kind !== 'None' && !isHalted()) {
       const type = operationFor(step, target.spec.replicas);
