@@ -157,6 +157,8 @@ export async function etcdClusterWorkflow(
   };
   let told: string[] = input.carried?.told ?? [];
   let current: CurrentOperation | undefined;
+  /** What the running operation waits on, when it waits (it tells its step as data). */
+  let currentWaitReason: string | undefined;
   /** Consecutive looks at a wait of the same reason: the pause before the next look grows with it. */
   let waitStreak = 0;
   let lastWaitReason = '';
@@ -205,7 +207,7 @@ export async function etcdClusterWorkflow(
         change.generation > desired.generation &&
         operationScope &&
         current &&
-        (waitsOnMemberProblem(current.step) ||
+        (MEMBER_PROBLEM_REASONS.includes(currentWaitReason ?? '') ||
           // The operation may not have looked again yet; the last status already says a member Pod cannot run.
           MEMBER_PROBLEM_REASONS.includes(
             status?.conditions?.find((c) => c.type === 'Degraded')?.reason ?? '',
@@ -222,9 +224,13 @@ export async function etcdClusterWorkflow(
     dirty = true;
     if (current) membersChangedDuringOperation = true;
   });
-  setHandler(operationStepSignal, (step) => {
+  setHandler(operationStepSignal, (update) => {
     if (current) {
-      current = { ...current, step };
+      // Operations started before the step came as data send the line alone.
+      const step = typeof update === 'string' ? { line: update } : update;
+      current = { ...current, step: step.line };
+      currentWaitReason =
+        step.waitReason ?? (typeof update === 'string' ? waitReasonOfLine(update) : undefined);
       stepChanged = true;
     }
   });
@@ -306,6 +312,7 @@ export async function etcdClusterWorkflow(
     const module = operationModule(type);
     const startedAt = new Date().toISOString();
     current = { type, workflowId, startedAt, step: 'starting' };
+    currentWaitReason = undefined;
     setCurrentDetails(`**${opInput.summary}** running as \`${workflowId}\``);
     await acts.recordEvent({
       ref,
@@ -423,6 +430,7 @@ export async function etcdClusterWorkflow(
       }
     }
     current = undefined;
+    currentWaitReason = undefined;
     operationScope = undefined;
     lastOperation = {
       type,
@@ -573,8 +581,10 @@ export async function etcdClusterWorkflow(
   }
 }
 
-/** Whether the operation's current step line (`wait (Reason): ...`, plan.ts describeStep) waits on a member Pod that cannot run. */
-function waitsOnMemberProblem(step: string | undefined): boolean {
-  const reason = /^wait \(([A-Za-z]+)\)/.exec(step ?? '')?.[1];
-  return reason !== undefined && MEMBER_PROBLEM_REASONS.includes(reason);
+/**
+ * The wait reason in a step line (`wait (Reason): ...`, plan.ts describeStep), for operations started before
+ * the step came as data (`operation-step-as-data`): they send the line alone.
+ */
+function waitReasonOfLine(line: string): string | undefined {
+  return /^wait \(([A-Za-z]+)\)/.exec(line)?.[1];
 }

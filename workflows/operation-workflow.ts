@@ -53,6 +53,11 @@ const SKIP_COMPENSATION_WHEN_GONE_PATCH = 'skip-compensation-when-cluster-gone';
  * workflow only when it changed, and a long operation continues as new before its history grows large.
  */
 const WAIT_BACKOFF_PATCH = 'operation-wait-backoff';
+/**
+ * The patch behind telling the cluster workflow the step as data, its wait reason beside the line, so the
+ * cluster workflow reads why an operation waits instead of parsing the line.
+ */
+const STEP_AS_DATA_PATCH = 'operation-step-as-data';
 /** How long a member that is starting (no answer yet) is watched closely before its wait backs off. */
 const ACTIVE_WAIT_MS = 30_000;
 /** The first pause of a wait that backs off. */
@@ -78,17 +83,20 @@ export async function clusterOperationWorkflow(input: OperationInput): Promise<O
   let lastDetails = carried?.lastDetails;
   /** Only a changed step line is sent (WAIT_BACKOFF_PATCH): a repeated one would cost both histories and a status write. */
   let sendChangedOnly: boolean | undefined = carried ? true : undefined;
-  const details = (line: string) => {
+  /** Whether the step goes to the cluster workflow as data, with its wait reason (STEP_AS_DATA_PATCH). */
+  let stepAsData: boolean | undefined = carried ? true : undefined;
+  const details = (line: string, waitReason?: string) => {
     lastLine = line;
     setCurrentDetails(`**${input.summary}**\n\nstep ${steps}: ${line}\n\ngeneration ${input.generation}`);
     sendChangedOnly ??= patched(WAIT_BACKOFF_PATCH);
     if (sendChangedOnly && line === lastDetails) return;
     lastDetails = line;
     // The cluster workflow mirrors the step into status.currentOperation.step; losing one update is harmless.
-    if (parent)
-      void getExternalWorkflowHandle(parent.workflowId)
-        .signal(operationStepSignal, line)
-        .catch(() => undefined);
+    if (!parent) return;
+    stepAsData ??= patched(STEP_AS_DATA_PATCH);
+    void getExternalWorkflowHandle(parent.workflowId)
+      .signal(operationStepSignal, stepAsData ? { line, ...(waitReason ? { waitReason } : {}) } : line)
+      .catch(() => undefined);
   };
 
   const ctx: OperationContext = { ref, spec, input, details };
@@ -168,7 +176,7 @@ export async function clusterOperationWorkflow(input: OperationInput): Promise<O
 
   /** Waits for what a Wait step waits on: a member's first answer, a back-off pause, or a short sleep. */
   async function waitOn(step: Extract<Step, { kind: 'Wait' }>, observed: Observed): Promise<void> {
-    details(describeStep(step));
+    details(describeStep(step), step.reason);
     if (wait?.reason !== step.reason) wait = { reason: step.reason, since: Date.now(), looks: 0 };
     const starting =
       awaitsAnAnswer(step, observed) &&
