@@ -56,8 +56,17 @@ export interface ClusterChange {
 /** The EtcdCluster changed (spec, retry annotation, or deletion). Coalesced: only the newest generation counts. */
 export const clusterChangedSignal = defineSignal<[ClusterChange]>('clusterChanged');
 
-/** An operation's child workflow tells its cluster workflow the step it is on, for status.currentOperation.step. */
-export const operationStepSignal = defineSignal<[string]>('operationStep');
+/** The step an operation is on: its line, and what it waits on when it waits (a Wait step's reason). */
+export interface OperationStep {
+  line: string;
+  waitReason?: string;
+}
+
+/**
+ * An operation's child workflow tells its cluster workflow the step it is on, for status.currentOperation.step.
+ * Operations started before the patch `operation-step-as-data` send the line alone.
+ */
+export const operationStepSignal = defineSignal<[string | OperationStep]>('operationStep');
 
 /** A member Pod or claim changed: observe again now instead of at the next drift check. */
 export const membersChangedSignal = defineSignal<[]>('membersChanged');

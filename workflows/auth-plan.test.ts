@@ -2,7 +2,8 @@
 import { Reasons } from '../crds/conditions';
 import { authBlocked, describeRotation, nextAuthAction, planAuth, planAuthRotation } from './auth-plan';
 import type { Desired, Observed } from './plan';
-import { continuesOperation, operationFor, plan, summarize } from './plan';
+import { operationFor, plan } from './plan';
+import { continuesOperation, summarize } from './operations/registry';
 import type { AuthObservation } from '../contracts/auth';
 
 const disabled = (rootUser: boolean, rootRole: boolean, secretProblem?: string): AuthObservation => ({

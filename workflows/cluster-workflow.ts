@@ -45,17 +45,20 @@ import {
   SearchAttributes,
 } from '../contracts/messages';
 import { desiredOf, recordedAfter } from './observation';
-import type { OperationInput } from './operation-workflow';
+import type { MaintenanceState, OperationInput } from './operations/operation-module';
+import { withDefragSchedule } from './operations/operation-module';
+import { operationModule, summarize } from './operations/registry';
 import { clusterOperationWorkflow } from './operation-workflow';
 import { membersRunning } from './upgrade-halt';
 import type { Observed } from './plan';
 import { defragConfigOf } from './defrag-plan';
 import type { DefragScheduleState } from './defrag-schedule';
 import { advanceSchedule, idleWaitMs, scheduleDue } from './defrag-schedule';
-import { currentSize, describeStep, MEMBER_PROBLEM_REASONS, operationFor, plan, summarize } from './plan';
+import { currentSize, describeStep, MEMBER_PROBLEM_REASONS, operationFor, plan } from './plan';
 import { MAX_WAIT_MS, waitBackoffMs } from './wait-backoff';
 import { observeAuth } from './auth-step';
 import { ActivityKinds } from './activity-kinds';
+import { refusalNotice } from './refusal-notice';
 import type { EventReason } from '../contracts/event-reasons';
 
 /** What survives continue-as-new besides the newest change. */
@@ -93,8 +96,6 @@ const acts = proxyActivities<ClusterActivities>(ActivityKinds.entityCall);
 export const DRIFT_CHECK_INTERVAL = '10m';
 /** The patch behind refreshing status.members while an Upgrade or Downgrade runs (histories before it did not). */
 const MEMBER_VERSIONS_DURING_UPGRADE_PATCH = 'member-versions-during-upgrade';
-/** The patch behind remembering when a Defrag ended (histories before it started threshold Defrags without a cooldown). */
-const DEFRAG_COOLDOWN_PATCH = 'defrag-threshold-cooldown';
 /**
  * The patch behind handing over to a new EtcdCluster of the same namespace and name (deleted and created
  * again): histories before it dropped such a signal. See docs/adr/0002-same-name-recreate.md.
@@ -149,10 +150,15 @@ export async function etcdClusterWorkflow(
   let halted = input.carried?.halted;
   let lastOperation = input.carried?.lastOperation;
   let seq = input.carried?.seq ?? 0;
-  let defragSchedule = input.carried?.defragSchedule;
-  let lastDefragAt = input.carried?.lastDefragAt;
+  /** What operation modules keep between their operations (the defrag schedule and cooldown). */
+  let maintenance: MaintenanceState = {
+    ...(input.carried?.defragSchedule ? { defragSchedule: input.carried.defragSchedule } : {}),
+    ...(input.carried?.lastDefragAt ? { lastDefragAt: input.carried.lastDefragAt } : {}),
+  };
   let told: string[] = input.carried?.told ?? [];
   let current: CurrentOperation | undefined;
+  /** What the running operation waits on, when it waits (it tells its step as data). */
+  let currentWaitReason: string | undefined;
   /** Consecutive looks at a wait of the same reason: the pause before the next look grows with it. */
   let waitStreak = 0;
   let lastWaitReason = '';
@@ -201,7 +207,7 @@ export async function etcdClusterWorkflow(
         change.generation > desired.generation &&
         operationScope &&
         current &&
-        (waitsOnMemberProblem(current.step) ||
+        (MEMBER_PROBLEM_REASONS.includes(currentWaitReason ?? '') ||
           // The operation may not have looked again yet; the last status already says a member Pod cannot run.
           MEMBER_PROBLEM_REASONS.includes(
             status?.conditions?.find((c) => c.type === 'Degraded')?.reason ?? '',
@@ -218,9 +224,13 @@ export async function etcdClusterWorkflow(
     dirty = true;
     if (current) membersChangedDuringOperation = true;
   });
-  setHandler(operationStepSignal, (step) => {
+  setHandler(operationStepSignal, (update) => {
     if (current) {
-      current = { ...current, step };
+      // Operations started before the step came as data send the line alone.
+      const step = typeof update === 'string' ? { line: update } : update;
+      current = { ...current, step: step.line };
+      currentWaitReason =
+        step.waitReason ?? (typeof update === 'string' ? waitReasonOfLine(update) : undefined);
       stepChanged = true;
     }
   });
@@ -299,8 +309,10 @@ export async function etcdClusterWorkflow(
     opInput: OperationInput,
     workflowId: string,
   ): Promise<void> {
+    const module = operationModule(type);
     const startedAt = new Date().toISOString();
     current = { type, workflowId, startedAt, step: 'starting' };
+    currentWaitReason = undefined;
     setCurrentDetails(`**${opInput.summary}** running as \`${workflowId}\``);
     await acts.recordEvent({
       ref,
@@ -359,11 +371,7 @@ export async function etcdClusterWorkflow(
             stepChanged = false;
             // During a version change, members restart on the new version one by one: observe again so
             // status.members[].version follows them (other operations keep members until they end).
-            if (
-              (type === 'Upgrade' || type === 'Downgrade') &&
-              current &&
-              patched(MEMBER_VERSIONS_DURING_UPGRADE_PATCH)
-            ) {
+            if (module.changesVersions && current && patched(MEMBER_VERSIONS_DURING_UPGRADE_PATCH)) {
               // A repeated wait line (the child re-sends it every turn) observes nothing new worth a write.
               if (current.step !== refreshedStep) {
                 refreshedStep = current.step;
@@ -392,7 +400,7 @@ export async function etcdClusterWorkflow(
       message = outcome.message;
       recorded = {
         ...outcome.recorded,
-        paused: type === 'Pause' ? true : type === 'Resume' ? false : recorded.paused,
+        paused: module.pausedAfter ?? recorded.paused,
       };
     } catch (err) {
       if (err instanceof ChildWorkflowFailure && err.cause instanceof CancelledFailure) {
@@ -404,7 +412,7 @@ export async function etcdClusterWorkflow(
             : 'cancelled from outside the operator';
         // A version change stopped half-way leaves mixed versions: say who runs what (the child restarted
         // any member it had stopped before it ended).
-        if (!deleted && (type === 'Upgrade' || type === 'Downgrade')) {
+        if (!deleted && module.changesVersions) {
           const after = await acts.observeCluster({ ref, version: opInput.spec.version });
           message = `${message}; ${membersRunning(after)}`;
         }
@@ -422,6 +430,7 @@ export async function etcdClusterWorkflow(
       }
     }
     current = undefined;
+    currentWaitReason = undefined;
     operationScope = undefined;
     lastOperation = {
       type,
@@ -460,8 +469,8 @@ export async function etcdClusterWorkflow(
           ...(halted ? { halted } : {}),
           ...(lastOperation ? { lastOperation } : {}),
           seq,
-          ...(defragSchedule ? { defragSchedule } : {}),
-          ...(lastDefragAt ? { lastDefragAt } : {}),
+          ...(maintenance.defragSchedule ? { defragSchedule: maintenance.defragSchedule } : {}),
+          ...(maintenance.lastDefragAt ? { lastDefragAt: maintenance.lastDefragAt } : {}),
           ...(refusalReported ? { refusalReported } : {}),
           ...(storageRefusalReported ? { storageRefusalReported } : {}),
           ...(told.length > 0 ? { told } : {}),
@@ -478,57 +487,30 @@ export async function etcdClusterWorkflow(
     if (target.spec.auth) observed.auth = await observeAuth(ref);
     // The defrag schedule is judged by the workflow's clock; a firing is served by the next Defrag operation.
     const now = new Date().toISOString();
-    defragSchedule = advanceSchedule(defragSchedule, target.spec.maintenance?.defrag?.schedule, now);
+    const defragSchedule = advanceSchedule(
+      maintenance.defragSchedule,
+      target.spec.maintenance?.defrag?.schedule,
+      now,
+    );
+    maintenance = withDefragSchedule(maintenance, defragSchedule);
     const defragDue = scheduleDue(defragSchedule, now);
     const desiredNow = desiredOf(ref, target.spec, observation.versionKnown);
     if (defragDue) desiredNow.defrag = defragConfigOf(target.spec, true);
     // The threshold waits out its cooldown after any Defrag; the schedule and NOSPACE do not (defrag-plan.ts).
+    const { lastDefragAt } = maintenance;
     if (lastDefragAt && desiredNow.defrag) desiredNow.defrag.cooldown = { lastDefragAt, now };
     const decision = plan(desiredNow, observed);
     lastDecision = `${decision.check}: ${describeStep(decision.step)}`;
     const step = decision.step;
-    if (
-      step.kind === 'Wait' &&
-      step.reason === Reasons.UpgradePathRefused &&
-      refusalReported !== step.message
-    ) {
-      refusalReported = step.message;
-      await acts.recordEvent({
-        ref,
-        type: 'Warning',
-        reason: Reasons.UpgradePathRefused,
-        message: step.message,
-      });
-    }
-
-    if (
-      step.kind === 'None' &&
-      step.reason === Reasons.StorageExpansionRefused &&
-      storageRefusalReported !== step.message
-    ) {
-      storageRefusalReported = step.message;
-      await acts.recordEvent({
-        ref,
-        type: 'Warning',
-        reason: Reasons.StorageExpansionRefused,
-        message: step.message,
-      });
-    }
-
-    if (
-      step.kind === 'Wait' &&
-      (step.reason === Reasons.AuthSecretInvalid ||
-        step.reason === Reasons.AuthFailed ||
-        step.reason === Reasons.TLSTrustBroken) &&
-      refusalReported !== step.message
-    ) {
-      // Told once per message, like a refused upgrade path; the message names the Secret, never a value.
-      refusalReported = step.message;
-      await acts.recordEvent({ ref, type: 'Warning', reason: step.reason, message: step.message });
-    }
+    // A refusal is told once per message (an upgrade path, auth, TLS trust, storage growth).
+    const notice = refusalNotice(step, { refusal: refusalReported, storage: storageRefusalReported });
+    refusalReported = notice.told.refusal;
+    storageRefusalReported = notice.told.storage;
+    if (notice.event) await acts.recordEvent({ ref, type: 'Warning', ...notice.event });
 
     if (step.kind !== 'Wait' && step.kind !== 'None' && !isHalted()) {
       const type = operationFor(step, target.spec.replicas);
+      const module = operationModule(type);
       seq += 1;
       const workflowId = operationWorkflowId(ref.namespace, ref.name, seq, type);
       const summary = summarize(type, ref, currentSize(observed), target.spec.replicas, step);
@@ -545,20 +527,11 @@ export async function etcdClusterWorkflow(
           summary,
           versionKnown: observation.versionKnown,
           recorded,
-          ...(type === 'Defrag' && defragDue ? { defragScheduleDue: true } : {}),
+          ...module.startInput?.({ defragDue }),
         },
         workflowId,
       );
-      if (type === 'Defrag' && patched(DEFRAG_COOLDOWN_PATCH)) lastDefragAt = new Date().toISOString();
-      // Any Defrag that ran while the schedule was due defragmented every member: that firing is served.
-      if (type === 'Defrag' && defragDue) {
-        defragSchedule = advanceSchedule(
-          defragSchedule,
-          target.spec.maintenance?.defrag?.schedule,
-          new Date().toISOString(),
-          true,
-        );
-      }
+      if (module.ended) maintenance = module.ended(maintenance, { defragDue, spec: target.spec });
       dirty = true;
       continue;
     }
@@ -578,8 +551,8 @@ export async function etcdClusterWorkflow(
       waitStreak = 0;
       lastWaitReason = '';
     }
-    const idle = defragSchedule
-      ? idleWaitMs(defragSchedule, new Date().toISOString(), DRIFT_CHECK_MS)
+    const idle = maintenance.defragSchedule
+      ? idleWaitMs(maintenance.defragSchedule, new Date().toISOString(), DRIFT_CHECK_MS)
       : DRIFT_CHECK_INTERVAL;
     await condition(
       () => dirty || deleted,
@@ -608,8 +581,10 @@ export async function etcdClusterWorkflow(
   }
 }
 
-/** Whether the operation's current step line (`wait (Reason): ...`, plan.ts describeStep) waits on a member Pod that cannot run. */
-function waitsOnMemberProblem(step: string | undefined): boolean {
-  const reason = /^wait \(([A-Za-z]+)\)/.exec(step ?? '')?.[1];
-  return reason !== undefined && MEMBER_PROBLEM_REASONS.includes(reason);
+/**
+ * The wait reason in a step line (`wait (Reason): ...`, plan.ts describeStep), for operations started before
+ * the step came as data (`operation-step-as-data`): they send the line alone.
+ */
+function waitReasonOfLine(line: string): string | undefined {
+  return /^wait \(([A-Za-z]+)\)/.exec(line)?.[1];
 }

@@ -2,14 +2,13 @@
 import {
   answeringMembers,
   awaitsAnAnswer,
-  continuesOperation,
   currentSize,
   describeStep,
   nextMemberName,
   operationFor,
   plan,
-  summarize,
 } from './plan';
+import { continuesOperation, summarize } from './operations/registry';
 import type { ActionStep, Desired, EtcdMemberView, KubeMemberView, Observed, Step, WaitReason } from './plan';
 
 import { Reasons } from '../crds/conditions';

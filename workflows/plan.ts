@@ -24,7 +24,7 @@ import type {
   RolloutMemberStep,
   UpdateMemberMetadataStep,
 } from './rollout-plan';
-import { describeRolloutStep, planRollout, planStorageGrowth, summarizeRollout } from './rollout-plan';
+import { describeRolloutStep, planRollout, planStorageGrowth } from './rollout-plan';
 import type { AuthWaitReason, EnableAuthStep, RotateAuthStep } from './auth-plan';
 import { authBlocked, planAuth, planAuthRotation } from './auth-plan';
 import type { AuthObservation } from '../contracts/auth';
@@ -845,38 +845,6 @@ export function operationFor(step: ActionStep, desiredReplicas: number): Operati
   }
 }
 
-// Steps a running operation takes on itself instead of ending: bootstrap and resume grow to size, heal
-// re-adds the member it removed.
-const alsoContinues: Record<OperationType, readonly StepKind[]> = {
-  Bootstrap: ['AddMember', 'PromoteLearner', 'EnableAuth'],
-  Resume: ['AddMember', 'PromoteLearner', 'RecreatePod'],
-  // A Pod replaced because it could not run is started again (Bootstrap for a seed that never answered).
-  Heal: ['AddMember', 'PromoteLearner', 'Bootstrap'],
-  ScaleUp: [],
-  ScaleDown: [],
-  Pause: [],
-  // The member whose Pod an upgrade deleted comes back through RecreatePod, inside the same operation.
-  Upgrade: ['RecreatePod'],
-  // A downgrade rolls like an upgrade; a rollback of an unfinished upgrade has a patch-only member too.
-  Downgrade: ['RecreatePod', 'UpgradeMember'],
-  // Likewise the member a rollout restarted.
-  Rollout: ['RecreatePod'],
-  EnableAuth: [],
-  // A Defrag runs its own member loop (workflows/defrag-operation.ts), never the generic one.
-  Defrag: [],
-  RotateAuth: [],
-};
-
-/**
- * Whether a running operation should take this step itself. On a Wait it keeps waiting (its progress
- * deadline bounds that); on None, or a step it does not continue with, it ends Succeeded and the cluster
- * workflow starts the next operation.
- */
-export function continuesOperation(operation: OperationType, step: Step, desiredReplicas: number): boolean {
-  if (step.kind === 'Wait' || step.kind === 'None') return false;
-  return operationFor(step, desiredReplicas) === operation || alsoContinues[operation].includes(step.kind);
-}
-
 const removeWhy: Record<RemoveReason, string> = {
   ScaleDown: 'scale down',
   DataLost: 'its data is lost',
@@ -953,66 +921,5 @@ export function describeStep(step: Step): string {
       return `wait (${step.reason}): ${step.message}`;
     case 'None':
       return step.message;
-  }
-}
-
-/** The static summary of an operation workflow, e.g. "scale default/main 3 -> 5". */
-export function summarize(
-  operation: OperationType,
-  cluster: { namespace: string; name: string },
-  from: number,
-  to: number,
-  first?: ActionStep,
-): string {
-  const ref = `${cluster.namespace}/${cluster.name}`;
-  switch (operation) {
-    case 'Bootstrap':
-      return `bootstrap ${ref} with ${to} member${to === 1 ? '' : 's'}`;
-    case 'ScaleUp':
-    case 'ScaleDown':
-      return `scale ${ref} ${from} -> ${to}`;
-    case 'Pause':
-      return `pause ${ref} ${from} -> 0`;
-    case 'Resume':
-      return `resume ${ref} 0 -> ${to}`;
-    case 'Heal':
-      return first ? `heal ${ref}: ${describeStep(first)}` : `heal ${ref}`;
-    case 'Upgrade': {
-      const v =
-        first?.kind === 'UpgradeMember'
-          ? first
-          : first?.kind === 'MoveLeader' && first.reason === 'Upgrade'
-            ? first.upgrade
-            : undefined;
-      return v ? `upgrade ${ref} ${v.from} -> ${v.to}` : `upgrade ${ref}`;
-    }
-    case 'Downgrade': {
-      const v =
-        first?.kind === 'UpgradeMember' || first?.kind === 'EnableDowngrade'
-          ? first
-          : first?.kind === 'MoveLeader' && first.reason === 'Upgrade'
-            ? first.upgrade
-            : undefined;
-      return v ? `downgrade ${ref} ${v.from} -> ${v.to}` : `downgrade ${ref}`;
-    }
-    case 'Rollout':
-      return summarizeRollout(
-        ref,
-        first?.kind === 'RolloutMember' ||
-          first?.kind === 'UpdateMemberMetadata' ||
-          first?.kind === 'ExpandClaim'
-          ? first
-          : first?.kind === 'MoveLeader' && first.reason === 'Rollout'
-            ? first
-            : undefined,
-      );
-    case 'EnableAuth':
-      return `enable auth on ${ref}`;
-    case 'Defrag':
-      return first?.kind === 'Defrag'
-        ? `defrag ${ref} (${first.trigger}): ${first.members.join(', ')}`
-        : `defrag ${ref}`;
-    case 'RotateAuth':
-      return `apply the changed root password to ${ref}`;
   }
 }

@@ -43,7 +43,13 @@ describe('recorded workflow histories', () => {
         return started?.workflowType?.name;
       }),
     );
-    expect([...types].sort()).toEqual(['clusterOperationWorkflow', 'etcdClusterWorkflow']);
+    expect([...types].sort()).toEqual([
+      'clusterOperationWorkflow',
+      'etcdClusterWorkflow',
+      'etcdSnapshotScheduleWorkflow',
+      'etcdSnapshotWorkflow',
+      'snapshotScheduleRunWorkflow',
+    ]);
     // The operations of every kind recorded, old (scaling) and new (Day 2); old histories are never re-recorded.
     for (const op of [
       'bootstrap',
@@ -56,7 +62,24 @@ describe('recorded workflow histories', () => {
       'defrag',
     ])
       expect(files.filter((f) => f.endsWith(`-${op}.json`)).length).toBeGreaterThan(0);
-    expect(files.length).toBeGreaterThanOrEqual(27);
+    expect(files.length).toBeGreaterThanOrEqual(36);
+  });
+
+  it('include operations stopped mid-way, as an operator upgrade meets them', () => {
+    const running = files.filter((f) => {
+      const events = loadHistory(f).events;
+      const last = events[events.length - 1]?.eventType;
+      return last !== temporal.api.enums.v1.EventType.EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED;
+    });
+    // A scale 3 -> 5 with its learner catching up, an upgrade with a restarted member not answering yet.
+    expect(running).toEqual(
+      expect.arrayContaining([
+        'etcdcluster_default_scalemidway.json',
+        'etcdcluster_default_scalemidway_op_2-scaleup.json',
+        'etcdcluster_default_upgrademidway.json',
+        'etcdcluster_default_upgrademidway_op_2-upgrade.json',
+      ]),
+    );
   });
 
   it('replay against the current workflow code without a determinism error', async () => {

@@ -1,7 +1,8 @@
 // Config rollout planning as tables: metadata in place, followers by ordinal, the leader last, the upgrade's gates, storage growth and its refusal; and its place in plan()'s chain.
 import { Reasons } from '../crds/conditions';
 import type { Desired, KubeMemberView, Observed } from './plan';
-import { continuesOperation, describeStep, operationFor, plan, summarize } from './plan';
+import { describeStep, operationFor, plan } from './plan';
+import { continuesOperation, summarize } from './operations/registry';
 import type { ClaimStorageObservation, PodTemplateObservation, RolloutMemberView } from './rollout-plan';
 import { planRollout, planStorageGrowth } from './rollout-plan';
 

@@ -1,5 +1,6 @@
 // The rolling upgrade as the planner decides it, one row per situation: order, gates, leader hand-off, refusals, and what else the refusal holds back.
-import { plan, operationFor, continuesOperation, summarize, describeStep } from './plan';
+import { plan, operationFor, describeStep } from './plan';
+import { continuesOperation, summarize } from './operations/registry';
 import type { ActionStep, Desired, Observed, Step } from './plan';
 import { planUpgrade } from './upgrade-plan';
 

@@ -17,17 +17,28 @@ import type { WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import { bundleWorkflowCode, DefaultLogger, Runtime, Worker } from '@temporalio/worker';
 import type { EtcdClusterSpec } from '../../crds/etcd-cluster';
 import { cacheRoot, toolPaths } from '../../localcluster/tool-cache';
+import type { ScheduleSnapshotView } from '../../activities/snapshot-schedule-activities';
+import type { EtcdSnapshotScheduleSpec } from '../../crds/etcd-snapshot-schedule';
 import type { etcdClusterWorkflow } from '../../workflows/cluster-workflow';
-import type { ClusterChange, ClusterWorkflowInput } from '../../contracts/messages';
+import type { etcdSnapshotWorkflow } from '../../workflows/snapshot-workflow';
+import type { etcdSnapshotScheduleWorkflow } from '../../workflows/snapshot-schedule-workflow';
+import type { snapshotScheduleRunWorkflow } from '../../workflows/snapshot-schedule-run-workflow';
+import type { ClusterChange, ClusterWorkflowInput, ScheduleChange } from '../../contracts/messages';
 import {
   clusterChangedSignal,
   clusterWorkflowId,
   operationWorkflowId,
+  scheduleChangedSignal,
+  scheduleWorkflowId,
   SearchAttributes,
+  snapshotJobChangedSignal,
+  snapshotWorkflowId,
   WorkflowTypes,
 } from '../../contracts/messages';
+import type { SnapshotJobObservation } from '../../contracts/snapshot';
 import type { FakeCluster, FakeClusterOptions } from '../support/fake-cluster';
 import { createFakeCluster } from '../support/fake-cluster';
+import { ARTIFACT, fakeScheduleWorld, fakeSnapshotWorld, SPEC } from '../support/fake-snapshot-worlds';
 
 const NAMESPACE = 'default';
 
@@ -57,6 +68,12 @@ const finished = (fake: FakeCluster, workflowId: string) =>
 
 interface Run {
   fake: FakeCluster;
+  /**
+   * Writes the histories of the cluster workflow and its operations as they stand now, while they run: a
+   * history stopped mid-way is what an operator upgrade meets. The scenario's files are then these, not the
+   * completed ones.
+   */
+  capture: () => Promise<void>;
   op: (seq: number, type: Parameters<typeof operationWorkflowId>[3]) => string;
   change: (generation: number, spec: EtcdClusterSpec, more?: Partial<ClusterChange>) => Promise<void>;
 }
@@ -165,9 +182,145 @@ const scenarios: Record<string, { initial: EtcdClusterSpec; options?: FakeCluste
         await change(2, withDefrag, { deleted: true });
       },
     },
+    // Scale 3 -> 5 stopped mid-way: the first learner added and catching up (it never does while recorded).
+    scalemidway: {
+      initial: specOf(3),
+      body: async ({ fake, op, change, capture }) => {
+        await finished(fake, op(1, 'Bootstrap'));
+        fake.faults.learnerNeverCatchesUp();
+        await change(2, specOf(5));
+        await until('a learner', () => fake.learnerNames().length > 0 && fake.podNames().length === 4);
+        await until('its wait in status', () =>
+          /catching up|wait/.test(fake.status?.currentOperation?.step ?? ''),
+        );
+        await new Promise((r) => setTimeout(r, 3000));
+        await capture();
+        fake.faults.learnersCatchUp();
+        await finished(fake, op(2, 'ScaleUp'));
+        await change(2, specOf(5), { deleted: true });
+      },
+    },
+    // 3.5.35 -> 3.6.16 stopped mid-way: the first member restarted on 3.6.16 and not answering yet.
+    upgrademidway: {
+      initial: specOf(3, { version: '3.5.35' }),
+      body: async ({ fake, op, change, capture }) => {
+        await finished(fake, op(1, 'Bootstrap'));
+        await change(2, specOf(3));
+        await until('a member upgraded', () =>
+          fake.calls.some((c) => c.name === 'deleteMemberPodForUpgrade'),
+        );
+        const first = fake.calls.find((c) => c.name === 'deleteMemberPodForUpgrade')?.input as {
+          member: string;
+        };
+        fake.faults.makeUnreachable(first.member);
+        await new Promise((r) => setTimeout(r, 3000));
+        await capture();
+        fake.faults.makeReachable(first.member);
+        await finished(fake, op(2, 'Upgrade'));
+        await change(2, specOf(3), { deleted: true });
+      },
+    },
   };
 
 const MIB = 1024 * 1024;
+
+/** The snapshot workflows' scenarios: each starts its workflow on the worker's task queue and sees it end. */
+const snapshotScenarios: Record<string, (taskQueue: string) => Promise<string[]>> = {
+  // One EtcdSnapshot: its Job runs, the watcher signals its change, the agent's result is recorded.
+  snapshot: async (taskQueue) => {
+    const world = fakeSnapshotWorld([[{ state: 'running' }, finishedJob]]);
+    return withSnapshotWorker(world.activities, taskQueue, async () => {
+      const workflowId = snapshotWorkflowId(NAMESPACE, 'snapshot');
+      const handle = await env.client.workflow.start<typeof etcdSnapshotWorkflow>(WorkflowTypes.snapshot, {
+        workflowId,
+        taskQueue,
+        args: [{ snapshot: { namespace: NAMESPACE, name: 'snapshot', uid: 'uid-snapshot' }, spec: SPEC }],
+      });
+      await until('a Job', () => world.created.length === 1);
+      await handle.signal(snapshotJobChangedSignal);
+      await handle.result();
+      return [workflowId];
+    });
+  },
+  // One EtcdSnapshotSchedule: its Temporal Schedule created, suspended, then the object deleted.
+  schedule: async (taskQueue) => {
+    const world = fakeScheduleWorld();
+    return withSnapshotWorker(world.activities, taskQueue, async () => {
+      const workflowId = scheduleWorkflowId(NAMESPACE, 'schedule');
+      const spec: EtcdSnapshotScheduleSpec = {
+        clusterRef: { name: 'main' },
+        schedule: '@every 1h',
+        destination: SPEC.destination,
+        suspend: false,
+      };
+      const schedule = { namespace: NAMESPACE, name: 'schedule', uid: 'uid-schedule' };
+      const change = (generation: number, more: Partial<ScheduleChange> = {}): ScheduleChange => ({
+        uid: schedule.uid,
+        generation,
+        spec,
+        ...more,
+      });
+      const handle = await env.client.workflow.start<typeof etcdSnapshotScheduleWorkflow>(
+        WorkflowTypes.schedule,
+        { workflowId, taskQueue, args: [{ schedule, change: change(1) }] },
+      );
+      await until('the schedule created', () => world.statuses.length === 1);
+      await handle.signal(scheduleChangedSignal, change(2, { spec: { ...spec, suspend: true } }));
+      await until('the schedule paused', () => world.statuses.length === 2);
+      await handle.signal(scheduleChangedSignal, change(2, { deleted: true }));
+      await handle.result();
+      return [workflowId];
+    });
+  },
+  // One run of a schedule: this run's snapshot created and waited for, the oldest beyond keepLast pruned.
+  schedulerun: async (taskQueue) => {
+    const at = (minutesAgo: number) => new Date(Date.now() - minutesAgo * 60_000).toISOString();
+    const old = (name: string, minutesAgo: number): ScheduleSnapshotView => ({
+      name,
+      phase: 'Succeeded',
+      createdAt: at(minutesAgo),
+      takenAt: at(minutesAgo),
+      uri: `s3://backups/main/${name}.db`,
+    });
+    const world = fakeScheduleWorld([
+      old('schedulerun-a', 30),
+      old('schedulerun-b', 20),
+      old('schedulerun-c', 10),
+    ]);
+    return withSnapshotWorker(world.activities, taskQueue, async () => {
+      const workflowId = `${scheduleWorkflowId(NAMESPACE, 'schedulerun')}/run-1`;
+      await env.client.workflow.execute<typeof snapshotScheduleRunWorkflow>(WorkflowTypes.scheduleRun, {
+        workflowId,
+        taskQueue,
+        args: [{ schedule: { namespace: NAMESPACE, name: 'schedulerun', uid: 'uid-schedulerun' } }],
+      });
+      return [workflowId];
+    });
+  },
+};
+
+const finishedJob: SnapshotJobObservation = {
+  state: 'finished',
+  succeeded: true,
+  result: { ok: true, artifact: ARTIFACT },
+  jobMessage: '',
+};
+
+let snapshotBundle: WorkflowBundleWithSourceMap;
+
+async function withSnapshotWorker(
+  activities: object,
+  taskQueue: string,
+  body: () => Promise<string[]>,
+): Promise<string[]> {
+  const worker = await Worker.create({
+    connection: env.nativeConnection,
+    taskQueue,
+    workflowBundle: snapshotBundle,
+    activities,
+  });
+  return worker.runUntil(body());
+}
 
 let env: TestWorkflowEnvironment;
 
@@ -195,6 +348,24 @@ async function record(
     workflowBundle,
     activities: fake.activities,
   });
+  let captured = false;
+  const writeHistories = async (ids: string[]) => {
+    for (const id of [...ids].sort()) {
+      const history = await env.client.workflow.getHandle(id).fetchHistory();
+      const file = join(outDir, `${id.replaceAll('/', '_')}.json`);
+      writeFileSync(file, `${JSON.stringify(historyToObject(history), null, 2)}\n`);
+      console.log(`recorded ${file}`);
+    }
+  };
+  /** Every workflow the cluster workflow started so far: itself and each operation status has named. */
+  const workflowIds = (clusterId: string) => {
+    const ids = new Set([clusterId]);
+    for (const s of fake.statusWrites) {
+      if (s.currentOperation) ids.add(s.currentOperation.workflowId);
+      if (s.lastOperation) ids.add(s.lastOperation.workflowId);
+    }
+    return [...ids];
+  };
   await worker.runUntil(async () => {
     const input: ClusterWorkflowInput = {
       ref: { namespace: NAMESPACE, name, uid },
@@ -205,41 +376,41 @@ async function record(
     >(WorkflowTypes.cluster, { workflowId: clusterWorkflowId(NAMESPACE, name), taskQueue, args: [input] });
     await scenario.body({
       fake,
+      capture: async () => {
+        captured = true;
+        await writeHistories(workflowIds(handle.workflowId));
+      },
       op: (seq, type) => operationWorkflowId(NAMESPACE, name, seq, type),
       change: (generation, spec, more = {}) =>
         handle.signal(clusterChangedSignal, { uid, generation, spec, ...more }),
     });
     await handle.result();
     // Every operation the cluster workflow started appears in status, as currentOperation first.
-    const ids = new Set([handle.workflowId]);
-    for (const s of fake.statusWrites) {
-      if (s.currentOperation) ids.add(s.currentOperation.workflowId);
-      if (s.lastOperation) ids.add(s.lastOperation.workflowId);
-    }
-    for (const id of [...ids].sort()) {
-      const history = await env.client.workflow.getHandle(id).fetchHistory();
-      const file = join(outDir, `${id.replaceAll('/', '_')}.json`);
-      writeFileSync(file, `${JSON.stringify(historyToObject(history), null, 2)}\n`);
-      console.log(`recorded ${file}`);
-    }
+    if (!captured) await writeHistories(workflowIds(handle.workflowId));
   });
 }
 
-/** A scenario's files: `etcdcluster_default_<name>.json` and its operations'. */
+/** A scenario's files: `etcdcluster_default_<name>.json` and its operations', or its snapshot workflow's. */
 const filesOf = (outDir: string, name: string) =>
-  readdirSync(outDir).filter(
-    (f) => f === `etcdcluster_default_${name}.json` || f.startsWith(`etcdcluster_default_${name}_op_`),
+  readdirSync(outDir).filter((f) =>
+    name in snapshotScenarios
+      ? [`etcdsnapshot_default_${name}`, `etcdsnapshotschedule_default_${name}`].some(
+          (prefix) => f === `${prefix}.json` || f.startsWith(`${prefix}_`),
+        )
+      : f === `etcdcluster_default_${name}.json` || f.startsWith(`etcdcluster_default_${name}_op_`),
   );
+
+const allScenarios = () => [...Object.keys(scenarios), ...Object.keys(snapshotScenarios)];
 
 /** The scenarios to record: those --only names, else those without a history in outDir. */
 function chosen(args: string[], outDir: string): string[] {
   const i = args.indexOf('--only');
-  if (i < 0) return Object.keys(scenarios).filter((name) => filesOf(outDir, name).length === 0);
+  if (i < 0) return allScenarios().filter((name) => filesOf(outDir, name).length === 0);
   const names = (args[i + 1] ?? '').split(',').filter(Boolean);
-  const unknown = names.filter((n) => !(n in scenarios));
+  const unknown = names.filter((n) => !allScenarios().includes(n));
   if (names.length === 0 || unknown.length > 0)
     throw new Error(
-      `--only takes scenario names from ${Object.keys(scenarios).join(', ')}; unknown: ${unknown.join(', ')}`,
+      `--only takes scenario names from ${allScenarios().join(', ')}; unknown: ${unknown.join(', ')}`,
     );
   return names;
 }
@@ -268,9 +439,20 @@ async function main(): Promise<void> {
       workflowsPath: require.resolve('../../workflows/index'),
       logger: new DefaultLogger('WARN'),
     });
+    snapshotBundle = workflowBundle;
     for (const name of names) {
       const scenario = scenarios[name];
       if (scenario) await record(name, scenario, workflowBundle, outDir);
+      const snapshotScenario = snapshotScenarios[name];
+      if (snapshotScenario) {
+        const ids = await snapshotScenario(`record-${name}`);
+        for (const id of ids) {
+          const history = await env.client.workflow.getHandle(id).fetchHistory();
+          const file = join(outDir, `${id.replaceAll('/', '_')}.json`);
+          writeFileSync(file, `${JSON.stringify(historyToObject(history), null, 2)}\n`);
+          console.log(`recorded ${file}`);
+        }
+      }
     }
   } finally {
     await env.teardown();
