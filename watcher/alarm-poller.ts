@@ -23,7 +23,7 @@ import type { Client } from '@temporalio/client';
 import { WorkflowNotFoundError } from '@temporalio/client';
 import type { EtcdCluster } from '../crds/etcd-cluster';
 import { API_GROUP, API_VERSION_NAME, ETCD_CLUSTER } from '../crds/etcd-cluster';
-import { clientEndpointFor, tlsSecretNames } from '../crds/tls-names';
+import { clientEndpointFor, issuedTLSSecrets, tlsSecretNames } from '../crds/tls-names';
 import { clusterWorkflowId, membersChangedSignal } from '../contracts/messages';
 
 /** etcd's raised alarms as etcd-admin reports them (alarm names upper case). */
@@ -79,6 +79,8 @@ export function referencedSecrets(
   cluster: string,
 ): string[] {
   const names = new Set<string>(Object.values(tlsSecretNames(spec, cluster)));
+  // cert-manager's own Secrets too: a renewal shows there first, and the operator moves it into its copies.
+  for (const s of issuedTLSSecrets(spec, cluster)) names.add(s.issued);
   if (spec.auth?.rootSecretRef.name) names.add(spec.auth.rootSecretRef.name);
   return [...names].sort();
 }

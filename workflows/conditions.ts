@@ -119,6 +119,10 @@ function available(input: StatusInput): Verdict {
     if (decision.step.kind === 'Wait' && decision.step.reason === Reasons.AllMembersLost) {
       return { status: 'False', reason: Reasons.AllMembersLost, message: decision.step.message };
     }
+    // Members refuse the operator's certificate: they may serve their clients well; the operator cannot tell.
+    if (decision.step.kind === 'Wait' && decision.step.reason === Reasons.TLSTrustBroken) {
+      return { status: 'Unknown', reason: Reasons.TLSTrustBroken, message: decision.step.message };
+    }
     return { status: 'False', reason: Reasons.QuorumLost, message: 'no member answers' };
   }
   const voters = etcd.members.filter((m) => !m.isLearner);
@@ -150,6 +154,8 @@ function degraded(input: StatusInput, availability: Verdict): Verdict {
     const status: ConditionStatus = availability.reason === Reasons.AllMembersLost ? 'True' : 'False';
     return { status, reason: availability.reason, message: availability.message };
   }
+  if (availability.reason === Reasons.TLSTrustBroken)
+    return { status: 'True', reason: Reasons.TLSTrustBroken, message: availability.message };
   if (availability.status === 'False')
     return { status: 'True', reason: Reasons.QuorumLost, message: availability.message };
   // NOSPACE refuses every write cluster-wide: the most urgent thing a user should read here.
