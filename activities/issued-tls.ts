@@ -103,21 +103,12 @@ function observeRole(p: Pair, pairs: readonly Pair[]): IssuedTLSRoleObservation 
   const have = caBlocks(applied['ca.crt']);
   const want = caBlocks(issued['ca.crt']);
   const reissued = !sameLeaf(issued, applied);
-  // The bundles that check this certificate, once the new CAs are in them.
+  // The bundles that check this certificate, as the copies hold them now: what members restarted on them trust.
   const checkers = CHECKED_BY[p.secret.role]
-    .map((role) => pairs.find((q) => q.secret.role === role))
-    .filter((q): q is Pair => q?.issued !== undefined && q.applied !== undefined);
+    .map((role) => pairs.find((q) => q.secret.role === role)?.applied?.['ca.crt'])
+    .filter((b): b is Buffer => b !== undefined);
   const chain = parsePemBundle(issued['tls.crt']);
-  const reissuedTrusted =
-    reissued &&
-    checkers.every((q) =>
-      chainTrusted(
-        chain,
-        parsePemBundle(
-          unionBundle(q.applied?.['ca.crt'] ?? Buffer.alloc(0), q.issued?.['ca.crt'] ?? Buffer.alloc(0)),
-        ),
-      ),
-    );
+  const reissuedTrusted = reissued && checkers.every((b) => chainTrusted(chain, parsePemBundle(b)));
   return {
     ...base,
     newCA: [...want.keys()].some((f) => !have.has(f)),

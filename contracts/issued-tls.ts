@@ -14,7 +14,7 @@ export interface IssuedTLSRoleObservation {
   oldCA: boolean;
   /** cert-manager reissued the certificate (tls.crt or tls.key differ from the copy's). */
   reissued: boolean;
-  /** The CAs the members will trust once the new ones are added verify the reissued certificate. */
+  /** The copies' ca.crt bundles that check it (what members started on them trust) verify the reissued certificate. */
   reissuedTrusted: boolean;
 }
 
