@@ -214,6 +214,9 @@ export function startAlarmPoller(opts: AlarmPollerOptions): AlarmPoller {
       if (!unreachable.has(t.key)) {
         unreachable.add(t.key);
         log('cannot read etcd alarms; keeping the last known list', { cluster: t.key, error: String(err) });
+        // News no watch reports (members refusing the operator's certificate, say): the workflow looks again
+        // and says what it finds. Once per outage, so a cluster that stays unreachable costs nothing more.
+        await tell(t);
       }
       return;
     }
