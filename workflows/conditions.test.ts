@@ -50,6 +50,8 @@ function input(observed: Observed, over: Partial<StatusInput> = {}): StatusInput
   };
 }
 
+const REFUSED =
+  "every member refuses the TLS handshake with the operator, so it cannot tell whether quorum holds (SSL alert number 42); members trust the CA bundle (ca.crt) they started with: the operator's client certificate must be signed by a CA in it, and its ca.crt must hold the CA of the members' serving certificate (docs/operations.md, Rotating the CA)";
 const recorded = { clusterId: '77', members: ['main-0', 'main-1', 'main-2'], paused: false };
 const healthy: Observed = {
   etcd: { clusterId: '77', leaderId: voter(0).id, members: [voter(0), voter(1), voter(2)] },
@@ -249,6 +251,17 @@ describe('conditions', () => {
       ['False', Reasons.QuorumLost, 'no member answers'],
       ['False', Reasons.MemberNotReady, 'member Pods run but no member answers yet'],
       ['True', Reasons.QuorumLost, 'no member answers'],
+    ],
+    [
+      "members that run but refuse the operator's certificate are TLSTrustBroken, not QuorumLost",
+      input({
+        kube: [kube(0), kube(1), kube(2)],
+        recorded,
+        etcdRefused: 'SSL alert number 42',
+      }),
+      ['Unknown', Reasons.TLSTrustBroken, REFUSED],
+      ['False', Reasons.TLSTrustBroken, REFUSED],
+      ['True', Reasons.TLSTrustBroken, REFUSED],
     ],
     [
       'an etcd version without an image is reported instead of starting Pods',
