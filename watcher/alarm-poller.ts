@@ -140,6 +140,8 @@ export function startAlarmPoller(opts: AlarmPollerOptions): AlarmPoller {
   const custom = opts.kubeConfig.makeApiClient(CustomObjectsApi);
   const signalled = new Map<string, string>();
   const unreachable = new Set<string>();
+  /** Consecutive rounds a cluster did not answer the alarm poll. */
+  const unreachableRounds = new Map<string, number>();
   const secretsSeen = new Map<string, string>();
   let stopped = false;
   let timer: NodeJS.Timeout | undefined;
@@ -211,16 +213,20 @@ export function startAlarmPoller(opts: AlarmPollerOptions): AlarmPoller {
       rows = await opts.readAlarms(t.endpoint);
     } catch (err) {
       // Told once per outage: an unreachable cluster (starting, quorum lost) is the workflow's to report.
+      const rounds = (unreachableRounds.get(t.key) ?? 0) + 1;
+      unreachableRounds.set(t.key, rounds);
       if (!unreachable.has(t.key)) {
         unreachable.add(t.key);
         log('cannot read etcd alarms; keeping the last known list', { cluster: t.key, error: String(err) });
-        // News no watch reports (members refusing the operator's certificate, say): the workflow looks again
-        // and says what it finds. Once per outage, so a cluster that stays unreachable costs nothing more.
-        await tell(t);
       }
+      // News no watch reports (members refusing the operator's certificate, say): the workflow looks again and
+      // says what it finds. On the first two rounds of an outage only (the second after the worker's 5 s cache
+      // of credentials has expired), so a cluster that stays unreachable costs nothing more.
+      if (rounds <= 2) await tell(t);
       return;
     }
     unreachable.delete(t.key);
+    unreachableRounds.delete(t.key);
     const now = alarmSetKey(rows);
     if (!alarmSignalNeeded(signalled.get(t.key), now)) return;
     // No workflow yet: the cluster watcher starts it, and its first look reads the alarms itself.
@@ -235,6 +241,7 @@ export function startAlarmPoller(opts: AlarmPollerOptions): AlarmPoller {
     const keys = new Set(targets.map((t) => t.key));
     for (const k of [...signalled.keys()]) if (!keys.has(k)) signalled.delete(k);
     for (const k of [...unreachable]) if (!keys.has(k)) unreachable.delete(k);
+    for (const k of [...unreachableRounds.keys()]) if (!keys.has(k)) unreachableRounds.delete(k);
     for (const k of [...secretsSeen.keys()]) if (!keys.has(k)) secretsSeen.delete(k);
     for (let i = 0; i < targets.length && !stopped; i += MAX_CONCURRENT_ALARM_READS) {
       await Promise.all(targets.slice(i, i + MAX_CONCURRENT_ALARM_READS).map((t) => pollOne(t)));
