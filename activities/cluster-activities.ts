@@ -38,6 +38,9 @@ import { podTemplate, templateObservation, withRolloutAnnotations } from './roll
 import { peerURLFor } from '../crds/tls-names';
 import { memberTLSHash, prepareMemberTLS } from './etcd-tls';
 import { readTLSTrust } from './tls-trust';
+import { tlsRefusal } from './tls-refusal';
+import { observeIssuedTLS, stageIssuedTLS } from './issued-tls';
+import type { IssuedTLSStage } from '../contracts/issued-tls';
 import { createDefragActivities } from './defrag-activities';
 import type { ClusterRef } from '../contracts/cluster-ref';
 import type { EventReason } from '../contracts/event-reasons';
@@ -312,12 +315,19 @@ export function createActivities(deps: ActivityDeps) {
       .filter((k) => k.pod && !k.pod.terminating)
       .map((k) => memberClientURL(ref, k.name));
     let etcdView: ClusterObservation['etcd'];
+    let etcdRefused: string | undefined;
     try {
       // Every member is asked at once, each within its own deadline: a dead or frozen member costs one
       // deadline, not one per member asked before the one that answers.
-      const listed = await firstOf(
-        endpoints.map((e) => etcd.listMembersWithHeader([e], OBSERVE_STATUS_TIMEOUT_MS * 3)),
-      );
+      const calls = endpoints.map((e) => etcd.listMembersWithHeader([e], OBSERVE_STATUS_TIMEOUT_MS * 3));
+      const listed = await firstOf(calls).catch(async (err: unknown) => {
+        // Members that all refuse the TLS handshake answer nothing, yet run: said as such, never as lost quorum.
+        const settled = await Promise.allSettled(calls);
+        etcdRefused = tlsRefusal(
+          settled.flatMap((r) => (r.status === 'rejected' ? [r.reason as unknown] : [])),
+        );
+        throw err;
+      });
       const members: (EtcdMemberObservation & { leaderId?: string })[] = await Promise.all(
         listed.members.map(async (m) => {
           const name = memberFromPeerURL(ref, m.peerURLs[0] ?? '') ?? m.name;
@@ -353,8 +363,14 @@ export function createActivities(deps: ActivityDeps) {
     } catch {
       etcdView = undefined;
     }
+    // What cert-manager issued against the operator's copies that members mount (only with an issuerRef).
+    const issuedTLS = input.spec
+      ? await observeIssuedTLS(kube, ref, input.spec).catch(() => undefined)
+      : undefined;
     return {
       ...(etcdView ? { etcd: etcdView } : {}),
+      ...(!etcdView && etcdRefused ? { etcdRefused } : {}),
+      ...(issuedTLS ? { issuedTLS } : {}),
       kube: [...kube_.values()].sort((a, b) => a.name.localeCompare(b.name)),
       versionKnown,
     };
@@ -581,6 +597,18 @@ export function createActivities(deps: ActivityDeps) {
       await kube.mergePatch(clusterObjectRef(input.ref), { status: patch }, 'status');
       deps.onStatusWritten?.((current as { status?: EtcdClusterStatus }).status, input.status);
       return 'written';
+    },
+
+    /**
+     * Takes one stage of moving cert-manager's TLS changes into the operator's copies (workflows/issued-tls-plan.ts),
+     * judged again on the Secrets as they are now; returns the copies it changed (none: already done).
+     */
+    async stageIssuedTLS(input: {
+      ref: ClusterRef;
+      spec: EtcdClusterSpec;
+      stage: IssuedTLSStage;
+    }): Promise<string[]> {
+      return stageIssuedTLS(kube, input.ref, input.spec, input.stage);
     },
 
     /** A Kubernetes Event on the EtcdCluster, so `kubectl describe` tells what the operator did. */

@@ -80,13 +80,14 @@ describe('tlsConnection', () => {
     expect(got.credentials?.privateKey?.toString()).toBe('op-key');
   });
 
-  it('reads the issued operator Secret <cluster>-operator-tls with an issuerRef', async () => {
+  it("reads the operator's copy <cluster>-operator-tls-applied of the issued Secret with an issuerRef", async () => {
     const { kube } = fakeKube([
       cluster({ client: { issuerRef: { name: 'ca', kind: 'Issuer', group: 'cert-manager.io' } } }),
       tlsSecret('main-operator-tls'),
+      tlsSecret('main-operator-tls-applied'),
     ]);
     const got = await tlsConnection(kube)(ref);
-    expect(got.credentials?.certChain?.toString()).toBe('main-operator-tls-crt');
+    expect(got.credentials?.certChain?.toString()).toBe('main-operator-tls-applied-crt');
   });
 
   it.each([
@@ -174,15 +175,19 @@ describe('prepareMemberTLS', () => {
     ]);
     const { caHash } = await prepareMemberTLS(kube, ref, specOf(tls));
     expect(caHash).toMatch(/^[0-9a-f]{16}$/);
+    // Then the copies members mount, made from what cert-manager issued (activities/issued-tls.ts).
     expect(created.map((c) => `${c.kind}/${c.metadata?.name}`)).toEqual([
       'Certificate/main-peer-tls',
       'Certificate/main-server-tls',
       'Certificate/main-operator-tls',
+      'Secret/main-peer-tls-applied',
+      'Secret/main-server-tls-applied',
+      'Secret/main-operator-tls-applied',
     ]);
     expect(tlsSecretNames(specOf(tls), 'main')).toEqual({
-      peer: 'main-peer-tls',
-      server: 'main-server-tls',
-      operator: 'main-operator-tls',
+      peer: 'main-peer-tls-applied',
+      server: 'main-server-tls-applied',
+      operator: 'main-operator-tls-applied',
     });
   });
 

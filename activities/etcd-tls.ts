@@ -12,6 +12,7 @@ import { tlsSecretNames } from '../crds/tls-names';
 import type { ClusterKey, ConnectionContributor, EtcdConnectionOptions } from './etcd-connection';
 import type { KubeObjects } from './kube-objects';
 import { CERTIFICATE_KIND, tlsCertificates } from './tls-certificates';
+import { ensureAppliedCopies } from './issued-tls';
 
 type TLSSpec = Pick<EtcdClusterSpec, 'tls'>;
 type SecretLike = KubernetesObject & { data?: Record<string, string> };
@@ -154,6 +155,8 @@ export async function prepareMemberTLS(
 ): Promise<{ caHash?: string }> {
   if (!spec.tls?.peer && !spec.tls?.client) return {};
   await ensureTLSCertificates(kube, ref, spec);
+  // Members mount the operator's copies of what cert-manager issues (activities/issued-tls.ts).
+  await ensureAppliedCopies(kube, ref, spec);
   return memberTLSHash(kube, ref, spec);
 }
 

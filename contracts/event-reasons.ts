@@ -42,6 +42,11 @@ export const EventReasons = {
   UnsupportedVersion: cluster('Warning'),
   // A new spec generation replaced an operation that waited on a member Pod that cannot run
   OperationSuperseded: cluster('Normal'),
+  // Moving cert-manager's TLS changes into the operator's copies that members mount (activities/issued-tls.ts)
+  IssuedTLSCopied: cluster('Normal'),
+  CATrustExtended: cluster('Normal'),
+  CertificatesReissued: cluster('Normal'),
+  OldCADropped: cluster('Normal'),
   // Upgrade and downgrade steps
   PreUpgradeSnapshotTaken: cluster('Normal'),
   PreUpgradeSnapshotFailed: cluster('Warning'),

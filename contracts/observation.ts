@@ -1,6 +1,7 @@
 // What observeCluster reports: Kubernetes' and etcd's views of one cluster, as plain serialisable data.
 import type { ClaimStorageObservation, PodTemplateObservation } from './rollout';
 import type { MemberProblem } from './member-problems';
+import type { IssuedTLSObservation } from './issued-tls';
 
 export type PodPhase = 'Pending' | 'Running' | 'Succeeded' | 'Failed' | 'Unknown';
 
@@ -64,6 +65,13 @@ export interface EtcdObservation {
 
 export interface ClusterObservation {
   etcd?: EtcdObservation;
+  /**
+   * Every member that was asked refused the operator's TLS client certificate (or the operator refused theirs):
+   * no answer says nothing about quorum then. The TLS error, in words; absent when any member answered or failed otherwise.
+   */
+  etcdRefused?: string;
+  /** The Secrets cert-manager issues for spec.tls and the operator's copies of them; absent without an issuerRef. */
+  issuedTLS?: IssuedTLSObservation;
   kube: KubeMemberObservation[];
   /** Whether an image is known for the requested etcd version. */
   versionKnown: boolean;

@@ -38,14 +38,49 @@ export interface TLSSecretNames {
   operator?: string;
 }
 
+/**
+ * The operator's copy of a Secret cert-manager issues: what members mount and the operator connects with. The
+ * operator moves cert-manager's changes into it in stages (activities/issued-tls.ts), so a CA that cert-manager
+ * renews is trusted by every member before any member or client presents a certificate it signed.
+ */
+export const appliedTLSSecretName = (issued: string) => `${issued}-applied`;
+
+export type TLSRole = 'peer' | 'server' | 'operator';
+
+/** A Secret cert-manager fills for this cluster (an issuerRef half) and the operator's copy of it. */
+export interface IssuedTLSSecret {
+  role: TLSRole;
+  issued: string;
+  applied: string;
+}
+
+/** The Secrets cert-manager issues for this cluster, by role: none for halves given as Secrets. */
+export function issuedTLSSecrets(spec: TLSSpec, cluster: string): IssuedTLSSecret[] {
+  const { peer, client } = spec.tls ?? {};
+  const of = (role: TLSRole, issued: string): IssuedTLSSecret => ({
+    role,
+    issued,
+    applied: appliedTLSSecretName(issued),
+  });
+  return [
+    ...(peer?.issuerRef ? [of('peer', issuedPeerSecretName(cluster))] : []),
+    ...(client?.issuerRef ? [of('server', issuedServerSecretName(cluster))] : []),
+    ...(client?.issuerRef && !client.operatorSecretName
+      ? [of('operator', issuedOperatorSecretName(cluster))]
+      : []),
+  ];
+}
+
+/** The Secrets members mount and the operator reads, by role: the user's, or the operator's copy of cert-manager's. */
 export function tlsSecretNames(spec: TLSSpec, cluster: string): TLSSecretNames {
   const { peer, client } = spec.tls ?? {};
+  const copy = (issuerRef: unknown, issued: string) => (issuerRef ? appliedTLSSecretName(issued) : issued);
   return {
-    ...(peer ? { peer: peer.secretName ?? issuedPeerSecretName(cluster) } : {}),
+    ...(peer ? { peer: peer.secretName ?? copy(peer.issuerRef, issuedPeerSecretName(cluster)) } : {}),
     ...(client
       ? {
-          server: client.secretName ?? issuedServerSecretName(cluster),
-          operator: client.operatorSecretName ?? issuedOperatorSecretName(cluster),
+          server: client.secretName ?? copy(client.issuerRef, issuedServerSecretName(cluster)),
+          operator: client.operatorSecretName ?? copy(client.issuerRef, issuedOperatorSecretName(cluster)),
         }
       : {}),
   };

@@ -123,9 +123,16 @@ describe('referencedSecrets', () => {
       ['op-tls', 'server-tls', 'shared'],
     ],
     [
-      'TLS from an issuer: the Secrets the operator names for cert-manager',
+      "TLS from an issuer: the Secrets cert-manager fills (a renewal shows there) and the operator's copies of them",
       { tls: { peer: { issuerRef: { name: 'ca' } }, client: { issuerRef: { name: 'ca' } } } } as Spec,
-      ['main-operator-tls', 'main-peer-tls', 'main-server-tls'],
+      [
+        'main-operator-tls',
+        'main-operator-tls-applied',
+        'main-peer-tls',
+        'main-peer-tls-applied',
+        'main-server-tls',
+        'main-server-tls-applied',
+      ],
     ],
   ])('%s', (_name, spec, want) => {
     expect(referencedSecrets(spec, 'main')).toEqual(want);

@@ -24,7 +24,7 @@ import type { Client } from '@temporalio/client';
 import { WorkflowNotFoundError } from '@temporalio/client';
 import type { EtcdCluster } from '../crds/etcd-cluster';
 import { API_GROUP, API_VERSION_NAME, ETCD_CLUSTER } from '../crds/etcd-cluster';
-import { clientEndpointFor, tlsSecretNames } from '../crds/tls-names';
+import { clientEndpointFor, issuedTLSSecrets, tlsSecretNames } from '../crds/tls-names';
 import { clusterWorkflowId, membersChangedSignal } from '../contracts/messages';
 
 /** etcd's raised alarms as etcd-admin reports them (alarm names upper case). */
@@ -80,6 +80,8 @@ export function referencedSecrets(
   cluster: string,
 ): string[] {
   const names = new Set<string>(Object.values(tlsSecretNames(spec, cluster)));
+  // cert-manager's own Secrets too: a renewal shows there first, and the operator moves it into its copies.
+  for (const s of issuedTLSSecrets(spec, cluster)) names.add(s.issued);
   if (spec.auth?.rootSecretRef.name) names.add(spec.auth.rootSecretRef.name);
   return [...names].sort();
 }
@@ -139,6 +141,8 @@ export function startAlarmPoller(opts: AlarmPollerOptions): AlarmPoller {
   const custom = opts.kubeConfig.makeApiClient(CustomObjectsApi);
   const signalled = new Map<string, string>();
   const unreachable = new Set<string>();
+  /** Consecutive rounds a cluster did not answer the alarm poll. */
+  const unreachableRounds = new Map<string, number>();
   const secretsSeen = new Map<string, string>();
   let stopped = false;
   let timer: NodeJS.Timeout | undefined;
@@ -210,13 +214,20 @@ export function startAlarmPoller(opts: AlarmPollerOptions): AlarmPoller {
       rows = await opts.readAlarms(t.endpoint);
     } catch (err) {
       // Told once per outage: an unreachable cluster (starting, quorum lost) is the workflow's to report.
+      const rounds = (unreachableRounds.get(t.key) ?? 0) + 1;
+      unreachableRounds.set(t.key, rounds);
       if (!unreachable.has(t.key)) {
         unreachable.add(t.key);
         log('cannot read etcd alarms; keeping the last known list', { cluster: t.key, error: String(err) });
       }
+      // News no watch reports (members refusing the operator's certificate, say): the workflow looks again and
+      // says what it finds. On the first two rounds of an outage only (the second after the worker's 5 s cache
+      // of credentials has expired), so a cluster that stays unreachable costs nothing more.
+      if (rounds <= 2) await tell(t);
       return;
     }
     unreachable.delete(t.key);
+    unreachableRounds.delete(t.key);
     const now = alarmSetKey(rows);
     if (!alarmSignalNeeded(signalled.get(t.key), now)) return;
     // No workflow yet: the cluster watcher starts it, and its first look reads the alarms itself.
@@ -231,6 +242,7 @@ export function startAlarmPoller(opts: AlarmPollerOptions): AlarmPoller {
     const keys = new Set(targets.map((t) => t.key));
     for (const k of [...signalled.keys()]) if (!keys.has(k)) signalled.delete(k);
     for (const k of [...unreachable]) if (!keys.has(k)) unreachable.delete(k);
+    for (const k of [...unreachableRounds.keys()]) if (!keys.has(k)) unreachableRounds.delete(k);
     for (const k of [...secretsSeen.keys()]) if (!keys.has(k)) secretsSeen.delete(k);
     for (let i = 0; i < targets.length && !stopped; i += MAX_CONCURRENT_ALARM_READS) {
       await Promise.all(targets.slice(i, i + MAX_CONCURRENT_ALARM_READS).map((t) => pollOne(t)));

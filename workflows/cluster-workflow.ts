@@ -60,6 +60,8 @@ import { observeAuth } from './auth-step';
 import { ActivityKinds } from './activity-kinds';
 import { refusalNotice } from './refusal-notice';
 import type { EventReason } from '../contracts/event-reasons';
+import type { IssuedTLSStage } from '../contracts/issued-tls';
+import { planIssuedTLS } from './issued-tls-plan';
 
 /** What survives continue-as-new besides the newest change. */
 export interface CarriedState {
@@ -130,6 +132,18 @@ const TELL_PROBLEMS_PATCH = 'tell-member-problems';
  * spec generation supersede an operation waiting on a member Pod that cannot run.
  */
 const STEP_MIRROR_PATCH = 'operation-step-mirror-v2';
+
+/**
+ * The patch behind moving cert-manager's TLS changes into the operator's copies in stages, and behind saying
+ * TLSTrustBroken when members refuse the operator's certificate (histories before it never observed either).
+ */
+const ISSUED_TLS_PATCH = 'issued-tls-stages';
+const STAGE_EVENT: Record<IssuedTLSStage, EventReason> = {
+  Copy: 'IssuedTLSCopied',
+  TrustNewCA: 'CATrustExtended',
+  ApplyReissued: 'CertificatesReissued',
+  DropOldCA: 'OldCADropped',
+};
 
 const RESULT_EVENT: Record<OperationResult, { type: 'Normal' | 'Warning'; reason: EventReason }> = {
   Succeeded: { type: 'Normal', reason: 'OperationSucceeded' },
@@ -483,6 +497,32 @@ export async function etcdClusterWorkflow(
     recorded = recordedAfter(recorded, observation);
     const observed: Observed = { etcd: observation.etcd, kube: observation.kube, recorded };
     if (!observed.etcd) delete observed.etcd;
+    // Only observations that carry these call patched(): older histories never had them.
+    if (observation.etcdRefused && patched(ISSUED_TLS_PATCH)) observed.etcdRefused = observation.etcdRefused;
+    let tlsRecheckMs: number | undefined;
+    if (observation.issuedTLS && patched(ISSUED_TLS_PATCH)) {
+      const members = observation.kube.map((k) => ({
+        ...(k.pod?.template ? { upToDate: k.pod.template.upToDate } : {}),
+        ready: k.pod !== undefined && !k.pod.terminating && k.pod.ready,
+      }));
+      const next = planIssuedTLS(observation.issuedTLS, members);
+      if (next?.kind === 'Stage') {
+        const changed = await acts.stageIssuedTLS({ ref, spec: target.spec, stage: next.stage });
+        // Nothing changed means the look was older than the Secrets: plan on; a Secret change signals anyway.
+        if (changed.length > 0) {
+          await acts.recordEvent({
+            ref,
+            type: 'Normal',
+            reason: STAGE_EVENT[next.stage],
+            message: `${next.why} (${changed.join(', ')})`,
+          });
+          dirty = true;
+          continue;
+        }
+      } else if (next?.kind === 'Later') {
+        tlsRecheckMs = next.afterMs;
+      }
+    }
     // Only a cluster with spec.auth asks: histories of clusters without it keep their command sequence.
     if (target.spec.auth) observed.auth = await observeAuth(ref);
     // The defrag schedule is judged by the workflow's clock; a firing is served by the next Defrag operation.
@@ -554,11 +594,16 @@ export async function etcdClusterWorkflow(
     const idle = maintenance.defragSchedule
       ? idleWaitMs(maintenance.defragSchedule, new Date().toISOString(), DRIFT_CHECK_MS)
       : DRIFT_CHECK_INTERVAL;
-    await condition(
-      () => dirty || deleted,
+    const timeout =
       step.kind === 'Wait' && !SPEC_ONLY_WAITS.includes(step.reason)
         ? Math.min(waitBackoffMs(waitStreak, WAIT_RECHECK_MS), MAX_WAIT_MS)
-        : idle,
+        : idle;
+    await condition(
+      () => dirty || deleted,
+      // A TLS stage due later (the old CA's grace) wakes the cluster no later than then.
+      tlsRecheckMs === undefined
+        ? timeout
+        : Math.min(tlsRecheckMs, typeof timeout === 'number' ? timeout : DRIFT_CHECK_MS),
     );
   }
 

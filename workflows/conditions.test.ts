@@ -51,6 +51,8 @@ function input(observed: Observed, over: Partial<StatusInput> = {}): StatusInput
   };
 }
 
+const REFUSED =
+  "every member refuses the TLS handshake with the operator, so it cannot tell whether quorum holds (SSL alert number 42); members trust the CA bundle (ca.crt) they started with: the operator's client certificate must be signed by a CA in it, and its ca.crt must hold the CA of the members' serving certificate (docs/operations.md, Rotating the CA)";
 const recorded = { clusterId: '77', members: ['main-0', 'main-1', 'main-2'], paused: false };
 const healthy: Observed = {
   etcd: { clusterId: '77', leaderId: voter(0).id, members: [voter(0), voter(1), voter(2)] },
@@ -121,11 +123,15 @@ describe('conditions', () => {
       ['True', Reasons.MemberDataLost, 'main-1 must be replaced'],
     ],
     [
-      'two of three voters down is quorum lost',
+      'two voters that miss their status call while the linearizable member list answers: quorum holds, the cluster is degraded, nothing changes membership',
       input(withMember(2, { reachable: false }, {}, withMember(1, { reachable: false }, {}))),
-      ['False', Reasons.QuorumLost, '1 of 3 voters answer; 2 needed'],
+      [
+        'True',
+        Reasons.ClusterAvailable,
+        "1 of 3 voters answered their status in time, 2 needed; etcd's linearizable member list answered, so a quorum holds",
+      ],
       ['False', Reasons.QuorumLost, '1 of 3 voters answer, 2 needed; no membership change can commit'],
-      ['True', Reasons.QuorumLost, '1 of 3 voters answer; 2 needed'],
+      ['True', Reasons.MemberNotReady, 'main-1, main-2 not ready'],
     ],
     [
       'a deadline that stopped an operation is reported until the spec changes or a retry is asked for',
@@ -250,6 +256,17 @@ describe('conditions', () => {
       ['False', Reasons.QuorumLost, 'no member answers'],
       ['False', Reasons.MemberNotReady, 'member Pods run but no member answers yet'],
       ['True', Reasons.QuorumLost, 'no member answers'],
+    ],
+    [
+      "members that run but refuse the operator's certificate are TLSTrustBroken, not QuorumLost",
+      input({
+        kube: [kube(0), kube(1), kube(2)],
+        recorded,
+        etcdRefused: 'SSL alert number 42',
+      }),
+      ['Unknown', Reasons.TLSTrustBroken, REFUSED],
+      ['False', Reasons.TLSTrustBroken, REFUSED],
+      ['True', Reasons.TLSTrustBroken, REFUSED],
     ],
     [
       'an etcd version without an image is reported instead of starting Pods',

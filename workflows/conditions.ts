@@ -125,6 +125,10 @@ function available(input: StatusInput): Verdict {
     if (decision.step.kind === 'Wait' && decision.step.reason === Reasons.AllMembersLost) {
       return { status: 'False', reason: Reasons.AllMembersLost, message: decision.step.message };
     }
+    // Members refuse the operator's certificate: they may serve their clients well; the operator cannot tell.
+    if (decision.step.kind === 'Wait' && decision.step.reason === Reasons.TLSTrustBroken) {
+      return { status: 'Unknown', reason: Reasons.TLSTrustBroken, message: decision.step.message };
+    }
     return { status: 'False', reason: Reasons.QuorumLost, message: 'no member answers' };
   }
   const voters = etcd.members.filter((m) => !m.isLearner);
@@ -132,9 +136,15 @@ function available(input: StatusInput): Verdict {
   const voting = voters.filter((m) => m.started && m.reachable && podLive(kube.get(m.name))).length;
   const needed = quorum(voters.length);
   const message = `${voting} of ${voters.length} voters answer; ${needed} needed`;
-  return voting >= needed
-    ? { status: 'True', reason: Reasons.ClusterAvailable, message }
-    : { status: 'False', reason: Reasons.QuorumLost, message };
+  if (voting >= needed) return { status: 'True', reason: Reasons.ClusterAvailable, message };
+  // etcd answered a linearizable member list, which only a quorum can serve: voters that did not answer their
+  // own status in time (a loaded machine, fresh TLS connections) are slow, and quorum holds. Saying QuorumLost
+  // here would be untrue; Degraded names the members that did not answer.
+  return {
+    status: 'True',
+    reason: Reasons.ClusterAvailable,
+    message: `${voting} of ${voters.length} voters answered their status in time, ${needed} needed; etcd's linearizable member list answered, so a quorum holds`,
+  };
 }
 
 function degraded(input: StatusInput, availability: Verdict): Verdict {
@@ -156,6 +166,8 @@ function degraded(input: StatusInput, availability: Verdict): Verdict {
     const status: ConditionStatus = availability.reason === Reasons.AllMembersLost ? 'True' : 'False';
     return { status, reason: availability.reason, message: availability.message };
   }
+  if (availability.reason === Reasons.TLSTrustBroken)
+    return { status: 'True', reason: Reasons.TLSTrustBroken, message: availability.message };
   if (availability.status === 'False')
     return { status: 'True', reason: Reasons.QuorumLost, message: availability.message };
   // NOSPACE refuses every write cluster-wide: the most urgent thing a user should read here.

@@ -98,6 +98,8 @@ export interface Observed {
   recorded: { clusterId?: string; members: string[]; paused: boolean };
   /** etcd's cluster/storage versions and downgrade state; read only by a Downgrade operation (workflows/downgrade-plan.ts). */
   downgrade?: DowngradeObservation;
+  /** Every member refused the TLS handshake with the operator (contracts/observation.ts): members run, but say nothing. */
+  etcdRefused?: string;
   /** What etcd says about its auth; observed only for a cluster whose spec has auth. */
   auth?: AuthObservation;
 }
@@ -626,6 +628,18 @@ const withoutEtcdChain: Check<WithoutEtcd>[] = [
   {
     name: 'replaceStuckPods',
     run: (c) => replaceStuckPod(c.desired, c.observed.kube, c.observed.recorded.clusterId === undefined),
+  },
+  {
+    // Members that refuse the operator's certificate run and may well have quorum: nothing is started or
+    // stopped on a guess, and status says what is wrong instead of QuorumLost.
+    name: 'operatorTrusted',
+    run: (c) =>
+      c.observed.etcdRefused !== undefined && c.observed.kube.some((k) => podLive(k))
+        ? wait(
+            Reasons.TLSTrustBroken,
+            `every member refuses the TLS handshake with the operator, so it cannot tell whether quorum holds (${c.observed.etcdRefused}); members trust the CA bundle (ca.crt) they started with: the operator's client certificate must be signed by a CA in it, and its ca.crt must hold the CA of the members' serving certificate (docs/operations.md, Rotating the CA)`,
+          )
+        : undefined,
   },
   {
     name: 'stayPaused',

@@ -464,6 +464,11 @@ export function createFakeCluster(options: FakeClusterOptions = {}) {
       return ids;
     },
 
+    async stageIssuedTLS(input) {
+      record('stageIssuedTLS', input);
+      return [];
+    },
+
     async recordEvent(input) {
       record('recordEvent', input);
       events.push({ type: input.type, reason: input.reason, message: input.message });
