@@ -13,6 +13,7 @@ import {
 import { realNodeLayout } from './real-nodes/real-node-layout';
 import { KUBE_PROXY_IDENTITY, startRealNodes } from './real-nodes/real-nodes';
 import { installClusterDns } from './real-nodes/cluster-dns';
+import { startLocalPathStorage } from './real-nodes/local-path-storage';
 import { startHostNames } from './real-nodes/host-names';
 import { renderEnvFile } from './env-file';
 import { installCrds } from './install-crds';
@@ -233,6 +234,18 @@ export async function startStack(opts: StartStackOptions): Promise<RunningStack>
       log(`stack: real nodes ${names.join(', ')} Ready`);
       await waitForDefaultServiceAccount(layout);
       await installClusterDns(tools.kubectl, layout.paths.adminKubeconfig, dnsServiceIp, log);
+      const provisioner = await startLocalPathStorage({
+        layout,
+        net: real.net,
+        kubectl: tools.kubectl,
+        adminKubeconfig: layout.paths.adminKubeconfig,
+        kubeconfig: servicesKubeconfig,
+        binary: tools.localPathProvisioner,
+        log,
+      });
+      // Stopped before the nodes (stops run in reverse), so no helper Pod is started on a node going away.
+      onStop('local-path-provisioner', () => provisioner.stop(5000));
+      track(provisioner);
       const hostNames = startHostNames({ kubeconfig: servicesKubeconfig, stateDir: layout.stateDir, log });
       onStop('host names', () => hostNames.stop());
     } else {

@@ -245,6 +245,10 @@ export async function cleanupRealNodes(layout: StackLayout, log: (line: string) 
   }
   for (const n of net.nodes) left.push(...(await unmountAllUnder(n.dir)).map((m) => `mount ${m}`));
   for (const n of net.nodes) left.push(...(await removeCgroupRoot(n.cgroupRoot)).map((d) => `cgroup ${d}`));
+  // The nodes' volumes (members' data) go with the stack; never while something is still mounted below them.
+  for (const n of net.nodes)
+    if (currentMountsUnder(n.dir).length === 0) rmSync(n.volumesDir, { recursive: true, force: true });
+    else left.push(`volumes ${n.volumesDir} (mounts remain)`);
   await deleteNodeNetwork(net);
   left.push(...(await leftoverNetwork(net)));
   return left;
@@ -256,6 +260,7 @@ export async function realNodeLeftovers(layout: StackLayout): Promise<string[]> 
   return [
     ...net.nodes.flatMap((n) => currentMountsUnder(n.dir).map((m) => `mount ${m}`)),
     ...net.nodes.flatMap((n) => leftoverCgroups(n.cgroupRoot).map((d) => `cgroup ${d}`)),
+    ...net.nodes.filter((n) => existsSync(n.volumesDir)).map((n) => `volumes ${n.volumesDir}`),
     ...(await leftoverNetwork(net)),
   ];
 }
