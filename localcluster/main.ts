@@ -8,6 +8,7 @@ import { processNodeRuntime, removeHostsBlock } from './node-runtime';
 import { startStack, type RunningStack } from './stack';
 import { ensureDebPackages, REAL_NODE_DEB_PACKAGES } from './apt-packages';
 import { ensureImages } from './images';
+import { FAULT_USAGE, parseFaultArgs, runFault } from './fault-cli';
 import { realNodeLayout } from './real-nodes/real-node-layout';
 import { cleanupRealNodes } from './real-nodes/real-nodes';
 import { assertMachineCanRunNodes, RealNodesUnsupportedError } from './real-nodes/preflight';
@@ -23,6 +24,8 @@ interface Cli {
   withOperator: boolean;
   withCertManager: boolean;
   realNodes: boolean;
+  /** Arguments that are not options, in order (the fault command's kind, target and duration). */
+  positional: string[];
 }
 
 export function parseCli(argv: string[]): Cli {
@@ -35,6 +38,7 @@ export function parseCli(argv: string[]): Cli {
     withOperator: true,
     withCertManager: true,
     realNodes: false,
+    positional: [],
   };
   for (let i = 0; i < rest.length; i++) {
     const arg = rest[i];
@@ -48,6 +52,7 @@ export function parseCli(argv: string[]): Cli {
     else if (arg === '--no-operator') cli.withOperator = false;
     else if (arg === '--no-cert-manager') cli.withCertManager = false;
     else if (arg === '--real-nodes') cli.realNodes = true;
+    else if (arg !== undefined && !arg.startsWith('--')) cli.positional.push(arg);
     else throw new Error(`unknown option ${arg}`);
   }
   return cli;
@@ -218,6 +223,20 @@ async function main(argv: string[]): Promise<number> {
       );
       return 0;
     }
+    case 'fault': {
+      const request = parseFaultArgs(cli.positional);
+      if ('error' in request) {
+        console.error(`fault: ${request.error}\n${FAULT_USAGE}`);
+        return 2;
+      }
+      const info = readStackInfo(layout.paths.stackJson);
+      if (!info || !(await stackHealthy(layout, info))) {
+        console.error(`fault: no healthy stack in ${layout.stateDir}; \`npm run up\` first`);
+        return 1;
+      }
+      await runFault(info, request, stamp);
+      return 0;
+    }
     case 'daemon':
       try {
         await runInForeground(layout, cli, () => stamp('daemon: stack ready'));
@@ -227,7 +246,7 @@ async function main(argv: string[]): Promise<number> {
       return 0;
     default:
       log(
-        'usage: main.js <tools|images|start|up|down|status> [--state-dir DIR] [--host-ip 127.x.y.z] [--no-operator] [--no-cert-manager] [--real-nodes]',
+        'usage: main.js <tools|images|start|up|down|status|fault> [--state-dir DIR] [--host-ip 127.x.y.z] [--no-operator] [--no-cert-manager] [--real-nodes]',
       );
       return cli.command === 'help' ? 0 : 2;
   }

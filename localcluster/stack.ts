@@ -14,6 +14,7 @@ import { realNodeLayout } from './real-nodes/real-node-layout';
 import { KUBE_PROXY_IDENTITY, startRealNodes } from './real-nodes/real-nodes';
 import { installClusterDns } from './real-nodes/cluster-dns';
 import { startLocalPathStorage } from './real-nodes/local-path-storage';
+import { startUpstreamDnsRelay } from './real-nodes/upstream-dns';
 import { startHostNames } from './real-nodes/host-names';
 import { renderEnvFile } from './env-file';
 import { installCrds } from './install-crds';
@@ -233,7 +234,9 @@ export async function startStack(opts: StartStackOptions): Promise<RunningStack>
       );
       log(`stack: real nodes ${names.join(', ')} Ready`);
       await waitForDefaultServiceAccount(layout);
-      await installClusterDns(tools.kubectl, layout.paths.adminKubeconfig, dnsServiceIp, log);
+      const relay = await startUpstreamDnsRelay(real.net.bridgeIp, log);
+      if (relay) onStop('upstream DNS relay', () => relay.stop());
+      await installClusterDns(tools.kubectl, layout.paths.adminKubeconfig, dnsServiceIp, log, relay?.address);
       const provisioner = await startLocalPathStorage({
         layout,
         net: real.net,

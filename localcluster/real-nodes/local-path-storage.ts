@@ -106,7 +106,9 @@ function kubectlApply(kubectl: string, kubeconfig: string, body: object): Promis
   return new Promise((resolve, reject) => {
     const child = execFile(kubectl, ['--kubeconfig', kubeconfig, 'apply', '-f', '-'], (err, _out, stderr) =>
       err
-        ? reject(new Error(`kubectl apply (local-path storage) failed: ${stderr || err.message}`, { cause: err }))
+        ? reject(
+            new Error(`kubectl apply (local-path storage) failed: ${stderr || err.message}`, { cause: err }),
+          )
         : resolve(),
     );
     child.stdin?.end(JSON.stringify(body));
