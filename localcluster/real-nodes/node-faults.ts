@@ -11,8 +11,10 @@ import {
   readdirSync,
   readFileSync,
   readlinkSync,
+  rmSync,
   writeFileSync,
 } from 'node:fs';
+import { createConnection } from 'node:net';
 import { join } from 'node:path';
 import { listProcesses } from '../process-scan';
 import { sh, shQuiet } from './host-commands';
@@ -264,7 +266,9 @@ export class RealNodeFaults {
     const file = this.savedFile(node);
     if (!existsSync(file)) throw new Error(`${nodeName} was not stopped by this tool`);
     const saved = JSON.parse(readFileSync(file, 'utf8')) as SavedProcess[];
-    // containerd first: the kubelet waits for its socket anyway, but a stale socket file would fool it.
+    // containerd first, and answering, before the kubelet: a kubelet that cannot reach its runtime exits at once. The
+    // killed containerd left its socket file behind, which would look ready.
+    rmSync(node.containerdSocket, { force: true });
     for (const p of saved) {
       const fd = openSync(p.logFile, 'a');
       const [command, ...args] = p.argv;
@@ -276,11 +280,10 @@ export class RealNodeFaults {
       });
       closeSync(fd);
       child.unref();
-      if (p.name === 'containerd') await waitForFile(node.containerdSocket, 30000);
+      if (p.name === 'containerd') await waitForSocket(node.containerdSocket, 30000);
     }
-    writeFileSync(file, '');
     // Removed only once every process is started again.
-    await shQuiet('rm', ['-f', file]);
+    rmSync(file, { force: true });
     this.log(`fault: ${nodeName} started again`);
   }
 
@@ -295,13 +298,22 @@ export class RealNodeFaults {
   }
 }
 
-async function waitForFile(path: string, timeoutMs: number): Promise<void> {
+/** Until something accepts connections on the unix socket. */
+async function waitForSocket(path: string, timeoutMs: number): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
-    if (existsSync(path)) return;
-    await sleep(100);
+    const ok = await new Promise<boolean>((resolve) => {
+      const c = createConnection(path);
+      c.once('connect', () => {
+        c.destroy();
+        resolve(true);
+      });
+      c.once('error', () => resolve(false));
+    });
+    if (ok) return;
+    await sleep(200);
   }
-  throw new Error(`${path} did not appear within ${timeoutMs / 1000} s`);
+  throw new Error(`nothing answers on ${path} within ${timeoutMs / 1000} s`);
 }
 
 /** SIGKILL to every process in the node's cgroups (the containers), read from the pids hierarchy. */
