@@ -2,7 +2,7 @@
 // joined to the stack's apiserver) and tears them down so that no process, mount, namespace, link or cgroup of the
 // stack remains. cleanupRealNodes works from the layout alone, so `down` can also clean up after a crashed daemon.
 import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
-import { createConnection, createServer, type Server } from 'node:net';
+import { createConnection, createServer, type Server, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { ensureImages, importImages, type BuiltImage } from '../images';
 import { writeKubeconfig } from '../kubeconfig';
@@ -58,7 +58,10 @@ export interface RealNodes {
 
 /** Where nodes and Pods reach the apiserver: a TCP relay on the bridge's host address to the loopback-bound apiserver. */
 async function startApiserverRelay(layout: StackLayout, net: RealNodeLayout): Promise<Server> {
+  const open = new Set<Socket>();
   const server = createServer((client) => {
+    open.add(client);
+    client.on('close', () => open.delete(client));
     const upstream = createConnection({ host: layout.hostIp, port: layout.ports.apiserver });
     client.pipe(upstream).pipe(client);
     const close = () => {
@@ -72,6 +75,13 @@ async function startApiserverRelay(layout: StackLayout, net: RealNodeLayout): Pr
     server.once('error', reject);
     server.listen(net.apiserverPort, net.bridgeIp, () => resolve());
   });
+  // close() waits for every connection to end: a kubelet this stack did not start (a node started again by a fault)
+  // would keep one open until the cleanup that runs after it, so close() ends them itself.
+  const close = server.close.bind(server);
+  server.close = (cb?: (err?: Error) => void) => {
+    for (const c of open) c.destroy();
+    return close(cb);
+  };
   return server;
 }
 
