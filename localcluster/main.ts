@@ -9,6 +9,7 @@ import { startStack, type OperatorMode, type RunningStack } from './stack';
 import { ensureDebPackages, REAL_NODE_DEB_PACKAGES } from './apt-packages';
 import { ensureImages } from './images';
 import { ensureProjectImage } from './project-image';
+import { FAULT_USAGE, parseFaultArgs, runFault } from './fault-cli';
 import { realNodeLayout } from './real-nodes/real-node-layout';
 import { cleanupRealNodes } from './real-nodes/real-nodes';
 import { assertMachineCanRunNodes, RealNodesUnsupportedError } from './real-nodes/preflight';
@@ -25,6 +26,8 @@ interface Cli {
   withCertManager: boolean;
   realNodes: boolean;
   operatorMode: OperatorMode;
+  /** Arguments that are not options, in order (the fault command's kind, target and duration). */
+  positional: string[];
 }
 
 export function parseCli(argv: string[]): Cli {
@@ -38,6 +41,7 @@ export function parseCli(argv: string[]): Cli {
     withCertManager: true,
     realNodes: false,
     operatorMode: 'process',
+    positional: [],
   };
   for (let i = 0; i < rest.length; i++) {
     const arg = rest[i];
@@ -56,7 +60,8 @@ export function parseCli(argv: string[]): Cli {
       if (mode !== 'process' && mode !== 'chart')
         throw new Error(`--operator must be process or chart, not "${mode}"`);
       cli.operatorMode = mode;
-    } else throw new Error(`unknown option ${arg}`);
+    } else if (arg !== undefined && !arg.startsWith('--')) cli.positional.push(arg);
+    else throw new Error(`unknown option ${arg}`);
   }
   if (cli.operatorMode === 'chart' && !cli.realNodes)
     throw new Error('--operator=chart runs the operator in the cluster, which needs --real-nodes');
@@ -232,6 +237,20 @@ async function main(argv: string[]): Promise<number> {
       );
       return 0;
     }
+    case 'fault': {
+      const request = parseFaultArgs(cli.positional);
+      if ('error' in request) {
+        console.error(`fault: ${request.error}\n${FAULT_USAGE}`);
+        return 2;
+      }
+      const info = readStackInfo(layout.paths.stackJson);
+      if (!info || !(await stackHealthy(layout, info))) {
+        console.error(`fault: no healthy stack in ${layout.stateDir}; \`npm run up\` first`);
+        return 1;
+      }
+      await runFault(info, request, stamp);
+      return 0;
+    }
     case 'daemon':
       try {
         await runInForeground(layout, cli, () => stamp('daemon: stack ready'));
@@ -241,7 +260,7 @@ async function main(argv: string[]): Promise<number> {
       return 0;
     default:
       log(
-        'usage: main.js <tools|images|start|up|down|status> [--state-dir DIR] [--host-ip 127.x.y.z] [--no-operator] [--no-cert-manager] [--real-nodes [--operator=chart]]',
+        'usage: main.js <tools|images|start|up|down|status|fault> [--state-dir DIR] [--host-ip 127.x.y.z] [--no-operator] [--no-cert-manager] [--real-nodes [--operator=chart]]',
       );
       return cli.command === 'help' ? 0 : 2;
   }

@@ -13,6 +13,8 @@ import {
 import { realNodeLayout } from './real-nodes/real-node-layout';
 import { KUBE_PROXY_IDENTITY, startRealNodes } from './real-nodes/real-nodes';
 import { installClusterDns } from './real-nodes/cluster-dns';
+import { startLocalPathStorage } from './real-nodes/local-path-storage';
+import { startUpstreamDnsRelay } from './real-nodes/upstream-dns';
 import { startHostNames } from './real-nodes/host-names';
 import { startHostServiceRelays } from './real-nodes/host-service-relays';
 import { installOperatorChart, OPERATOR_CHART_NAMESPACE, OPERATOR_CHART_RELEASE } from './operator-chart';
@@ -244,7 +246,21 @@ export async function startStack(opts: StartStackOptions): Promise<RunningStack>
       );
       log(`stack: real nodes ${names.join(', ')} Ready`);
       await waitForDefaultServiceAccount(layout);
-      await installClusterDns(tools.kubectl, layout.paths.adminKubeconfig, dnsServiceIp, log);
+      const relay = await startUpstreamDnsRelay(real.net.bridgeIp, log);
+      if (relay) onStop('upstream DNS relay', () => relay.stop());
+      await installClusterDns(tools.kubectl, layout.paths.adminKubeconfig, dnsServiceIp, log, relay?.address);
+      const provisioner = await startLocalPathStorage({
+        layout,
+        net: real.net,
+        kubectl: tools.kubectl,
+        adminKubeconfig: layout.paths.adminKubeconfig,
+        kubeconfig: servicesKubeconfig,
+        binary: tools.localPathProvisioner,
+        log,
+      });
+      // Stopped before the nodes (stops run in reverse), so no helper Pod is started on a node going away.
+      onStop('local-path-provisioner', () => provisioner.stop(5000));
+      track(provisioner);
       const hostNames = startHostNames({ kubeconfig: servicesKubeconfig, stateDir: layout.stateDir, log });
       onStop('host names', () => hostNames.stop());
       const relays = await startHostServiceRelays(

@@ -13,6 +13,7 @@ import {
   ETCD_VERSIONS,
   HELM_VERSION,
   KUBERNETES_VERSION,
+  LOCAL_PATH_PROVISIONER_VERSION,
   MINIO_VERSION,
   TEMPORAL_CLI_VERSION,
   type EtcdVersion,
@@ -31,7 +32,8 @@ export type ToolName =
   | 'cni-plugins'
   | 'crictl'
   | 'pause'
-  | 'coredns';
+  | 'coredns'
+  | 'local-path-provisioner';
 
 export interface ToolSpec {
   name: ToolName;
@@ -103,6 +105,13 @@ export const PAUSE_TOOL: ToolSpec = { name: 'pause', version: PAUSE_VERSION, bin
 
 export const COREDNS_TOOL: ToolSpec = { name: 'coredns', version: COREDNS_VERSION, binaries: ['coredns'] };
 
+/** The real nodes' default StorageClass provisioner (see real-nodes/local-path-storage.ts); it runs on the host. */
+export const LOCAL_PATH_PROVISIONER_TOOL: ToolSpec = {
+  name: 'local-path-provisioner',
+  version: LOCAL_PATH_PROVISIONER_VERSION,
+  binaries: ['local-path-provisioner'],
+};
+
 /** What the real nodes (localcluster/real-nodes/) need beyond the control plane. */
 export const REAL_NODE_TOOLS: ToolSpec[] = [
   PAUSE_TOOL,
@@ -111,6 +120,7 @@ export const REAL_NODE_TOOLS: ToolSpec[] = [
   CRICTL_TOOL,
   CONTAINERD_TOOL,
   COREDNS_TOOL,
+  LOCAL_PATH_PROVISIONER_TOOL,
   KUBERNETES_NODE_TOOL,
 ];
 
@@ -197,6 +207,7 @@ export interface ToolPaths {
   crictl: string;
   pause: string;
   coredns: string;
+  localPathProvisioner: string;
 }
 
 export function toolPaths(root: string): ToolPaths {
@@ -222,5 +233,6 @@ export function toolPaths(root: string): ToolPaths {
     crictl: binaryPath(root, CRICTL_TOOL, 'crictl'),
     pause: binaryPath(root, PAUSE_TOOL, 'pause'),
     coredns: binaryPath(root, COREDNS_TOOL, 'coredns'),
+    localPathProvisioner: binaryPath(root, LOCAL_PATH_PROVISIONER_TOOL, 'local-path-provisioner'),
   };
 }

@@ -1,4 +1,4 @@
-import { clusterDnsManifests, COREFILE } from './cluster-dns';
+import { clusterDnsManifests, corefile } from './cluster-dns';
 
 interface Item {
   kind: string;
@@ -18,8 +18,22 @@ describe('clusterDnsManifests', () => {
     });
   });
   it('serves cluster.local from the API on the unprivileged port', () => {
-    expect(COREFILE).toMatch(/^\.:1053 \{/);
-    expect(COREFILE).toContain('kubernetes cluster.local in-addr.arpa ip6.arpa');
+    expect(corefile()).toMatch(/^\.:1053 \{/);
+    expect(corefile()).toContain('kubernetes cluster.local in-addr.arpa ip6.arpa');
+  });
+  it("forwards other names to the host's resolver relay only when there is one", () => {
+    expect(corefile()).not.toContain('forward');
+    expect(corefile('10.60.0.1:10053')).toContain('    forward . 10.60.0.1:10053\n');
+  });
+  it('rolls CoreDNS when its Corefile changes, since it reads it only at start', () => {
+    const hash = (upstream?: string) =>
+      JSON.stringify(
+        (clusterDnsManifests('10.60.96.10', upstream) as { items: Item[] }).items.find(
+          (i) => i.kind === 'Deployment',
+        ),
+      ).match(/corefile-sha256":"([0-9a-f]+)"/)?.[1];
+    expect(hash()).toMatch(/^[0-9a-f]{64}$/);
+    expect(hash('10.60.0.1:10053')).not.toBe(hash());
   });
   it('creates the account before the Deployment that runs as it', () => {
     const kinds = items.map((i) => i.kind);

@@ -2,10 +2,14 @@
 // kube-dns Service at the address every kubelet hands Pods as their nameserver, so `<svc>.<ns>.svc.cluster.local`
 // and headless per-Pod names resolve inside Pods. It listens on 1053 so it runs as non-root without capabilities.
 import { execFile } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { COREDNS_IMAGE } from '../images';
 import { waitFor } from '../wait-for';
 
-export const COREFILE = `.:1053 {
+/** Pure: CoreDNS's configuration; with `upstream` (host:port), names outside the cluster domain are forwarded there. */
+export function corefile(upstream?: string): string {
+  const forward = upstream ? `    forward . ${upstream}\n` : '';
+  return `.:1053 {
     errors
     health :8080
     ready :8181
@@ -14,13 +18,14 @@ export const COREFILE = `.:1053 {
         fallthrough in-addr.arpa ip6.arpa
         ttl 5
     }
-    cache 5
+${forward}    cache 5
     loop
 }
 `;
+}
 
 /** Pure: the add-on's objects, as a v1 List for one `kubectl apply`. */
-export function clusterDnsManifests(dnsServiceIp: string): object {
+export function clusterDnsManifests(dnsServiceIp: string, upstream?: string): object {
   const ns = 'kube-system';
   const labels = { 'k8s-app': 'kube-dns' };
   return {
@@ -52,7 +57,7 @@ export function clusterDnsManifests(dnsServiceIp: string): object {
         apiVersion: 'v1',
         kind: 'ConfigMap',
         metadata: { name: 'coredns', namespace: ns },
-        data: { Corefile: COREFILE },
+        data: { Corefile: corefile(upstream) },
       },
       {
         apiVersion: 'apps/v1',
@@ -62,7 +67,15 @@ export function clusterDnsManifests(dnsServiceIp: string): object {
           replicas: 1,
           selector: { matchLabels: labels },
           template: {
-            metadata: { labels },
+            // A changed Corefile (the host's resolver appeared, say) rolls the Pod: CoreDNS reads it only at start.
+            metadata: {
+              labels,
+              annotations: {
+                'etcd-conductor.local/corefile-sha256': createHash('sha256')
+                  .update(corefile(upstream))
+                  .digest('hex'),
+              },
+            },
             spec: {
               serviceAccountName: 'coredns',
               // Pods of the DNS server itself must not use it.
@@ -138,9 +151,10 @@ export async function installClusterDns(
   kubeconfig: string,
   dnsServiceIp: string,
   log: (line: string) => void,
+  upstream?: string,
 ): Promise<void> {
   const t0 = Date.now();
-  await kubectlApply(kubectl, kubeconfig, clusterDnsManifests(dnsServiceIp));
+  await kubectlApply(kubectl, kubeconfig, clusterDnsManifests(dnsServiceIp, upstream));
   await waitFor(
     'CoreDNS to be available',
     async () =>

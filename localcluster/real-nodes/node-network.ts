@@ -1,7 +1,7 @@
 // The real nodes' network on the host: one bridge per stack holding the node network, one network namespace per node
 // joined to it by a veth pair, and host routes to each node's Pod CIDR, so Pods reach each other and the host reaches Pods.
 // Nothing here touches the machine's outside interfaces; teardown removes exactly the names this stack's layout derives.
-import { readFileSync, writeFileSync, existsSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync, writeFileSync, existsSync } from 'node:fs';
 import { sh, shQuiet } from './host-commands';
 import type { RealNodeLayout } from './real-node-layout';
 
@@ -26,8 +26,7 @@ export async function createNodeNetwork(net: RealNodeLayout): Promise<void> {
   await sh('ip', ['link', 'set', net.bridge, 'up']);
   for (const rule of confineRules(net)) await sh('iptables', ['-w', '-I', ...rule]);
   // Pod traffic between nodes is routed through the host (node A -> bridge -> host -> node B).
-  if (readFileSync('/proc/sys/net/ipv4/ip_forward', 'utf8').trim() !== '1')
-    writeFileSync('/proc/sys/net/ipv4/ip_forward', '1\n');
+  enableIpForward();
   for (const node of net.nodes) {
     await sh('ip', ['netns', 'add', node.netns]);
     await sh('ip', [
@@ -56,6 +55,50 @@ export async function createNodeNetwork(net: RealNodeLayout): Promise<void> {
   if (first) await sh('ip', ['route', 'add', net.serviceCidr, 'via', first.ip, 'dev', net.bridge]);
 }
 
+const IP_FORWARD = '/proc/sys/net/ipv4/ip_forward';
+/**
+ * The host's ip_forward before any real-node stack turned it on, kept machine-wide (not per stack): stacks of several
+ * checkouts share the setting, so whichever stack goes down last, with no other stack's bridge left, puts it back.
+ */
+export const IP_FORWARD_ORIGINAL = '/run/etcd-conductor/ip_forward.original';
+
+function enableIpForward(): void {
+  const now = readFileSync(IP_FORWARD, 'utf8').trim();
+  if (now === '1') return;
+  mkdirSync('/run/etcd-conductor', { recursive: true });
+  if (!existsSync(IP_FORWARD_ORIGINAL)) writeFileSync(IP_FORWARD_ORIGINAL, `${now}\n`);
+  writeFileSync(IP_FORWARD, '1\n');
+}
+
+/**
+ * Pure: what ip_forward becomes when a stack goes down. Restored only if a stack set it (`original` known) and no other
+ * real-node stack (its `ec<B>-br` bridge) still routes through the host; otherwise left as it is.
+ */
+export function ipForwardOnDown(input: {
+  original: string | undefined;
+  otherBridges: string[];
+}): string | undefined {
+  if (input.original === undefined || input.otherBridges.length > 0) return undefined;
+  return input.original;
+}
+
+/** Bridges of real-node stacks other than `net`'s, from `ip -o link show type bridge`. */
+export function otherStackBridges(linkList: string, net: RealNodeLayout): string[] {
+  return [...linkList.matchAll(/^\d+: (ec\d+-br)[:@]/gm)]
+    .map((m) => m[1] ?? '')
+    .filter((b) => b !== net.bridge);
+}
+
+async function restoreIpForward(net: RealNodeLayout): Promise<void> {
+  if (!existsSync(IP_FORWARD_ORIGINAL)) return;
+  const original = readFileSync(IP_FORWARD_ORIGINAL, 'utf8').trim();
+  const links = await sh('ip', ['-o', 'link', 'show', 'type', 'bridge']).catch(() => '');
+  const value = ipForwardOnDown({ original, otherBridges: otherStackBridges(links, net) });
+  if (value === undefined) return;
+  writeFileSync(IP_FORWARD, `${value}\n`);
+  rmSync(IP_FORWARD_ORIGINAL, { force: true });
+}
+
 /** Idempotent: deleting a namespace destroys its veth ends and everything inside it (CNI bridge, kubelet's iptables chains). */
 export async function deleteNodeNetwork(net: RealNodeLayout): Promise<void> {
   await shQuiet('ip', ['route', 'del', net.serviceCidr]);
@@ -66,6 +109,7 @@ export async function deleteNodeNetwork(net: RealNodeLayout): Promise<void> {
   }
   await shQuiet('ip', ['link', 'del', net.bridge]);
   for (const rule of confineRules(net)) while (await shQuiet('iptables', ['-w', '-D', ...rule]));
+  await restoreIpForward(net);
 }
 
 /** What of this stack's network is still on the host; empty after deleteNodeNetwork. */

@@ -18,6 +18,8 @@ export interface RealNode {
   /** The kubelet's cgroupRoot, created in every cgroup hierarchy before it starts. */
   cgroupRoot: string;
   dir: string;
+  /** Where the local-path provisioner keeps this node's volumes; `down` removes it with the node. */
+  volumesDir: string;
   containerdSocket: string;
   /** Client certificate identity `system:node:<name>` (the stack's PKI file stem). */
   pkiFile: string;
@@ -70,6 +72,7 @@ export function realNodeLayout(layout: StackLayout): RealNodeLayout {
         podCidr: `10.${b}.${128 + i}.0/24`,
         cgroupRoot: `/etcd-conductor-${prefix}-${n.name}`,
         dir,
+        volumesDir: join(dir, 'volumes'),
         containerdSocket: join(dir, 'containerd', 'containerd.sock'),
         pkiFile: n.name,
       };

@@ -2,7 +2,7 @@
 // joined to the stack's apiserver) and tears them down so that no process, mount, namespace, link or cgroup of the
 // stack remains. cleanupRealNodes works from the layout alone, so `down` can also clean up after a crashed daemon.
 import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
-import { createConnection, createServer, type Server } from 'node:net';
+import { createConnection, createServer, type Server, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { ensureImages, importImages, type BuiltImage } from '../images';
 import { writeKubeconfig } from '../kubeconfig';
@@ -59,7 +59,10 @@ export interface RealNodes {
 
 /** Where nodes and Pods reach the apiserver: a TCP relay on the bridge's host address to the loopback-bound apiserver. */
 async function startApiserverRelay(layout: StackLayout, net: RealNodeLayout): Promise<Server> {
+  const open = new Set<Socket>();
   const server = createServer((client) => {
+    open.add(client);
+    client.on('close', () => open.delete(client));
     const upstream = createConnection({ host: layout.hostIp, port: layout.ports.apiserver });
     client.pipe(upstream).pipe(client);
     const close = () => {
@@ -73,6 +76,13 @@ async function startApiserverRelay(layout: StackLayout, net: RealNodeLayout): Pr
     server.once('error', reject);
     server.listen(net.apiserverPort, net.bridgeIp, () => resolve());
   });
+  // close() waits for every connection to end: a kubelet this stack did not start (a node started again by a fault)
+  // would keep one open until the cleanup that runs after it, so close() ends them itself.
+  const close = server.close.bind(server);
+  server.close = (cb?: (err?: Error) => void) => {
+    for (const c of open) c.destroy();
+    return close(cb);
+  };
   return server;
 }
 
@@ -248,6 +258,10 @@ export async function cleanupRealNodes(layout: StackLayout, log: (line: string) 
   }
   for (const n of net.nodes) left.push(...(await unmountAllUnder(n.dir)).map((m) => `mount ${m}`));
   for (const n of net.nodes) left.push(...(await removeCgroupRoot(n.cgroupRoot)).map((d) => `cgroup ${d}`));
+  // The nodes' volumes (members' data) go with the stack; never while something is still mounted below them.
+  for (const n of net.nodes)
+    if (currentMountsUnder(n.dir).length === 0) rmSync(n.volumesDir, { recursive: true, force: true });
+    else left.push(`volumes ${n.volumesDir} (mounts remain)`);
   await deleteNodeNetwork(net);
   left.push(...(await leftoverNetwork(net)));
   return left;
@@ -259,6 +273,7 @@ export async function realNodeLeftovers(layout: StackLayout): Promise<string[]> 
   return [
     ...net.nodes.flatMap((n) => currentMountsUnder(n.dir).map((m) => `mount ${m}`)),
     ...net.nodes.flatMap((n) => leftoverCgroups(n.cgroupRoot).map((d) => `cgroup ${d}`)),
+    ...net.nodes.filter((n) => existsSync(n.volumesDir)).map((n) => `volumes ${n.volumesDir}`),
     ...(await leftoverNetwork(net)),
   ];
 }

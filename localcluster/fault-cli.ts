@@ -1,0 +1,139 @@
+// `npm run fault -- <kind> <target> [seconds]`: the faults users meet, injected into the running stack by hand. On a
+// real-node stack they go to real-nodes/node-faults.ts; on a process-backed stack to its fault-control endpoint. Every
+// fault that lasts is given its duration and heals itself when the time is up (or on Ctrl-C).
+import { FaultClient } from './fault-client';
+import { RealNodeFaults } from './real-nodes/node-faults';
+import { realNodeLayout } from './real-nodes/real-node-layout';
+import type { StackInfo } from './stack-info';
+import { stackLayout } from './stack-layout';
+import { cacheRoot, toolPaths } from './tool-cache';
+
+export type FaultRequest =
+  | { kind: 'kill'; namespace: string; pod: string; container: string }
+  | { kind: 'freeze'; namespace: string; pod: string; container: string; seconds: number }
+  | { kind: 'node-stop'; node: string; seconds: number }
+  | { kind: 'partition'; node: string; seconds: number }
+  | { kind: 'heal'; node: string | undefined };
+
+export const FAULT_USAGE = `usage: npm run fault -- <kind> <target> [seconds]
+  kill      <namespace>/<pod>[/<container>]             SIGKILL the container (default container: etcd)
+  freeze    <namespace>/<pod>[/<container>] <seconds>   freeze it (cgroup freezer), thaw after <seconds>
+  node-stop <node> <seconds>                            power the node off (kubelet, containerd, containers), start it after <seconds>
+  partition <node> <seconds>                            cut the node off from the other nodes both ways, heal after <seconds>
+  heal      [<node>]                                    remove partition rules now (of every node when none is named)`;
+
+/** Pure: the request the arguments describe, or the reason they describe none. */
+export function parseFaultArgs(args: string[]): FaultRequest | { error: string } {
+  const [kind, target, secondsArg, ...extra] = args;
+  if (extra.length > 0) return { error: `too many arguments: ${extra.join(' ')}` };
+  const seconds = (max: number): number | { error: string } => {
+    const n = Number(secondsArg);
+    if (secondsArg === undefined) return { error: `${kind} needs a duration in seconds` };
+    if (!Number.isInteger(n) || n < 1 || n > max)
+      return { error: `seconds must be a whole number from 1 to ${max}, not ${secondsArg}` };
+    return n;
+  };
+  const podTarget = (): { namespace: string; pod: string; container: string } | { error: string } => {
+    const [namespace, pod, container = 'etcd', ...more] = (target ?? '').split('/');
+    if (!namespace || !pod || more.length > 0)
+      return { error: `${kind} needs <namespace>/<pod>[/<container>], not ${target ?? 'nothing'}` };
+    return { namespace, pod, container };
+  };
+  switch (kind) {
+    case 'kill': {
+      if (secondsArg !== undefined) return { error: 'kill takes no duration' };
+      const t = podTarget();
+      return 'error' in t ? t : { kind, ...t };
+    }
+    case 'freeze': {
+      const t = podTarget();
+      if ('error' in t) return t;
+      const s = seconds(600);
+      return typeof s === 'number' ? { kind, ...t, seconds: s } : s;
+    }
+    case 'node-stop':
+    case 'partition': {
+      if (!target) return { error: `${kind} needs a node name` };
+      const s = seconds(kind === 'node-stop' ? 900 : 600);
+      return typeof s === 'number' ? { kind, node: target, seconds: s } : s;
+    }
+    case 'heal':
+      if (secondsArg !== undefined) return { error: 'heal takes no duration' };
+      return { kind, node: target };
+    default:
+      return { error: kind ? `unknown fault kind ${kind}` : 'no fault kind given' };
+  }
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+export async function runFault(
+  info: StackInfo,
+  request: FaultRequest,
+  log: (line: string) => void,
+): Promise<void> {
+  if (info.faultControlUrl) return runProcessNodeFault(new FaultClient(info.faultControlUrl), request, log);
+  const layout = stackLayout({ repoRoot: process.cwd(), stateDir: info.stateDir, hostIp: info.hostIp });
+  const tools = toolPaths(cacheRoot());
+  const faults = new RealNodeFaults({
+    net: realNodeLayout(layout),
+    kubectl: tools.kubectl,
+    kubeconfig: info.kubeconfig,
+    crictl: tools.crictl,
+    logsDir: info.logsDir,
+    log,
+  });
+  switch (request.kind) {
+    case 'kill':
+      await faults.killContainer(request.namespace, request.pod, request.container);
+      return;
+    case 'freeze':
+      await faults.freezeContainer(request.namespace, request.pod, request.container, request.seconds);
+      return;
+    case 'node-stop':
+      await faults.stopNodeFor(request.node, request.seconds);
+      return;
+    case 'partition':
+      await faults.partitionFor(request.node, request.seconds);
+      return;
+    case 'heal':
+      await faults.heal(request.node);
+      return;
+  }
+}
+
+async function runProcessNodeFault(
+  client: FaultClient,
+  request: FaultRequest,
+  log: (line: string) => void,
+): Promise<void> {
+  switch (request.kind) {
+    case 'kill':
+      await client.crashContainer(request.namespace, request.pod, request.container);
+      log(`fault: killed ${request.namespace}/${request.pod} ${request.container}`);
+      return;
+    case 'freeze':
+      await client.freezeContainer(request.namespace, request.pod, request.container);
+      log(`fault: froze ${request.namespace}/${request.pod} ${request.container} for ${request.seconds} s`);
+      try {
+        await sleep(request.seconds * 1000);
+      } finally {
+        await client.thawContainer(request.namespace, request.pod, request.container);
+      }
+      return;
+    case 'node-stop':
+      await client.nodeDown(request.node);
+      log(`fault: ${request.node} down for ${request.seconds} s`);
+      try {
+        await sleep(request.seconds * 1000);
+      } finally {
+        await client.nodeUp(request.node);
+      }
+      return;
+    case 'partition':
+    case 'heal':
+      throw new Error(
+        `${request.kind} needs real nodes (npm run up -- --real-nodes): process-backed nodes share the host's network`,
+      );
+  }
+}

@@ -1,0 +1,48 @@
+import { stackLayout } from '../stack-layout';
+import { LOCAL_PATH_HELPER_IMAGE } from '../images';
+import { localPathManifests, provisionerArgs, provisionerConfig } from './local-path-storage';
+import { realNodeLayout } from './real-node-layout';
+
+const net = realNodeLayout(stackLayout({ repoRoot: '/r', stateDir: '/s', hostIp: '127.60.0.1' }));
+type Item = { kind: string; metadata: { name: string; annotations?: Record<string, string> } } & Record<
+  string,
+  unknown
+>;
+const items = (localPathManifests(net) as { items: Item[] }).items;
+
+describe('local-path storage on real nodes', () => {
+  it("keeps each node's volumes inside that node's own folder of the stack, and no other node's", () => {
+    expect(provisionerConfig(net)).toMatchObject({
+      nodePathMap: [
+        { node: 'node-a', paths: ['/s/nodes/node-a/volumes'] },
+        { node: 'node-b', paths: ['/s/nodes/node-b/volumes'] },
+        { node: 'node-c', paths: ['/s/nodes/node-c/volumes'] },
+      ],
+    });
+    // No DEFAULT_PATH_FOR_NON_LISTED_NODES entry: a volume on an unknown node would land outside the stack.
+    expect(JSON.stringify(provisionerConfig(net))).not.toContain('DEFAULT_PATH');
+  });
+
+  it('is the default StorageClass and binds only once the scheduler has chosen the node', () => {
+    const sc = items.find((i) => i.kind === 'StorageClass');
+    expect(sc?.metadata.annotations?.['storageclass.kubernetes.io/is-default-class']).toBe('true');
+    expect(sc).toMatchObject({
+      provisioner: 'rancher.io/local-path',
+      volumeBindingMode: 'WaitForFirstConsumer',
+      reclaimPolicy: 'Delete',
+    });
+  });
+
+  it('runs helper Pods from the image built here, never pulled', () => {
+    const cm = items.find((i) => i.kind === 'ConfigMap') as { data: Record<string, string> } | undefined;
+    const pod = JSON.parse(cm?.data['helperPod.yaml'] ?? '{}') as {
+      spec: { containers: Array<{ image: string; imagePullPolicy: string }> };
+    };
+    expect(pod.spec.containers[0]).toMatchObject({
+      image: LOCAL_PATH_HELPER_IMAGE,
+      imagePullPolicy: 'IfNotPresent',
+    });
+    expect(cm?.data.setup).toContain('mkdir -m 0777 -p "$VOL_DIR"');
+    expect(provisionerArgs('/k')).toContain(`--helper-image=${LOCAL_PATH_HELPER_IMAGE}`);
+  });
+});

@@ -1,0 +1,49 @@
+import { stackLayout } from '../stack-layout';
+import { freezerCgroup, partitionRules, partitionTag } from './node-faults';
+import { realNodeLayout } from './real-node-layout';
+
+const net = realNodeLayout(stackLayout({ repoRoot: '/r', stateDir: '/s', hostIp: '127.20.0.1' }));
+
+describe('partitionRules', () => {
+  const rules = partitionRules(net, 'node-a');
+  it('drops traffic to and from both other nodes and their Pod CIDRs, in and through node-a', () => {
+    const sources = rules.filter((r) => r[1] === '-s').map((r) => `${r[0]} ${r[2]}`);
+    const targets = rules.filter((r) => r[1] === '-d').map((r) => `${r[0]} ${r[2]}`);
+    expect(sources.sort()).toEqual(
+      [
+        'FORWARD 10.20.0.12',
+        'FORWARD 10.20.0.13',
+        'FORWARD 10.20.129.0/24',
+        'FORWARD 10.20.130.0/24',
+        'INPUT 10.20.0.12',
+        'INPUT 10.20.0.13',
+        'INPUT 10.20.129.0/24',
+        'INPUT 10.20.130.0/24',
+      ].sort(),
+    );
+    expect(targets.map((t) => t.replace(/^OUTPUT|^FORWARD/, '')).sort()).toEqual(
+      sources.map((t) => t.replace(/^INPUT|^FORWARD/, '')).sort(),
+    );
+  });
+  it('never cuts the host (the apiserver relay, the tests) off, and tags every rule for heal and down', () => {
+    expect(rules.flat()).not.toContain(net.bridgeIp);
+    expect(rules.flat()).not.toContain('10.20.0.11');
+    for (const r of rules)
+      expect(r).toEqual(expect.arrayContaining(['--comment', partitionTag(net), 'DROP']));
+  });
+  it('refuses a node the stack does not have', () => {
+    expect(() => partitionRules(net, 'node-z')).toThrow('no node node-z');
+  });
+});
+
+describe('freezerCgroup', () => {
+  it('finds the freezer hierarchy among the v1 controllers', () => {
+    const text = [
+      '12:pids:/etcd-conductor-ec20-node-a/kubepods/podX/abc',
+      '5:freezer:/etcd-conductor-ec20-node-a/kubepods/podX/abc',
+      '0::/',
+    ].join('\n');
+    expect(freezerCgroup(text)).toBe('/etcd-conductor-ec20-node-a/kubepods/podX/abc');
+    expect(freezerCgroup('0::/user.slice')).toBeUndefined();
+  });
+});

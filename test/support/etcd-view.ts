@@ -1,0 +1,26 @@
+// etcd's own view of who leads, asked of each member on its own endpoint: the leader all who answered agree on.
+import { memberClientURL } from '../../crds/names';
+import { strictClient } from './writer';
+
+/** The leader's member name, as every member that answers within 2 s reports it; throws unless they agree. */
+export async function agreedLeader(
+  ref: { namespace: string; name: string },
+  members: string[],
+): Promise<string> {
+  const leaders = new Set<string>();
+  for (const member of members) {
+    const c = strictClient([memberClientURL(ref, member)], {}, 2000);
+    try {
+      const status = await c.maintenance.status();
+      const list = await c.cluster.memberList({ linearizable: false });
+      const leader = list.members.find((m) => String(m.ID) === String(status.leader))?.name;
+      if (leader) leaders.add(leader);
+    } catch {
+      // Down, frozen or cut off: not asked.
+    } finally {
+      c.close();
+    }
+  }
+  if (leaders.size !== 1) throw new Error(`no agreed leader: ${[...leaders].join(', ') || 'none'}`);
+  return [...leaders][0] ?? '';
+}
