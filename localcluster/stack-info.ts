@@ -2,6 +2,8 @@
 import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 
+export type NodeRuntimeKind = 'process' | 'real';
+
 export interface StackInfo {
   version: 1;
   phase: 'starting' | 'ready' | 'stopping';
@@ -21,6 +23,11 @@ export interface StackInfo {
   /** Present when the stack runs cert-manager (localcluster/cert-manager.ts). */
   certManager?: { metricsUrl: string };
   nodes: Array<{ name: string; zone: string; hostIp: string }>;
+  /**
+   * What runs the Pods: `real` kubelets and containerd in network namespaces (localcluster/real-nodes/), or the
+   * project's `process`-backed node agents. Absent in a stack.json written before real nodes existed: `process`.
+   */
+  nodeRuntime?: NodeRuntimeKind;
   tools: {
     kubectl: string;
     temporal: string;
@@ -67,3 +74,7 @@ export function repoRoot(from: string = __dirname): string {
     if (dirname(dir) === dir) throw new Error(`no project root above ${from}`);
   }
 }
+
+/** The kind of nodes a stack runs; tests choose their fault helpers and expectations by it. */
+export const nodeRuntimeOf = (info: Pick<StackInfo, 'nodeRuntime'>): NodeRuntimeKind =>
+  info.nodeRuntime ?? 'process';

@@ -271,6 +271,7 @@ export async function startStack(opts: StartStackOptions): Promise<RunningStack>
       faultControlUrl,
       ...(opts.withCertManager ? { certManager: { metricsUrl: certManagerMetricsUrl(layout.hostIp) } } : {}),
       nodes: nodeInfo,
+      nodeRuntime: opts.realNodes ? 'real' : 'process',
       tools: {
         kubectl: tools.kubectl,
         temporal: tools.temporal,
