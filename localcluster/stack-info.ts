@@ -28,6 +28,12 @@ export interface StackInfo {
    * project's `process`-backed node agents. Absent in a stack.json written before real nodes existed: `process`.
    */
   nodeRuntime?: NodeRuntimeKind;
+  /**
+   * The machine's address as Pods see it: the stack's host IP on process-backed nodes (Pods share the host's
+   * network), the node bridge's address on real nodes (inside a Pod, 127.x is the Pod itself). A server a test runs
+   * on the host for Pods to reach (a foreign peer) listens here. Absent in an older stack.json: hostIp.
+   */
+  podsReachHostAt?: string;
   tools: {
     kubectl: string;
     temporal: string;

@@ -272,6 +272,7 @@ export async function startStack(opts: StartStackOptions): Promise<RunningStack>
       ...(opts.withCertManager ? { certManager: { metricsUrl: certManagerMetricsUrl(layout.hostIp) } } : {}),
       nodes: nodeInfo,
       nodeRuntime: opts.realNodes ? 'real' : 'process',
+      podsReachHostAt: opts.realNodes ? realNodeLayout(layout).bridgeIp : layout.hostIp,
       tools: {
         kubectl: tools.kubectl,
         temporal: tools.temporal,

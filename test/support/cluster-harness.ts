@@ -48,12 +48,16 @@ async function hasDefaultStorageClass(h: Harness): Promise<boolean> {
  * The spec a journey's cluster gets on this stack. A real-node stack without a default StorageClass (no provisioner
  * yet) never binds a claim, so a spec that leaves storage to the default runs on memory-backed volumes there; a
  * journey about storage sets spec.storage itself and keeps it. Process-backed nodes bind every claim.
+ * Memory costs what a journey about a member's data surviving its Pod asserts: those fail there until a provisioner
+ * exists (the report of branch suites-real lists them).
  */
 export async function specForStack(
   h: Harness,
   spec: Partial<EtcdClusterSpec>,
 ): Promise<Partial<EtcdClusterSpec>> {
-  if (!h.realNodes || spec.storage !== undefined || (await hasDefaultStorageClass(h))) return spec;
+  // A cluster created paused (replicas 0) runs no Pod, and Memory cannot be paused: it keeps the default.
+  if (!h.realNodes || spec.storage !== undefined || spec.replicas === 0) return spec;
+  if (await hasDefaultStorageClass(h)) return spec;
   return { ...spec, storage: { medium: 'Memory' } as EtcdClusterSpec['storage'] };
 }
 
