@@ -49,7 +49,7 @@ async function hasDefaultStorageClass(h: Harness): Promise<boolean> {
  * yet) never binds a claim, so a spec that leaves storage to the default runs on memory-backed volumes there; a
  * journey about storage sets spec.storage itself and keeps it. Process-backed nodes bind every claim.
  * Memory costs what a journey about a member's data surviving its Pod asserts: those fail there until a provisioner
- * exists (the report of branch suites-real lists them).
+ * exists (docs/local-cluster.md lists them).
  */
 export async function specForStack(
   h: Harness,
