@@ -2,6 +2,8 @@
 import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 
+export type NodeRuntimeKind = 'process' | 'real';
+
 export interface StackInfo {
   version: 1;
   phase: 'starting' | 'ready' | 'stopping';
@@ -25,6 +27,17 @@ export interface StackInfo {
   podReachable?: { temporalAddress: string; s3Endpoint: string };
   /** Present when the operator runs from its Helm chart in the cluster (`up --real-nodes --operator=chart`). */
   operatorChart?: { namespace: string; release: string };
+  /**
+   * What runs the Pods: `real` kubelets and containerd in network namespaces (localcluster/real-nodes/), or the
+   * project's `process`-backed node agents. Absent in a stack.json written before real nodes existed: `process`.
+   */
+  nodeRuntime?: NodeRuntimeKind;
+  /**
+   * The machine's address as Pods see it: the stack's host IP on process-backed nodes (Pods share the host's
+   * network), the node bridge's address on real nodes (inside a Pod, 127.x is the Pod itself). A server a test runs
+   * on the host for Pods to reach (a foreign peer) listens here. Absent in an older stack.json: hostIp.
+   */
+  podsReachHostAt?: string;
   tools: {
     kubectl: string;
     temporal: string;
@@ -71,3 +84,7 @@ export function repoRoot(from: string = __dirname): string {
     if (dirname(dir) === dir) throw new Error(`no project root above ${from}`);
   }
 }
+
+/** The kind of nodes a stack runs; tests choose their fault helpers and expectations by it. */
+export const nodeRuntimeOf = (info: Pick<StackInfo, 'nodeRuntime'>): NodeRuntimeKind =>
+  info.nodeRuntime ?? 'process';

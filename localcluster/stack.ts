@@ -311,6 +311,8 @@ export async function startStack(opts: StartStackOptions): Promise<RunningStack>
       ...(opts.withOperator && opts.operatorMode === 'chart'
         ? { operatorChart: { namespace: OPERATOR_CHART_NAMESPACE, release: OPERATOR_CHART_RELEASE } }
         : {}),
+      nodeRuntime: opts.realNodes ? 'real' : 'process',
+      podsReachHostAt: opts.realNodes ? realNodeLayout(layout).bridgeIp : layout.hostIp,
       tools: {
         kubectl: tools.kubectl,
         temporal: tools.temporal,

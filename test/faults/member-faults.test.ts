@@ -1,6 +1,6 @@
 // Faults against real etcd members of a running 3-member cluster, each under the strict writer and a member-list sampler: the leader's container killed, the leader frozen for 15 s, two of three members killed at once (quorum lost and regained). Each asserts nothing acknowledged lost on any member, equal hashkv, a write gap under 5 s, never more than one learner, the same three voters throughout, and convergence to the spec.
-import { FaultClient } from '../../localcluster/fault-client';
 import { expectAvailability, FAULT_GAP_BOUND_MS } from '../support/availability';
+import { containerFaults, type ContainerFaults } from '../support/container-faults';
 import type { Harness } from '../support/cluster-harness';
 import { memberClientURL } from '../../crds/names';
 import {
@@ -19,7 +19,7 @@ jest.setTimeout(600_000);
 const name = 'mf';
 let h: Harness;
 let ns: string;
-let faults: FaultClient;
+let faults: ContainerFaults;
 /** The voter ids the cluster was created with: every fault must bring the same members back. */
 let ids: string[];
 
@@ -83,7 +83,7 @@ async function underFault(what: string, fault: (writer: Writer) => Promise<void>
 
 beforeAll(async () => {
   h = connect();
-  faults = new FaultClient(h.stack.faultControlUrl ?? '');
+  faults = containerFaults(h);
   ns = await freshNamespace(h, 'member-faults');
   await createCluster(h, ns, name, { replicas: 3 });
   const c = await waitConverged(h, ns, name, 3, 300_000);

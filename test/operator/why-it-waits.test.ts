@@ -16,7 +16,7 @@ import {
   waitConverged,
 } from '../support/cluster-harness';
 import type { EtcdCluster } from '../../crds/etcd-cluster';
-import { FaultClient } from '../../localcluster/fault-client';
+import { containerFaults } from '../support/container-faults';
 
 let h: Harness;
 beforeAll(() => {
@@ -181,7 +181,7 @@ describe('why a cluster waits', () => {
     await createCluster(h, ns, 'fz', { replicas: 1 });
     await waitConverged(h, ns, 'fz', 1);
     await patchSpec(h, ns, 'fz', { replicas: 2 });
-    const faults = new FaultClient(h.stack.faultControlUrl ?? '');
+    const faults = containerFaults(h);
     await eventually('the joining member runs', async () => {
       const pod = await h.core.readNamespacedPod({ namespace: ns, name: 'fz-1' }).catch(() => undefined);
       return pod?.status?.phase === 'Running' ? pod : undefined;

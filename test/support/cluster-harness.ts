@@ -1,17 +1,19 @@
 // What the end-to-end journeys share: clients for the running local stack, EtcdCluster helpers, and data checks against real etcd.
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { CoreV1Api, CustomObjectsApi, KubeConfig } from '@kubernetes/client-node';
+import { CoreV1Api, CustomObjectsApi, KubeConfig, StorageV1Api } from '@kubernetes/client-node';
 import { Etcd3 } from 'etcd3';
 import type { IOptions } from 'etcd3';
 import { API_GROUP, API_VERSION, API_VERSION_NAME, ETCD_CLUSTER } from '../../crds/etcd-cluster';
 import type { EtcdCluster, EtcdClusterSpec } from '../../crds/etcd-cluster';
 import { clusterClientEndpoint, memberClientURL, memberClientURLTLS } from '../../crds/names';
-import { requireStackInfo } from '../../localcluster/stack-info';
+import { nodeRuntimeOf, requireStackInfo } from '../../localcluster/stack-info';
 import type { StackInfo } from '../../localcluster/stack-info';
 
 export interface Harness {
   stack: StackInfo;
+  /** The stack's Pods run on real kubelets and containerd (stack.json's nodeRuntime), not on process-backed nodes. */
+  realNodes: boolean;
   kc: KubeConfig;
   core: CoreV1Api;
   custom: CustomObjectsApi;
@@ -21,7 +23,42 @@ export function connect(): Harness {
   const stack = requireStackInfo();
   const kc = new KubeConfig();
   kc.loadFromFile(stack.kubeconfig);
-  return { stack, kc, core: kc.makeApiClient(CoreV1Api), custom: kc.makeApiClient(CustomObjectsApi) };
+  return {
+    stack,
+    realNodes: nodeRuntimeOf(stack) === 'real',
+    kc,
+    core: kc.makeApiClient(CoreV1Api),
+    custom: kc.makeApiClient(CustomObjectsApi),
+  };
+}
+
+const DEFAULT_CLASS_ANNOTATION = 'storageclass.kubernetes.io/is-default-class';
+const defaultClassKnown = new WeakMap<Harness, boolean>();
+
+async function hasDefaultStorageClass(h: Harness): Promise<boolean> {
+  const known = defaultClassKnown.get(h);
+  if (known !== undefined) return known;
+  const classes = await h.kc.makeApiClient(StorageV1Api).listStorageClass();
+  const found = classes.items.some((c) => c.metadata?.annotations?.[DEFAULT_CLASS_ANNOTATION] === 'true');
+  defaultClassKnown.set(h, found);
+  return found;
+}
+
+/**
+ * The spec a journey's cluster gets on this stack. A real-node stack without a default StorageClass (no provisioner
+ * yet) never binds a claim, so a spec that leaves storage to the default runs on memory-backed volumes there; a
+ * journey about storage sets spec.storage itself and keeps it. Process-backed nodes bind every claim.
+ * Memory costs what a journey about a member's data surviving its Pod asserts: those fail there until a provisioner
+ * exists (docs/local-cluster.md lists them).
+ */
+export async function specForStack(
+  h: Harness,
+  spec: Partial<EtcdClusterSpec>,
+): Promise<Partial<EtcdClusterSpec>> {
+  // A cluster created paused (replicas 0) runs no Pod, and Memory cannot be paused: it keeps the default.
+  if (!h.realNodes || spec.storage !== undefined || spec.replicas === 0) return spec;
+  if (await hasDefaultStorageClass(h)) return spec;
+  return { ...spec, storage: { medium: 'Memory' } as EtcdClusterSpec['storage'] };
 }
 
 const created: { h: Harness; name: string }[] = [];
@@ -60,7 +97,12 @@ export async function createCluster(
   return (await h.custom.createNamespacedCustomObject({
     ...crd,
     namespace,
-    body: { apiVersion: API_VERSION, kind: ETCD_CLUSTER.kind, metadata: { name, namespace }, spec },
+    body: {
+      apiVersion: API_VERSION,
+      kind: ETCD_CLUSTER.kind,
+      metadata: { name, namespace },
+      spec: await specForStack(h, spec),
+    },
   })) as EtcdCluster;
 }
 

@@ -1,0 +1,78 @@
+// Container faults for the journeys, on either kind of stack: the process-backed nodes' fault server, or on real nodes
+// the container's own cgroup (SIGKILL to its processes, as a crash; the cgroup v1 freezer, as a hang).
+import { existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { FaultClient } from '../../localcluster/fault-client';
+import type { Harness } from './cluster-harness';
+
+export interface ContainerFaults {
+  /** The container's processes die at once; the kubelet restarts it in the same Pod. */
+  crashContainer(namespace: string, pod: string, container: string): Promise<void>;
+  /** The container stops running (and answering) until thawed; its Pod stays Running. */
+  freezeContainer(namespace: string, pod: string, container: string): Promise<void>;
+  thawContainer(namespace: string, pod: string, container: string): Promise<void>;
+}
+
+export function containerFaults(h: Harness): ContainerFaults {
+  if (!h.realNodes) return new FaultClient(h.stack.faultControlUrl ?? '');
+  return {
+    crashContainer: async (ns, pod, container) => {
+      const dir = await containerCgroup(h, 'freezer', ns, pod, container);
+      for (const pid of pidsOf(dir)) {
+        try {
+          process.kill(pid, 'SIGKILL');
+        } catch {
+          // Already gone with its siblings.
+        }
+      }
+    },
+    freezeContainer: async (ns, pod, container) =>
+      setFreezer(await containerCgroup(h, 'freezer', ns, pod, container), 'FROZEN'),
+    thawContainer: async (ns, pod, container) =>
+      setFreezer(await containerCgroup(h, 'freezer', ns, pod, container), 'THAWED'),
+  };
+}
+
+const CGROUPS = '/sys/fs/cgroup';
+/** Where the kubelet's cgroupfs driver puts a Pod under a node's cgroupRoot, by QoS class. */
+const QOS_DIRS = ['kubepods', 'kubepods/burstable', 'kubepods/besteffort'];
+
+/**
+ * The container's cgroup in one v1 hierarchy. Every real node of this stack has its own cgroupRoot named after the
+ * stack's prefix (localcluster/real-nodes/real-node-layout.ts: /etcd-conductor-ec<B>-<node>, B the host IP's second
+ * octet), so the container is found without asking the node's runtime.
+ */
+async function containerCgroup(
+  h: Harness,
+  hierarchy: string,
+  namespace: string,
+  pod: string,
+  container: string,
+): Promise<string> {
+  const p = await h.core.readNamespacedPod({ namespace, name: pod });
+  const status = p.status?.containerStatuses?.find((c) => c.name === container);
+  const id = status?.containerID?.replace(/^[a-z]+:\/\//, '');
+  if (!id || !p.metadata?.uid) throw new Error(`${namespace}/${pod} has no running container ${container}`);
+  const rootPrefix = `etcd-conductor-ec${h.stack.hostIp.split('.')[1] ?? ''}-`;
+  const base = join(CGROUPS, hierarchy);
+  for (const root of readdirSync(base).filter((d) => d.startsWith(rootPrefix))) {
+    for (const qos of QOS_DIRS) {
+      const dir = join(base, root, qos, `pod${p.metadata.uid}`, id);
+      if (existsSync(dir)) return dir;
+    }
+  }
+  throw new Error(
+    `no ${hierarchy} cgroup for container ${id} of ${namespace}/${pod} under ${base}/${rootPrefix}*`,
+  );
+}
+
+function pidsOf(cgroupDir: string): number[] {
+  return readFileSync(join(cgroupDir, 'cgroup.procs'), 'utf8')
+    .split('\n')
+    .filter((l) => l.trim() !== '')
+    .map(Number);
+}
+
+function setFreezer(cgroupDir: string, state: 'FROZEN' | 'THAWED'): void {
+  writeFileSync(join(cgroupDir, 'freezer.state'), state);
+}
