@@ -129,6 +129,17 @@ test('a write whose answer waited out a stall of the process is acknowledged, no
   }
 });
 
+test('given several endpoints it keeps to one and moves to the next after a failure, as clientv3 fails over', async () => {
+  // The first endpoint answers nothing (a port nobody listens on): one failed write, then every write on the other.
+  const dead = 'http://127.0.0.1:9';
+  const writer = startWriter({ namespace: 'x', name: 'x', prefix: '/failover', endpoints: [dead, url] });
+  await sleep(1500);
+  const report = await writer.stop();
+  expect(report.records[0]?.ok).toBe(false);
+  expect(report.figures.failed).toBe(1);
+  expect(report.figures.acknowledged).toBeGreaterThan(5);
+});
+
 test('a key deleted behind the writer is reported lost (the check can fail)', async () => {
   const writer = startWriter({ namespace: 'x', name: 'x', prefix: '/deleted', endpoints: [url] });
   await sleep(600);

@@ -27,7 +27,11 @@ export interface WriterInput extends ClusterAccess {
   name: string;
   /** Keys are `<prefix>/<seq>`; one prefix per writer. */
   prefix: string;
-  /** Where to write (default: the cluster's client Service, as an application in the cluster would). */
+  /**
+   * Where to write (default: the cluster's client Service, as an application in the cluster would). With several,
+   * the writer keeps to one and moves to the next after a failed write, as etcd's own client (clientv3) fails over,
+   * so an outage of one member costs one failed write rather than one per unlucky random pick.
+   */
   endpoints?: string[];
   /** Told each failed write's error, as an application reacting to it (asking for credentials, say) would be. */
   onFailure?: (error: string) => void;
@@ -133,6 +137,8 @@ export function startWriter(input: WriterInput): Writer {
   let using: { credentials?: ClientCredentials; auth?: EtcdAuth } = {};
   const run = randomBytes(3).toString('hex');
   const monitor = startStallMonitor();
+  /** Which endpoint the writer keeps to (moved on by each failure). */
+  let pinned = 0;
 
   const loop = (async () => {
     for (let seq = 0; !stopped; seq++) {
@@ -144,7 +150,12 @@ export function startWriter(input: WriterInput): Writer {
       }
       using = wanted;
       // The gRPC deadline is a backstop: the write's budget is within()'s, which does not count the writer's stalls.
-      client ??= strictClient(endpoints, using, WRITE_TIMEOUT_MS, 3 * WRITE_TIMEOUT_MS);
+      client ??= strictClient(
+        [endpoints[pinned % endpoints.length] ?? ''],
+        using,
+        WRITE_TIMEOUT_MS,
+        3 * WRITE_TIMEOUT_MS,
+      );
       const key = `${input.prefix}/${String(seq).padStart(7, '0')}`;
       const value = `${run}-${seq}`;
       try {
@@ -162,6 +173,7 @@ export function startWriter(input: WriterInput): Writer {
         input.onFailure?.(String(err));
         client.close();
         client = undefined;
+        pinned++;
       }
       const wait = started + WRITE_INTERVAL_MS - Date.now();
       if (wait > 0 && !stopped) await new Promise((r) => setTimeout(r, wait));
