@@ -7,6 +7,7 @@ import { readFileSync } from 'node:fs';
 import { parse } from 'yaml';
 import { repoRoot } from './stack-info';
 import {
+  archivesToPrune,
   IMAGE_ETCD_VERSION,
   PROGRAMS,
   PROJECT_IMAGE,
@@ -133,5 +134,25 @@ describe('projectImageKey', () => {
 
   it('changes with the Debian base', () => {
     expect(projectImageKey(dir, join(dir, 'bin/node'), join(dir, 'etcd'), 'other-base')).not.toBe(key());
+  });
+});
+
+describe('archivesToPrune: the project image cache keeps the newest archives', () => {
+  test.each([
+    { case: 'fewer than kept: none', archives: [{ name: 'a', mtimeMs: 1 }], keep: 3, want: [] },
+    {
+      case: 'the oldest beyond the kept ones',
+      archives: [
+        { name: 'a', mtimeMs: 1 },
+        { name: 'b', mtimeMs: 4 },
+        { name: 'c', mtimeMs: 3 },
+        { name: 'd', mtimeMs: 2 },
+      ],
+      keep: 2,
+      want: ['d', 'a'],
+    },
+    { case: 'keep 0: all', archives: [{ name: 'a', mtimeMs: 1 }], keep: 0, want: ['a'] },
+  ])('$case', ({ archives, keep, want }) => {
+    expect(archivesToPrune(archives, keep)).toEqual(want);
   });
 });

@@ -260,5 +260,25 @@ export async function ensureProjectImage(
     rmSync(work, { recursive: true, force: true });
   }
   log(`images: built ${PROJECT_IMAGE} in ${((Date.now() - t0) / 1000).toFixed(1)}s (${archive})`);
+  const prefix = `${repository.replace(/[/:]/g, '_')}_${tag}-`;
+  const older = readdirSync(imagesDir)
+    .filter((f) => f.startsWith(prefix) && f.endsWith('.tar'))
+    .map((name) => ({ name, mtimeMs: statSync(join(imagesDir, name)).mtimeMs }));
+  for (const name of archivesToPrune(older, KEPT_PROJECT_IMAGES))
+    rmSync(join(imagesDir, name), { force: true });
   return { reference: PROJECT_IMAGE, repository, tag, archive };
+}
+
+/** Each change of dist/ builds a new ~190 MB archive; the newest few stay (other checkouts may use them). */
+export const KEPT_PROJECT_IMAGES = 3;
+
+/** The archives to delete: all but the `keep` newest by modification time. */
+export function archivesToPrune(
+  archives: readonly { name: string; mtimeMs: number }[],
+  keep: number,
+): string[] {
+  return [...archives]
+    .sort((a, b) => b.mtimeMs - a.mtimeMs || a.name.localeCompare(b.name))
+    .slice(keep)
+    .map((a) => a.name);
 }
