@@ -1,8 +1,8 @@
 // Faults against real etcd members of a running 3-member cluster, each under the strict writer and a member-list sampler: the leader's container killed, the leader frozen for 15 s, two of three members killed at once (quorum lost and regained). Each asserts nothing acknowledged lost on any member, equal hashkv, a write gap under 5 s, never more than one learner, the same three voters throughout, and convergence to the spec.
+import { agreedLeader } from '../support/etcd-view';
 import { expectAvailability, FAULT_GAP_BOUND_MS } from '../support/availability';
 import { containerFaults, type ContainerFaults } from '../support/container-faults';
 import type { Harness } from '../support/cluster-harness';
-import { memberClientURL } from '../../crds/names';
 import {
   connect,
   createCluster,
@@ -12,7 +12,7 @@ import {
 } from '../support/cluster-harness';
 import { expectMembership, startMembershipSampler } from '../support/membership-sampler';
 import type { Writer } from '../support/writer';
-import { startWriterRunning, strictClient } from '../support/writer';
+import { startWriterRunning } from '../support/writer';
 
 jest.setTimeout(600_000);
 
@@ -23,28 +23,10 @@ let faults: ContainerFaults;
 /** The voter ids the cluster was created with: every fault must bring the same members back. */
 let ids: string[];
 
-/**
- * etcd's view as `asking` members see it (default: all three), each asked on its own endpoint with a 2 s deadline:
- * every member's id and name, and the leader that all who answered agree on.
- */
-async function etcdView(asking = [0, 1, 2].map((i) => `${name}-${i}`)): Promise<{ leader: string }> {
-  const leaders = new Set<string>();
-  for (const member of asking) {
-    const c = strictClient([memberClientURL({ namespace: ns, name }, member)], {}, 2000);
-    try {
-      const status = await c.maintenance.status();
-      const list = await c.cluster.memberList({ linearizable: false });
-      const leader = list.members.find((m) => String(m.ID) === String(status.leader))?.name;
-      if (leader) leaders.add(leader);
-    } catch {
-      // Down or frozen: not asked.
-    } finally {
-      c.close();
-    }
-  }
-  if (leaders.size !== 1) throw new Error(`no agreed leader: ${[...leaders].join(', ') || 'none'}`);
-  return { leader: [...leaders][0] ?? '' };
-}
+/** The leader all of `asking` (default: all three) agree on, each asked on its own endpoint (test/support/etcd-view.ts). */
+const etcdView = async (asking = [0, 1, 2].map((i) => `${name}-${i}`)): Promise<{ leader: string }> => ({
+  leader: await agreedLeader({ namespace: ns, name }, asking),
+});
 
 const podReady = async (pod: string) =>
   (await h.core.readNamespacedPod({ namespace: ns, name: pod })).status?.conditions?.some(
