@@ -3,6 +3,7 @@ import type { EtcdCluster } from '../crds/etcd-cluster';
 import {
   alarmSetKey,
   alarmSignalNeeded,
+  outageSignalNeeded,
   alarmTargets,
   referencedSecrets,
   secretsSignalNeeded,
@@ -83,6 +84,32 @@ describe('alarmSetKey', () => {
     ],
   ])('%s', (_name, rows, key) => {
     expect(alarmSetKey(rows)).toBe(key);
+  });
+});
+
+describe('outageSignalNeeded', () => {
+  test.each([
+    {
+      case: 'a cluster that answered before: its first round without an answer is told',
+      bootstrapped: true,
+      rounds: 1,
+      want: true,
+    },
+    {
+      case: 'and the second (the worker may have used cached credentials on the first look)',
+      bootstrapped: true,
+      rounds: 2,
+      want: true,
+    },
+    { case: 'a longer outage costs nothing more', bootstrapped: true, rounds: 3, want: false },
+    {
+      case: 'a cluster that never answered (no image for its version, bootstrapping) is not told',
+      bootstrapped: false,
+      rounds: 1,
+      want: false,
+    },
+  ])('$case', ({ bootstrapped, rounds, want }) => {
+    expect(outageSignalNeeded(bootstrapped, rounds)).toBe(want);
   });
 });
 

@@ -42,6 +42,8 @@ export interface AlarmTarget {
   endpoint: string;
   /** Secrets the cluster uses (spec.auth, spec.tls), sorted: a change to any one needs the workflow to look. */
   secrets: string[];
+  /** The cluster has answered the operator before (status.clusterId): only then is not answering news. */
+  bootstrapped: boolean;
 }
 
 /** Default seconds between rounds: NOSPACE refuses every write, so it should be noticed in seconds, not minutes. */
@@ -54,7 +56,9 @@ export const MAX_CONCURRENT_ALARM_READS = 4;
  * excluded namespace. The endpoint is the client Service, TLS or not as the spec says.
  */
 export function alarmTargets(
-  clusters: readonly Pick<EtcdCluster, 'metadata' | 'spec'>[],
+  clusters: readonly (Pick<EtcdCluster, 'metadata' | 'spec'> & {
+    status?: Pick<NonNullable<EtcdCluster['status']>, 'clusterId'>;
+  })[],
   excludeNamespaces: readonly string[] = [],
 ): AlarmTarget[] {
   const out: AlarmTarget[] = [];
@@ -69,9 +73,19 @@ export function alarmTargets(
       name,
       endpoint: clientEndpointFor(c.spec, { namespace, name }),
       secrets: referencedSecrets(c.spec, name),
+      bootstrapped: c.status?.clusterId !== undefined,
     });
   }
   return out.sort((a, b) => a.key.localeCompare(b.key));
+}
+
+/**
+ * Whether a round in which the cluster did not answer tells its workflow: on the first two rounds of an outage of a
+ * cluster that has answered before. One that never answered (bootstrapping, or waiting on a version with no image)
+ * is already the workflow's to report, and telling it would wake a workflow that waits cheaply.
+ */
+export function outageSignalNeeded(bootstrapped: boolean, rounds: number): boolean {
+  return bootstrapped && rounds <= 2;
 }
 
 /** The Secrets a cluster's members and the operator read: the root password's and every TLS Secret, sorted. */
@@ -223,7 +237,7 @@ export function startAlarmPoller(opts: AlarmPollerOptions): AlarmPoller {
       // News no watch reports (members refusing the operator's certificate, say): the workflow looks again and
       // says what it finds. On the first two rounds of an outage only (the second after the worker's 5 s cache
       // of credentials has expired), so a cluster that stays unreachable costs nothing more.
-      if (rounds <= 2) await tell(t);
+      if (outageSignalNeeded(t.bootstrapped, rounds)) await tell(t);
       return;
     }
     unreachable.delete(t.key);
