@@ -5,11 +5,11 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
 import type { IssuedTLSObservation, IssuedTLSRoleObservation, IssuedTLSStage } from '../contracts/issued-tls';
 import type { EtcdClusterSpec } from '../crds/etcd-cluster';
-import { API_VERSION, ETCD_CLUSTER } from '../crds/etcd-cluster';
 import { Labels } from '../crds/labels';
 import type { IssuedTLSSecret, TLSRole } from '../crds/tls-names';
 import { issuedTLSSecrets } from '../crds/tls-names';
 import { readTLSSecret, TLS_KEYS } from './etcd-tls';
+import { ownerReference } from './member-manifests';
 import type { KubeObjects } from './kube-objects';
 import { chainTrusted, parsePemBundle } from './tls-trust';
 
@@ -146,16 +146,7 @@ function appliedSecret(ref: Ref, secret: IssuedTLSSecret, data: TLSData) {
       namespace: ref.namespace,
       labels: { 'app.kubernetes.io/managed-by': 'etcd-conductor', [Labels.cluster]: ref.name },
       annotations: { 'etcd.conductor.dev/copy-of': secret.issued },
-      ownerReferences: [
-        {
-          apiVersion: API_VERSION,
-          kind: ETCD_CLUSTER.kind,
-          name: ref.name,
-          uid: ref.uid,
-          controller: true,
-          blockOwnerDeletion: true,
-        },
-      ],
+      ownerReferences: [ownerReference(ref)],
     },
     data: Object.fromEntries(TLS_KEYS.map((k) => [k, data[k].toString('base64')])),
   };

@@ -20,7 +20,8 @@ export const DATA_DIR = '/var/lib/etcd';
 export const ETCD_DATA_DIR = `${DATA_DIR}/data`;
 const MANAGED_BY = 'etcd-conductor';
 
-function ownerReference(ref: ClusterRef) {
+/** The EtcdCluster as the controlling owner of an object the operator makes for it (deleted with it). */
+export function ownerReference(ref: ClusterRef) {
   return {
     apiVersion: API_VERSION,
     kind: ETCD_CLUSTER.kind,
