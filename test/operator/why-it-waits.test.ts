@@ -115,6 +115,31 @@ describe('why a cluster waits', () => {
   );
 
   test.concurrent(
+    'a mirror without the image is reported with the reference spec.image named, and a ref that exists supersedes the wait',
+    async () => {
+      const ns = await freshNamespace(h, 'mirror');
+      const startedAt = Date.now();
+      await createCluster(h, ns, 'mi', {
+        replicas: 1,
+        image: { repository: 'registry.invalid/mirror/etcd' },
+      });
+      const c = await reported(ns, 'mi', 'Degraded', 'ImagePullFailed', startedAt);
+      expect(condition(c, 'Degraded')?.message).toContain(
+        'Pod mi-0 cannot pull image "registry.invalid/mirror/etcd:v3.6.16"',
+      );
+      // A whole reference, used as given (the image every stack has). A merge patch keeps fields it does not name,
+      // so the repository is removed in the same edit (the apiserver refuses both at once).
+      await patchSpec(h, ns, 'mi', {
+        image: { repository: null, ref: 'quay.io/coreos/etcd:v3.6.16' },
+      } as never);
+      const done = await waitConverged(h, ns, 'mi', 1);
+      expect(done.status?.members?.[0]?.version).toBe('3.6.16');
+      const pod = await h.core.readNamespacedPod({ namespace: ns, name: 'mi-0' });
+      expect(pod.spec?.containers.find((x) => x.name === 'etcd')?.image).toBe('quay.io/coreos/etcd:v3.6.16');
+    },
+  );
+
+  test.concurrent(
     'an unsupported version (3.6.99) is told once and costs nothing while it stays',
     async () => {
       const ns = await freshNamespace(h, 'unsup');
