@@ -13,6 +13,7 @@ import {
   setCurrentDetails,
   setHandler,
   sleep,
+  upsertMemo,
   workflowInfo,
 } from '@temporalio/workflow';
 import type { ClusterActivities } from '../activities/cluster-activities';
@@ -58,6 +59,12 @@ const WAIT_BACKOFF_PATCH = 'operation-wait-backoff';
  * cluster workflow reads why an operation waits instead of parsing the line.
  */
 const STEP_AS_DATA_PATCH = 'operation-step-as-data';
+/**
+ * The patch behind keeping the step line in the workflow's memo as well as in its current details: `temporal workflow
+ * describe` prints the memo (current details need `temporal workflow metadata`, a query). One history event per
+ * changed line, the same count as the signal that tells the cluster workflow.
+ */
+const STEP_IN_MEMO_PATCH = 'operation-step-in-memo';
 /** How long a member that is starting (no answer yet) is watched closely before its wait backs off. */
 const ACTIVE_WAIT_MS = 30_000;
 /** The first pause of a wait that backs off. */
@@ -85,12 +92,16 @@ export async function clusterOperationWorkflow(input: OperationInput): Promise<O
   let sendChangedOnly: boolean | undefined = carried ? true : undefined;
   /** Whether the step goes to the cluster workflow as data, with its wait reason (STEP_AS_DATA_PATCH). */
   let stepAsData: boolean | undefined = carried ? true : undefined;
+  /** Asked of patched() in every run, carried or not: a run carried over from older code never wrote the memo. */
+  let stepInMemo: boolean | undefined;
   const details = (line: string, waitReason?: string) => {
     lastLine = line;
     setCurrentDetails(`**${input.summary}**\n\nstep ${steps}: ${line}\n\ngeneration ${input.generation}`);
     sendChangedOnly ??= patched(WAIT_BACKOFF_PATCH);
     if (sendChangedOnly && line === lastDetails) return;
     lastDetails = line;
+    stepInMemo ??= patched(STEP_IN_MEMO_PATCH);
+    if (stepInMemo) upsertMemo({ step: `step ${steps}: ${line}` });
     // The cluster workflow mirrors the step into status.currentOperation.step; losing one update is harmless.
     if (!parent) return;
     stepAsData ??= patched(STEP_AS_DATA_PATCH);
@@ -273,6 +284,7 @@ export async function clusterOperationWorkflow(input: OperationInput): Promise<O
     }
     // Cancelled from outside (e.g. `temporal workflow cancel`): report what was undone, then end as cancelled.
     setCurrentDetails(`**${input.summary}**\n\ncancelled after ${steps} step(s); ${undone}`);
+    if (stepInMemo) upsertMemo({ step: `cancelled after ${steps} step(s); ${undone}` });
     throw err;
   }
 }
