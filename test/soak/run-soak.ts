@@ -49,6 +49,8 @@ import type { WriterReport } from '../support/writer';
 import { startWriter } from '../support/writer';
 
 export const VERSIONS = { lower: '3.5.35', upper: '3.6.16' };
+/** How long after a fault is healed the soak starts looking for convergence. */
+const FAULT_SETTLE_MS = 10_000;
 
 export interface SoakOptions {
   seed: number;
@@ -247,6 +249,9 @@ export async function runSoak(o: SoakOptions): Promise<SoakResult> {
           break;
       }
       if (after.replicas === 0) lin.hold(true);
+      // Status lags a fault by a probe or two: judged at once, a killed member could pass for converged before the
+      // kubelet has even seen it die.
+      if (action.kind === 'fault' || (action.kind === 'scale' && action.fault)) await sleep(FAULT_SETTLE_MS);
       await eventually(
         `${describeAction(action)} to converge`,
         async () => ((await converged(h, ns, name, after)) ? true : undefined),
