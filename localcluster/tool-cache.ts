@@ -106,7 +106,11 @@ export const CRICTL_TOOL: ToolSpec = { name: 'crictl', version: CRI_TOOLS_VERSIO
 export const PAUSE_TOOL: ToolSpec = { name: 'pause', version: PAUSE_VERSION, binaries: ['pause'] };
 
 /** The soak's linearizability checker (porcupine against etcd's key-value model), built from localcluster/lincheck/main.go. */
-export const LINCHECK_TOOL: ToolSpec = { name: 'lincheck', version: LINCHECK_VERSION, binaries: ['lincheck'] };
+export const LINCHECK_TOOL: ToolSpec = {
+  name: 'lincheck',
+  version: LINCHECK_VERSION,
+  binaries: ['lincheck'],
+};
 
 export const COREDNS_TOOL: ToolSpec = { name: 'coredns', version: COREDNS_VERSION, binaries: ['coredns'] };
 
