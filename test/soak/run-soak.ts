@@ -320,8 +320,10 @@ export async function runSoak(o: SoakOptions): Promise<SoakResult> {
 
   // Every acknowledged write of the whole run, read back from every member at the end.
   const records: WriteRecord[] = reports.flatMap((r) => r.records);
+  const first = reports[0];
+  if (!first) throw new Error(`the soak ran no step: its ${o.minutes} min were up before the first action`);
   const all: WriterReport = {
-    ...(reports[0] as WriterReport),
+    ...first,
     prefix: '/soak',
     records,
     figures: writeFigures(records, startedAt, Date.now(), []),
