@@ -271,6 +271,17 @@ export async function runSoak(o: SoakOptions): Promise<SoakResult> {
     const report = await writer.stop();
     const membership = await sampler.stop();
     reports.push(report);
+    // What failed writes are made of (the first and the last), for the timeline.
+    const failed = report.records.filter((r) => !r.ok);
+    for (const r of new Set([failed[0], failed.at(-1)]))
+      if (r)
+        note(
+          `step ${index}: a write failed after ${r.endedAt - r.startedAt} ms: ${(r.error ?? '').slice(0, 160)}`,
+        );
+    if (report.stalls.length > 0)
+      note(
+        `step ${index}: the writer's own process stalled ${report.stalls.length} times, longest ${report.figures.longestStallMs} ms`,
+      );
     const obs: StepObservation = {
       index,
       action: describeAction(action),
