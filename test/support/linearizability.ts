@@ -3,6 +3,7 @@
 // unknown outcome: it may or may not have taken effect); and the check of that history by lincheck (porcupine
 // against etcd's key-value model, localcluster/lincheck/main.go).
 import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import type { Etcd3 } from 'etcd3';
 import { clusterClientEndpoint } from '../../crds/names';
@@ -149,6 +150,10 @@ export async function checkLinearizable(
   opts: { timeoutSeconds?: number; visualize?: string; lincheck?: string } = {},
 ): Promise<LinearizabilityVerdict> {
   const binary = opts.lincheck ?? toolPaths(cacheRoot()).lincheck;
+  if (!existsSync(binary))
+    throw new Error(
+      `${binary} is missing: \`npm run tools\` (or \`up\`) builds lincheck into the tool cache`,
+    );
   const args = [`-timeout=${opts.timeoutSeconds ?? 300}s`];
   if (opts.visualize) args.push(`-visualize=${opts.visualize}`);
   const stdout = await new Promise<string>((resolve, reject) => {
