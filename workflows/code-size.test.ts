@@ -11,7 +11,7 @@ const MAX_FUNCTION_LINES = 80;
 /** Functions still over the limit: `file:name` -> the most lines they may have, and why they are not split yet. */
 const FUNCTION_EXCEPTIONS: Record<string, { max: number; why: string }> = {
   'workflows/operation-workflow.ts:clusterOperationWorkflow': {
-    max: 211,
+    max: 193,
     why: 'not split yet (issue 16): its loop shares many locals, like the cluster workflow did',
   },
   'workflows/snapshot-workflow.ts:etcdSnapshotWorkflow': { max: 164, why: 'not split yet (issue 16)' },
