@@ -5,15 +5,9 @@
 // A local-path volume is a folder on its node with no size of its own: growing is bookkeeping, the volume's capacity
 // and the claim's status.capacity raised to what the claim asks for (the same decision as the process nodes' claim
 // binder, planResizes). Only volumes local-path-provisioner made, in classes of its provisioner, are touched.
-import {
-  CoreV1Api,
-  KubeConfig,
-  PatchStrategy,
-  setHeaderOptions,
-  StorageV1Api,
-} from '@kubernetes/client-node';
+import { CoreV1Api, KubeConfig, StorageV1Api } from '@kubernetes/client-node';
 import type { V1PersistentVolume, V1PersistentVolumeClaim, V1StorageClass } from '@kubernetes/client-node';
-import { planResizes } from '../node/claim-resize';
+import { applyResize, planResizes } from '../node/claim-resize';
 import type { ResizeAction } from '../node/claim-resize';
 import { PROVISIONER_NAME } from './local-path-storage';
 
@@ -58,21 +52,9 @@ export function startClaimResizer(opts: { kubeconfig: string; log: (line: string
   kc.loadFromFile(opts.kubeconfig);
   const core = kc.makeApiClient(CoreV1Api);
   const storage = kc.makeApiClient(StorageV1Api);
-  const merge = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
   let stopped = false;
   const resize = async (a: ResizeAction): Promise<void> => {
-    await core.patchPersistentVolume(
-      { name: a.volumeName, body: { spec: { capacity: { storage: a.size } } } },
-      merge,
-    );
-    await core.patchNamespacedPersistentVolumeClaimStatus(
-      {
-        name: a.claimName,
-        namespace: a.namespace,
-        body: { status: { capacity: { storage: a.size }, conditions: null } },
-      },
-      merge,
-    );
+    await applyResize(core, a);
     opts.log(`claim resizer: grew ${a.namespace}/${a.claimName} and ${a.volumeName} to ${a.size}`);
   };
   const sync = async (): Promise<void> => {
