@@ -26,6 +26,8 @@ const toldOnce = (reason: string): reason is (typeof TOLD_ONCE)[number] =>
 const TOLD_KEPT = 32;
 /** The patch behind telling member problems and unsupported versions as Events. */
 const TELL_PROBLEMS_PATCH = 'tell-member-problems';
+/** The patch behind each member's raft lag and last error in status (a run from before wrote status without them). */
+const MEMBER_DETAIL_PATCH = 'member-lag-and-error';
 
 /** Writes the status this observation and decision give, when it differs from the last one written. */
 export async function publish(
@@ -47,6 +49,7 @@ export async function publish(
     clientEndpoint: clientEndpointFor(desired.spec, ref),
     ...(s.status ? { previous: s.status } : {}),
     now: new Date().toISOString(),
+    memberDetail: patched(MEMBER_DETAIL_PATCH),
   });
   const step = decision.step;
   if (step.kind === 'Wait' && toldOnce(step.reason)) {

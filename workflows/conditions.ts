@@ -38,6 +38,8 @@ export interface StatusInput {
   previous?: EtcdClusterStatus;
   /** RFC 3339, from the workflow's clock. */
   now: string;
+  /** Each member's raft lag and last error go into status (behind a patch: older runs wrote without them). */
+  memberDetail?: boolean;
 }
 
 const progressingReason: Record<OperationType, Reason> = {
@@ -73,6 +75,27 @@ export function hexMemberId(id: string): string {
   return /^\d+$/.test(id) ? BigInt(id).toString(16) : id;
 }
 
+/** Raft entries behind, rounded down to a power of ten; 0 within the normal in-flight window of 100. */
+export function roundedLag(leaderIndex: string, memberIndex: string): number | undefined {
+  if (!/^\d+$/.test(leaderIndex) || !/^\d+$/.test(memberIndex)) return undefined;
+  const lag = BigInt(leaderIndex) - BigInt(memberIndex);
+  if (lag < 100n) return 0;
+  return 10 ** (lag.toString().length - 1);
+}
+
+/** What is wrong with one member, in words: its Pod's problem first, then an alarm it raised, then silence. */
+export function memberError(
+  m: Pick<EtcdMemberView, 'id' | 'reachable'> | undefined,
+  k: KubeMemberView | undefined,
+  alarms: readonly { memberId: string; alarm: string }[] | undefined,
+): string | undefined {
+  if (k?.problem) return `${k.problem.reason}: ${k.problem.message}`;
+  const raised = (alarms ?? []).filter((a) => a.memberId === m?.id).map((a) => a.alarm);
+  if (raised.length > 0) return `etcd alarm ${[...new Set(raised)].sort().join(', ')} raised on this member`;
+  if (m && !m.reachable) return 'did not answer the operator (etcd status request failed or timed out)';
+  return undefined;
+}
+
 function members(input: StatusInput): MemberStatus[] {
   const { observed, previous, desired } = input;
   const ordinal = (name: string) => ordinalFor(desired.cluster, name);
@@ -84,10 +107,16 @@ function members(input: StatusInput): MemberStatus[] {
     // cluster shows its kept member), but none is ready or leads.
     return (previous?.members ?? [])
       .filter((m) => kube.has(m.name))
-      .map((m) => ({ ...m, ready: false, leader: false }))
+      .map((m) => {
+        if (!input.memberDetail) return { ...m, ready: false, leader: false };
+        const { raftLag: _lag, lastError: _error, ...rest } = m;
+        const lastError = memberError(undefined, kube.get(m.name), undefined);
+        return { ...rest, ready: false, leader: false, ...(lastError ? { lastError } : {}) };
+      })
       .sort(byName);
   }
-  const leaderId = observed.etcd.leaderId;
+  const { leaderId, alarms } = observed.etcd;
+  const leaderIndex = observed.etcd.members.find((m) => m.id === leaderId && m.reachable)?.raftIndex;
   return observed.etcd.members
     .map((m): MemberStatus => {
       const status: MemberStatus = {
@@ -103,6 +132,15 @@ function members(input: StatusInput): MemberStatus[] {
       if (template) status.upToDate = template.upToDate && template.metadataCurrent;
       if (m.dbSize !== undefined) status.dbSize = m.dbSize;
       if (m.dbSizeInUse !== undefined) status.dbSizeInUse = m.dbSizeInUse;
+      if (input.memberDetail) {
+        const lag =
+          leaderIndex !== undefined && m.reachable && m.raftIndex !== undefined
+            ? roundedLag(leaderIndex, m.raftIndex)
+            : undefined;
+        if (lag !== undefined) status.raftLag = lag;
+        const lastError = memberError(m, kube.get(m.name), alarms);
+        if (lastError !== undefined) status.lastError = lastError;
+      }
       return status;
     })
     .sort(byName);
