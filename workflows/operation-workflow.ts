@@ -18,7 +18,8 @@ import {
 } from '@temporalio/workflow';
 import type { ClusterActivities } from '../activities/cluster-activities';
 import type { ActionStep, Decision, Observed, Step } from './plan';
-import { answeringMembers, awaitsAnAnswer, describeStep, MEMBER_PROBLEM_REASONS, plan } from './plan';
+import { answeringMembers, awaitsAnAnswer, describeStep, MEMBER_PROBLEM_REASONS } from './plan';
+import { planNow } from './plan-now';
 import { membersChangedSignal, operationStepSignal } from '../contracts/messages';
 import { waitBackoffMs } from './wait-backoff';
 import { desiredOf, recordedAfter } from './observation';
@@ -235,7 +236,7 @@ export async function clusterOperationWorkflow(input: OperationInput): Promise<O
     for (;;) {
       await continueIfLong();
       const { observed, versionKnown } = await observe();
-      const decision: Decision = plan(desiredOf(ref, spec, versionKnown), observed);
+      const decision: Decision = planNow(desiredOf(ref, spec, versionKnown), observed);
       const step: Step = decision.step;
       if (refusesRestore(step)) await refuseRestore(ref, step.message);
       if (step.kind === 'Wait') {
