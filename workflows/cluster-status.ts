@@ -10,7 +10,7 @@ import { clusterActs as acts, isHalted } from './cluster-run-state';
 import { computeStatus, statusChanged } from './conditions';
 import { desiredOf } from './observation';
 import type { Decision, Observed } from './plan';
-import { plan } from './plan';
+import { planNow } from './plan-now';
 
 /** Notices told once as an Event: a member Pod that cannot run, an unsupported version. */
 const TOLD_ONCE = [
@@ -81,7 +81,7 @@ export async function refreshMembers(s: ClusterRunState): Promise<void> {
   await publish(
     s,
     observed,
-    plan(desiredOf(ref, s.desired.spec, observation.versionKnown), observed),
+    planNow(desiredOf(ref, s.desired.spec, observation.versionKnown), observed),
     observation.versionKnown,
   );
 }

@@ -136,6 +136,23 @@ describe('conditions', () => {
       ['True', Reasons.MemberNotReady, 'main-1, main-2 not ready'],
     ],
     [
+      'the same with the member-list rule (quorum-by-member-list): Available and the planner agree, nothing says QuorumLost',
+      input(withMember(2, { reachable: false }, {}, withMember(1, { reachable: false }, {})), {
+        desired: { ...desired(), quorumByMemberList: true },
+      }),
+      [
+        'True',
+        Reasons.ClusterAvailable,
+        "1 of 3 voters answered their status in time, 2 needed; etcd's linearizable member list answered, so a quorum holds",
+      ],
+      [
+        'False',
+        Reasons.MemberNotReady,
+        "1 of 3 voters answered their status in time, 2 needed; etcd's linearizable member list answered, so a quorum holds; membership changes wait for the others",
+      ],
+      ['True', Reasons.MemberNotReady, 'main-1, main-2 not ready'],
+    ],
+    [
       'a deadline that stopped an operation is reported until the spec changes or a retry is asked for',
       input(healthy, {
         desired: desired(5),

@@ -17,7 +17,14 @@ import type {
 import { MEMBER_PROBLEM_REASONS, operationFor } from './plan';
 import { DEFAULT_QUOTA_BACKEND_BYTES, NOSPACE_ALARM, noSpaceMessage } from './defrag-plan';
 import type { Decision, Desired, EtcdMemberView, KubeMemberView, Observed } from './plan';
-import { currentSize, memberState, ordinalFor, quorum, votesNow } from './cluster-state';
+import {
+  currentSize,
+  memberState,
+  ordinalFor,
+  quorumEvidence,
+  slowVotersMessage,
+  votesNow,
+} from './cluster-state';
 
 export interface StatusInput {
   /** metadata.generation of the spec these inputs were computed for. */
@@ -168,20 +175,14 @@ function available(input: StatusInput): Verdict {
     }
     return { status: 'False', reason: Reasons.QuorumLost, message: 'no member answers' };
   }
-  const voters = etcd.members.filter((m) => !m.isLearner);
-  const kube = new Map(observed.kube.map((k) => [k.name, k]));
-  const voting = voters.filter((m) => votesNow(m, kube.get(m.name))).length;
-  const needed = quorum(voters.length);
-  const message = `${voting} of ${voters.length} voters answer; ${needed} needed`;
-  if (voting >= needed) return { status: 'True', reason: Reasons.ClusterAvailable, message };
-  // etcd answered a linearizable member list, which only a quorum can serve: voters that did not answer their
-  // own status in time (a loaded machine, fresh TLS connections) are slow, and quorum holds. Saying QuorumLost
-  // here would be untrue; Degraded names the members that did not answer.
-  return {
-    status: 'True',
-    reason: Reasons.ClusterAvailable,
-    message: `${voting} of ${voters.length} voters answered their status in time, ${needed} needed; etcd's linearizable member list answered, so a quorum holds`,
-  };
+  // The planner reads quorum by the same rule (cluster-state.ts quorumEvidence). When only the linearizable member
+  // list shows quorum, saying QuorumLost would be untrue; Degraded names the members that did not answer.
+  const q = quorumEvidence(etcd, observed.kube);
+  if (q.proof === 'votes') {
+    const message = `${q.voting} of ${q.voters} voters answer; ${q.needed} needed`;
+    return { status: 'True', reason: Reasons.ClusterAvailable, message };
+  }
+  return { status: 'True', reason: Reasons.ClusterAvailable, message: slowVotersMessage(q) };
 }
 
 function degraded(input: StatusInput, availability: Verdict): Verdict {

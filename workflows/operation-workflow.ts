@@ -14,7 +14,8 @@ import {
 } from '@temporalio/workflow';
 import type { ClusterActivities } from '../activities/cluster-activities';
 import type { ActionStep, Decision, Observed, Step } from './plan';
-import { describeStep, plan } from './plan';
+import { describeStep } from './plan';
+import { planNow } from './plan-now';
 import { desiredOf, recordedAfter } from './observation';
 import { takePreUpgradeSnapshot } from './upgrade-snapshot';
 import { observeAuth } from './auth-step';
@@ -77,7 +78,7 @@ async function run(s: OperationRunState): Promise<string> {
   for (;;) {
     await continueIfLong(s);
     const { observed, versionKnown } = await observe(s);
-    const decision: Decision = plan(desiredOf(ref, spec, versionKnown), observed);
+    const decision: Decision = planNow(desiredOf(ref, spec, versionKnown), observed);
     const step: Step = decision.step;
     if (refusesRestore(step)) await refuseRestore(ref, step.message);
     if (step.kind === 'Wait') {

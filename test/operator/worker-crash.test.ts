@@ -95,7 +95,11 @@ describe('the operator killed in the middle of a membership change', () => {
         what: 'operator killed after MemberAddAsLearner (scale-up 3 -> 4)',
         boundMs: FAULT_GAP_BOUND_MS,
       });
-      expectMembership(await sampler.stop(), { what: 'operator killed during scale-up', floor: 3 });
+      expectMembership(await sampler.stop(), {
+        what: 'operator killed during scale-up',
+        floor: 3,
+        finalVoters: 4,
+      });
     } finally {
       await hold.release();
       await writer.stop();
@@ -139,7 +143,11 @@ describe('the operator killed in the middle of a membership change', () => {
         what: 'operator killed after MemberRemove (scale-down 4 -> 3)',
         boundMs: FAULT_GAP_BOUND_MS,
       });
-      expectMembership(await sampler.stop(), { what: 'operator killed during scale-down', floor: 3 });
+      expectMembership(await sampler.stop(), {
+        what: 'operator killed during scale-down',
+        floor: 3,
+        finalVoters: 3,
+      });
     } finally {
       await hold.release();
       await writer.stop();
