@@ -81,6 +81,41 @@ interface Run {
 type Scenario = (run: Run) => Promise<void>;
 
 /** Each scenario ends with the EtcdCluster deleted, so every recorded history is complete. */
+
+/** A schedule workflow started on the fake world, its Temporal Schedule created and then suspended; `deleted` ends it. */
+async function startSuspendedSchedule(
+  world: ReturnType<typeof fakeScheduleWorld>,
+  taskQueue: string,
+  name: string,
+) {
+  const workflowId = scheduleWorkflowId(NAMESPACE, name);
+  const spec: EtcdSnapshotScheduleSpec = {
+    clusterRef: { name: 'main' },
+    schedule: '@every 1h',
+    destination: SPEC.destination,
+    suspend: false,
+  };
+  const schedule = { namespace: NAMESPACE, name, uid: `uid-${name}` };
+  const change = (generation: number, more: Partial<ScheduleChange> = {}): ScheduleChange => ({
+    uid: schedule.uid,
+    generation,
+    spec,
+    ...more,
+  });
+  const handle = await env.client.workflow.start<typeof etcdSnapshotScheduleWorkflow>(
+    WorkflowTypes.schedule,
+    {
+      workflowId,
+      taskQueue,
+      args: [{ schedule, change: change(1) }],
+    },
+  );
+  await until('the schedule created', () => world.statuses.length === 1);
+  await handle.signal(scheduleChangedSignal, change(2, { spec: { ...spec, suspend: true } }));
+  await until('the schedule paused', () => world.statuses.length === 2);
+  return { workflowId, handle, deleted: change(2, { deleted: true }) };
+}
+
 const scenarios: Record<string, { initial: EtcdClusterSpec; options?: FakeClusterOptions; body: Scenario }> =
   {
     // Bootstrap 3, scale 3 -> 5 -> 3, then delete.
@@ -253,28 +288,8 @@ const snapshotScenarios: Record<
   schedule: async (taskQueue) => {
     const world = fakeScheduleWorld();
     return withSnapshotWorker(world.activities, taskQueue, async () => {
-      const workflowId = scheduleWorkflowId(NAMESPACE, 'schedule');
-      const spec: EtcdSnapshotScheduleSpec = {
-        clusterRef: { name: 'main' },
-        schedule: '@every 1h',
-        destination: SPEC.destination,
-        suspend: false,
-      };
-      const schedule = { namespace: NAMESPACE, name: 'schedule', uid: 'uid-schedule' };
-      const change = (generation: number, more: Partial<ScheduleChange> = {}): ScheduleChange => ({
-        uid: schedule.uid,
-        generation,
-        spec,
-        ...more,
-      });
-      const handle = await env.client.workflow.start<typeof etcdSnapshotScheduleWorkflow>(
-        WorkflowTypes.schedule,
-        { workflowId, taskQueue, args: [{ schedule, change: change(1) }] },
-      );
-      await until('the schedule created', () => world.statuses.length === 1);
-      await handle.signal(scheduleChangedSignal, change(2, { spec: { ...spec, suspend: true } }));
-      await until('the schedule paused', () => world.statuses.length === 2);
-      await handle.signal(scheduleChangedSignal, change(2, { deleted: true }));
+      const { workflowId, handle, deleted } = await startSuspendedSchedule(world, taskQueue, 'schedule');
+      await handle.signal(scheduleChangedSignal, deleted);
       await handle.result();
       return [workflowId];
     });
@@ -344,30 +359,14 @@ Object.assign(snapshotScenarios, {
   schedulemidway: async (taskQueue: string, capture: (ids: string[]) => Promise<void>) => {
     const world = fakeScheduleWorld();
     return withSnapshotWorker(world.activities, taskQueue, async () => {
-      const workflowId = scheduleWorkflowId(NAMESPACE, 'schedulemidway');
-      const spec: EtcdSnapshotScheduleSpec = {
-        clusterRef: { name: 'main' },
-        schedule: '@every 1h',
-        destination: SPEC.destination,
-        suspend: false,
-      };
-      const schedule = { namespace: NAMESPACE, name: 'schedulemidway', uid: 'uid-schedulemidway' };
-      const change = (generation: number, more: Partial<ScheduleChange> = {}): ScheduleChange => ({
-        uid: schedule.uid,
-        generation,
-        spec,
-        ...more,
-      });
-      const handle = await env.client.workflow.start<typeof etcdSnapshotScheduleWorkflow>(
-        WorkflowTypes.schedule,
-        { workflowId, taskQueue, args: [{ schedule, change: change(1) }] },
+      const { workflowId, handle, deleted } = await startSuspendedSchedule(
+        world,
+        taskQueue,
+        'schedulemidway',
       );
-      await until('the schedule created', () => world.statuses.length === 1);
-      await handle.signal(scheduleChangedSignal, change(2, { spec: { ...spec, suspend: true } }));
-      await until('the schedule paused', () => world.statuses.length === 2);
       await new Promise((r) => setTimeout(r, 2000));
       await capture([workflowId]);
-      await handle.signal(scheduleChangedSignal, change(2, { deleted: true }));
+      await handle.signal(scheduleChangedSignal, deleted);
       await handle.result();
       return [];
     });
