@@ -107,12 +107,20 @@ export function createClusterKubeActivities(deps: {
 }) {
   const { kube } = deps;
   return {
-    /** The headless peer Service, the voters-only client Service and the PodDisruptionBudget. */
-    async ensureClusterObjects(input: { ref: ClusterRef; voters: number }): Promise<void> {
+    /**
+     * The headless peer Service, the voters-only client Service and the PodDisruptionBudget, created with the spec's
+     * additionalMetadata (kept in step later by syncAdditionalMetadata).
+     */
+    async ensureClusterObjects(input: {
+      ref: ClusterRef;
+      voters: number;
+      additionalMetadata?: EtcdClusterSpec['additionalMetadata'];
+    }): Promise<void> {
       const { ref, voters } = input;
-      await kube.createIfAbsent(peerService(ref));
-      await kube.createIfAbsent(clientService(ref));
-      const pdb = disruptionBudget(ref, voters);
+      const spec = { additionalMetadata: input.additionalMetadata };
+      await kube.createIfAbsent(peerService(ref, spec));
+      await kube.createIfAbsent(clientService(ref, spec));
+      const pdb = disruptionBudget(ref, voters, spec);
       if ((await kube.createIfAbsent(pdb)) === 'exists') {
         await kube.mergePatch(
           { apiVersion: 'policy/v1', kind: 'PodDisruptionBudget', namespace: ref.namespace, name: ref.name },

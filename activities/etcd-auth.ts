@@ -8,6 +8,7 @@ import { API_VERSION, ETCD_CLUSTER } from '../crds/etcd-cluster';
 import type { ClusterKey, ConnectionContributor } from './etcd-connection';
 import type { KubeObjects } from './kube-objects';
 import type { ClusterRef } from '../contracts/cluster-ref';
+import { withAdditionalMetadata } from './additional-metadata';
 
 /** etcd's one user that may enable auth and change membership; the Secret's `username` must be this one. */
 export const ROOT_USER = 'root';
@@ -100,27 +101,38 @@ export async function writeAppliedPassword(
 ): Promise<void> {
   const data = { [AUTH_SECRET_KEYS.password]: Buffer.from(password, 'utf8').toString('base64') };
   const name = appliedSecretName(ref.name);
-  const created = await kube.createIfAbsent({
-    apiVersion: 'v1',
-    kind: 'Secret',
-    metadata: {
-      name,
-      namespace: ref.namespace,
-      labels: { 'app.kubernetes.io/managed-by': 'etcd-conductor', 'app.kubernetes.io/instance': ref.name },
-      ownerReferences: [
-        {
-          apiVersion: API_VERSION,
-          kind: ETCD_CLUSTER.kind,
-          name: ref.name,
-          uid: ref.uid,
-          controller: true,
-          blockOwnerDeletion: true,
-        },
-      ],
+  // Made with the cluster's additionalMetadata (activities/additional-metadata-sync.ts keeps it in step later).
+  const cluster = await kube.read<KubernetesObject & { spec?: Pick<EtcdClusterSpec, 'additionalMetadata'> }>({
+    apiVersion: API_VERSION,
+    kind: ETCD_CLUSTER.kind,
+    namespace: ref.namespace,
+    name: ref.name,
+  });
+  const secret = withAdditionalMetadata(
+    {
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: {
+        name,
+        namespace: ref.namespace,
+        labels: { 'app.kubernetes.io/managed-by': 'etcd-conductor', 'app.kubernetes.io/instance': ref.name },
+        ownerReferences: [
+          {
+            apiVersion: API_VERSION,
+            kind: ETCD_CLUSTER.kind,
+            name: ref.name,
+            uid: ref.uid,
+            controller: true,
+            blockOwnerDeletion: true,
+          },
+        ],
+      },
+      type: 'Opaque',
+      data,
     },
-    type: 'Opaque',
-    data,
-  } as KubernetesObject);
+    cluster?.spec,
+  );
+  const created = await kube.createIfAbsent(secret as KubernetesObject);
   if (created === 'exists') {
     await kube.mergePatch({ apiVersion: 'v1', kind: 'Secret', namespace: ref.namespace, name }, { data });
   }

@@ -18,6 +18,7 @@ import type { ClusterRef } from '../contracts/cluster-ref';
 import { heartbeat } from './heartbeat';
 import { clusterObjectRef, memberPods, ownedByAnother, podRef } from './cluster-kube';
 import { callTargets } from './call-targets';
+import { syncAdditionalMetadata } from './additional-metadata-sync';
 
 /** How often a step that waits on etcd inside an activity asks again. */
 export const ANSWER_POLL_MS = 200;
@@ -143,7 +144,11 @@ export function createMembershipActivities(deps: {
         }),
         { ref, spec, image, ...tlsHash },
       );
-      return kube.createIfAbsent(pod as KubernetesObject);
+      const created = await kube.createIfAbsent(pod as KubernetesObject);
+      // The Pod carries the spec's additionalMetadata; the cluster's other objects (some made since the last
+      // change, e.g. TLS Secrets) are brought to the same spec here, so no path of Pod creation skips them.
+      await syncAdditionalMetadata(kube, ref, spec);
+      return created;
     },
 
     /** Promotes a learner once etcd agrees it has caught up; `not-caught-up` lets the workflow wait on a timer. */

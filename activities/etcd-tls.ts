@@ -14,7 +14,7 @@ import type { KubeObjects } from './kube-objects';
 import { CERTIFICATE_KIND, tlsCertificates } from './tls-certificates';
 import { ensureAppliedCopies } from './issued-tls';
 
-type TLSSpec = Pick<EtcdClusterSpec, 'tls'>;
+type TLSSpec = Pick<EtcdClusterSpec, 'tls' | 'additionalMetadata'>;
 type SecretLike = KubernetesObject & { data?: Record<string, string> };
 type ClusterLike = KubernetesObject & { spec?: Partial<EtcdClusterSpec> };
 

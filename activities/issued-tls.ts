@@ -12,8 +12,9 @@ import { readTLSSecret, TLS_KEYS } from './etcd-tls';
 import { ownerReference } from './member-manifests';
 import type { KubeObjects } from './kube-objects';
 import { chainTrusted, parsePemBundle } from './tls-trust';
+import { withAdditionalMetadata } from './additional-metadata';
 
-type TLSSpec = Pick<EtcdClusterSpec, 'tls'>;
+type TLSSpec = Pick<EtcdClusterSpec, 'tls' | 'additionalMetadata'>;
 type Ref = { namespace: string; name: string; uid: string };
 type TLSData = Record<(typeof TLS_KEYS)[number], Buffer>;
 type SecretLike = KubernetesObject & { data?: Record<string, string> };
@@ -136,7 +137,11 @@ export async function observeIssuedTLS(
   };
 }
 
-function appliedSecret(ref: Ref, secret: IssuedTLSSecret, data: TLSData) {
+function appliedSecret(ref: Ref, secret: IssuedTLSSecret, data: TLSData, spec: TLSSpec) {
+  return withAdditionalMetadata(appliedSecretManifest(ref, secret, data), spec);
+}
+
+function appliedSecretManifest(ref: Ref, secret: IssuedTLSSecret, data: TLSData) {
   return {
     apiVersion: 'v1',
     kind: 'Secret',
@@ -165,7 +170,7 @@ export async function ensureAppliedCopies(kube: KubeObjects, ref: Ref, spec: TLS
       secret.issued,
       `the ${secret.role} certificate cert-manager issues`,
     );
-    await kube.createIfAbsent(appliedSecret(ref, secret, issued));
+    await kube.createIfAbsent(appliedSecret(ref, secret, issued, spec));
   }
 }
 

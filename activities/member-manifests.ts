@@ -13,6 +13,7 @@ import {
 } from '../crds/names';
 import { clientURLFor, peerURLFor, TLS_CA_HASH_ANNOTATION } from '../crds/tls-names';
 import { tlsEtcdFlags, tlsVolumeMounts, tlsVolumes } from './tls-pod';
+import { podUserMetadata, withAdditionalMetadata } from './additional-metadata';
 import type { ClusterRef } from '../contracts/cluster-ref';
 
 export const DATA_DIR = '/var/lib/etcd';
@@ -100,7 +101,7 @@ export function memberLabels(
   input: Pick<MemberPodInput, 'ref' | 'spec' | 'member' | 'role'>,
 ): Record<string, string> {
   return {
-    ...(input.spec.podLabels ?? {}),
+    ...podUserMetadata(input.spec).labels,
     ...commonLabels(input.ref.name),
     [Labels.member]: input.member,
     [Labels.role]: input.role,
@@ -135,7 +136,7 @@ export function memberPod(input: MemberPodInput) {
       namespace: ref.namespace,
       labels: memberLabels(input),
       annotations: {
-        ...(spec.podAnnotations ?? {}),
+        ...podUserMetadata(spec).annotations,
         ...(input.tlsCAHash ? { [TLS_CA_HASH_ANNOTATION]: input.tlsCAHash } : {}),
       } as Record<string, string>,
       ownerReferences: [ownerReference(ref)],
@@ -226,6 +227,10 @@ export function memberPod(input: MemberPodInput) {
 
 export function memberClaim(input: Pick<MemberPodInput, 'ref' | 'spec' | 'member'>) {
   const { ref, spec, member } = input;
+  return withAdditionalMetadata(claimManifest(ref, spec, member), spec);
+}
+
+function claimManifest(ref: ClusterRef, spec: EtcdClusterSpec, member: string) {
   return {
     apiVersion: 'v1',
     kind: 'PersistentVolumeClaim',
@@ -244,7 +249,11 @@ export function memberClaim(input: Pick<MemberPodInput, 'ref' | 'spec' | 'member
 }
 
 /** Headless Service that gives each member its stable DNS name, learners and unready members included. */
-export function peerService(ref: ClusterRef) {
+export function peerService(ref: ClusterRef, spec?: Pick<EtcdClusterSpec, 'additionalMetadata'>) {
+  return withAdditionalMetadata(peerServiceManifest(ref), spec);
+}
+
+function peerServiceManifest(ref: ClusterRef) {
   return {
     apiVersion: 'v1',
     kind: 'Service',
@@ -267,7 +276,11 @@ export function peerService(ref: ClusterRef) {
 }
 
 /** ClusterIP Service for clients: voters only, and of those only the Ready ones. */
-export function clientService(ref: ClusterRef) {
+export function clientService(ref: ClusterRef, spec?: Pick<EtcdClusterSpec, 'additionalMetadata'>) {
+  return withAdditionalMetadata(clientServiceManifest(ref), spec);
+}
+
+function clientServiceManifest(ref: ClusterRef) {
   return {
     apiVersion: 'v1',
     kind: 'Service',
@@ -286,7 +299,15 @@ export function clientService(ref: ClusterRef) {
 }
 
 /** Voluntary disruptions may never take more voters than quorum allows. */
-export function disruptionBudget(ref: ClusterRef, voters: number) {
+export function disruptionBudget(
+  ref: ClusterRef,
+  voters: number,
+  spec?: Pick<EtcdClusterSpec, 'additionalMetadata'>,
+) {
+  return withAdditionalMetadata(disruptionBudgetManifest(ref, voters), spec);
+}
+
+function disruptionBudgetManifest(ref: ClusterRef, voters: number) {
   return {
     apiVersion: 'policy/v1',
     kind: 'PodDisruptionBudget',

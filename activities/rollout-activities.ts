@@ -13,6 +13,8 @@ import { memberLabels } from './member-manifests';
 import type { ClaimLike } from './rollout-observation';
 import { claimStorageOf, readStorageClasses } from './rollout-observation';
 import { podMetadataRecord, RolloutAnnotations } from './rollout-template';
+import { podUserMetadata } from './additional-metadata';
+import { syncAdditionalMetadata } from './additional-metadata-sync';
 import type { ClusterRef } from '../contracts/cluster-ref';
 
 export interface RolloutActivityDeps {
@@ -23,7 +25,7 @@ interface PodLike extends KubernetesObject {
   metadata?: KubernetesObject['metadata'] & { deletionTimestamp?: unknown };
 }
 
-/** The podLabels/podAnnotations a Pod had applied, from its record annotation (nothing when it has none). */
+/** The user labels/annotations a Pod had applied, from its record annotation (nothing when it has none). */
 function appliedMetadata(pod: PodLike): {
   labels: Record<string, string>;
   annotations: Record<string, string>;
@@ -40,8 +42,9 @@ function appliedMetadata(pod: PodLike): {
 }
 
 /**
- * The merge patch that makes a Pod's metadata carry spec.podLabels and spec.podAnnotations: keys the spec
- * dropped are removed (null), the operator's own keys are never set or removed from here.
+ * The merge patch that makes a Pod's metadata carry the spec's user metadata (additionalMetadata with podLabels and
+ * podAnnotations on top): keys the spec dropped are removed (null), the operator's own keys are never set or removed
+ * from here.
  */
 export function metadataPatch(
   pod: PodLike,
@@ -49,6 +52,7 @@ export function metadataPatch(
   operatorLabels: ReadonlySet<string>,
 ): { labels: Record<string, string | null>; annotations: Record<string, string | null> } {
   const before = appliedMetadata(pod);
+  const wanted = podUserMetadata(spec);
   const ownAnnotation = (k: string) => Object.values<string>(RolloutAnnotations).includes(k);
   const diff = (
     old: Record<string, string>,
@@ -61,9 +65,9 @@ export function metadataPatch(
     return patch;
   };
   return {
-    labels: diff(before.labels, spec.podLabels ?? {}, (k) => operatorLabels.has(k)),
+    labels: diff(before.labels, wanted.labels, (k) => operatorLabels.has(k)),
     annotations: {
-      ...diff(before.annotations, spec.podAnnotations ?? {}, ownAnnotation),
+      ...diff(before.annotations, wanted.annotations, ownAnnotation),
       [RolloutAnnotations.podMetadata]: podMetadataRecord(spec),
     },
   };
@@ -103,18 +107,22 @@ export function createRolloutActivities(deps: RolloutActivityDeps) {
       return result === 'done' ? 'already-rolled' : result;
     },
 
-    /** Patches spec.podLabels and spec.podAnnotations onto the running Pod: metadata needs no restart. */
+    /**
+     * Patches the user metadata (additionalMetadata, podLabels/podAnnotations on top) onto the running Pod:
+     * metadata needs no restart. The cluster's other objects are brought to the spec's additionalMetadata first.
+     */
     async patchMemberPodMetadata(input: {
       ref: ClusterRef;
       spec: EtcdClusterSpec;
       member: string;
     }): Promise<'patched' | 'current' | 'absent'> {
       const { ref, spec, member } = input;
+      await syncAdditionalMetadata(kube, ref, spec);
       const pod = await kube.read<PodLike>(podRef(ref, member));
       if (!pod || pod.metadata?.deletionTimestamp) return 'absent';
       if (pod.metadata?.annotations?.[RolloutAnnotations.podMetadata] === podMetadataRecord(spec))
         return 'current';
-      const { podLabels: _l, ...withoutLabels } = spec;
+      const { podLabels: _l, additionalMetadata: _m, ...withoutLabels } = spec;
       const operatorLabels = new Set(
         Object.keys(memberLabels({ ref, spec: withoutLabels, member, role: 'voter' })),
       );

@@ -46,6 +46,9 @@ describe('podTemplate', () => {
   test.each<[string, Partial<EtcdClusterSpec>]>([
     ['podLabels', { podLabels: { team: 'a' } }],
     ['podAnnotations', { podAnnotations: { note: 'x' } }],
+    ['additionalMetadata.labels', { additionalMetadata: { labels: { team: 'a' } } }],
+    ['additionalMetadata.annotations', { additionalMetadata: { annotations: { note: 'x' } } }],
+    ['additionalMetadata, both', { additionalMetadata: { labels: { a: '1' }, annotations: { b: '2' } } }],
     ['replicas', { replicas: 5 }],
     // A cluster from before imagePullSecrets existed keeps its hash: no roll on operator upgrade.
     ['an empty imagePullSecrets', { imagePullSecrets: [] }],
@@ -119,6 +122,29 @@ describe('templateObservation', () => {
       'pod template (no hash recorded on the Pod)',
     ]);
   });
+  test.each<[string, Partial<EtcdClusterSpec>, Partial<EtcdClusterSpec>]>([
+    ['an additionalMetadata label added', {}, { additionalMetadata: { labels: { team: 'b' } } }],
+    [
+      'an additionalMetadata annotation changed',
+      { additionalMetadata: { annotations: { note: 'x' } } },
+      { additionalMetadata: { annotations: { note: 'y' } } },
+    ],
+    ['additionalMetadata removed', { additionalMetadata: { labels: { team: 'b' } } }, {}],
+  ])('%s: the template stays current (no roll), the metadata does not', (_case, was, now) => {
+    const base = { options: { 'snapshot-count': '5000' } };
+    const observed = templateObservation(
+      annotationsOf(spec({ ...base, ...was })),
+      desired,
+      spec({ ...base, ...now }),
+    );
+    expect(observed).toMatchObject({ upToDate: true, changed: [], metadataCurrent: false });
+  });
+  it('a Pod made before additionalMetadata existed is current while the spec has none (no patch on upgrade)', () => {
+    const s = spec({ podLabels: { team: 'a' }, podAnnotations: { note: 'x' } });
+    const old = JSON.stringify({ annotations: { note: 'x' }, labels: { team: 'a' } });
+    expect(podMetadataRecord(s)).toBe(old);
+    expect(podMetadataRecord({ ...s, additionalMetadata: {} })).toBe(old);
+  });
   it('a podLabels change leaves the template current but not the metadata', () => {
     const before = spec({ options: { 'snapshot-count': '5000' } });
     const after = { ...before, podLabels: { team: 'b' } };
@@ -140,6 +166,17 @@ describe('metadataPatch', () => {
     expect(metadataPatch(podWith(before), after, operatorLabels)).toEqual({
       labels: { tier: null, team: 'b' },
       annotations: { old: null, fresh: '2', [RolloutAnnotations.podMetadata]: podMetadataRecord(after) },
+    });
+  });
+  it('applies additionalMetadata with podLabels/podAnnotations on top, and removes a shared key the spec dropped', () => {
+    const before = spec({ additionalMetadata: { labels: { team: 'a', cost: 'c1' } } });
+    const after = spec({
+      additionalMetadata: { labels: { team: 'a' }, annotations: { note: 'shared' } },
+      podLabels: { team: 'pods' },
+    });
+    expect(metadataPatch(podWith(before), after, operatorLabels)).toEqual({
+      labels: { cost: null, team: 'pods' },
+      annotations: { note: 'shared', [RolloutAnnotations.podMetadata]: podMetadataRecord(after) },
     });
   });
   it("never sets or removes the operator's own labels and annotations", () => {

@@ -3,12 +3,13 @@
 // The hash is taken over the Pod that memberPod() renders for a placeholder member, so every field the
 // manifests ever add (a CA-bundle annotation, a new probe) takes part without more code, while what must
 // stay per member (its name, role, --initial-cluster, the restore init container of a seed) does not.
-// podLabels and podAnnotations are left out on purpose: they are patched onto running Pods in place
-// (metadata changes need no restart, and users expect a label change not to restart their database); the
+// podLabels, podAnnotations and additionalMetadata are left out on purpose: they are patched onto running Pods in
+// place (metadata changes need no restart, and users expect a label change not to restart their database); the
 // record of what was applied sits in its own annotation so that removed keys can be removed too.
 import { createHash } from 'node:crypto';
 import type { EtcdClusterSpec } from '../crds/etcd-cluster';
 import { API_GROUP } from '../crds/etcd-cluster';
+import { podUserMetadata } from './additional-metadata';
 import type { MemberPodInput } from './member-manifests';
 import { memberPod } from './member-manifests';
 import type { PodTemplate, PodTemplateObservation } from '../contracts/rollout';
@@ -18,7 +19,7 @@ export const RolloutAnnotations = {
   podTemplateHash: `${API_GROUP}/pod-template-hash`,
   /** JSON object: a short hash per part of that template, so an out-of-date Pod can say what changed. */
   podTemplateParts: `${API_GROUP}/pod-template-parts`,
-  /** JSON object: the spec.podLabels and spec.podAnnotations last applied to the Pod. */
+  /** JSON object: the user labels and annotations (additionalMetadata, podLabels/podAnnotations on top) last applied to the Pod. */
   podMetadata: `${API_GROUP}/pod-metadata`,
 } as const;
 
@@ -46,7 +47,7 @@ const digest = (text: string, length: number) =>
   createHash('sha256').update(text).digest('hex').slice(0, length);
 
 function withoutUserMetadata(spec: EtcdClusterSpec): EtcdClusterSpec {
-  const { podLabels: _labels, podAnnotations: _annotations, ...rest } = spec;
+  const { podLabels: _labels, podAnnotations: _annotations, additionalMetadata: _metadata, ...rest } = spec;
   return rest;
 }
 
@@ -84,9 +85,14 @@ export function podTemplate(input: TemplateInput): PodTemplate {
   return { hash: digest(stableJson(parts), 16), parts };
 }
 
-/** The record of spec.podLabels and spec.podAnnotations as applied to a Pod. */
+/**
+ * The record of the user metadata applied to a Pod: additionalMetadata with podLabels/podAnnotations on top. Without
+ * additionalMetadata it is exactly the record of podLabels/podAnnotations that Pods made before it existed carry, so
+ * an operator upgrade patches no Pod.
+ */
 export function podMetadataRecord(spec: EtcdClusterSpec): string {
-  return stableJson({ labels: spec.podLabels ?? {}, annotations: spec.podAnnotations ?? {} });
+  const { labels, annotations } = podUserMetadata(spec);
+  return stableJson({ labels, annotations });
 }
 
 /** The annotations createMemberPod adds to a member Pod so that later observations can compare it. */
@@ -122,7 +128,7 @@ const READABLE: Record<string, string> = {
   'spec.priorityClassName': 'priorityClassName',
   'spec.imagePullSecrets': 'imagePullSecrets',
   'spec.volumes': 'volumes',
-  // User podAnnotations are kept out of the template (they are patched in place), so the only annotation left in
+  // User annotations are kept out of the template (they are patched in place), so the only annotation left in
   // it is the hash of the CA bundle members trust: a change there is a CA change, and says so.
   'metadata.annotations': 'trusted CA bundle',
 };

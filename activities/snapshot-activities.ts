@@ -203,6 +203,7 @@ export function createSnapshotActivities(deps: SnapshotActivityDeps) {
         ...(clientTLSSecret ? { clientTLSSecret } : {}),
         ...(authSecretName ? { authSecretName } : {}),
         placement: jobPlacement(cluster?.spec, input.spec.jobPlacement),
+        ...(cluster?.spec ? { metadata: cluster.spec } : {}),
       });
       const outcome = await kube.createIfAbsent(job as KubernetesObject);
       return { jobName: job.metadata.name, created: outcome === 'created' };

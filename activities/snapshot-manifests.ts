@@ -11,6 +11,7 @@ import type {
   SnapshotDestination,
 } from '../crds/etcd-snapshot';
 import { ETCD_SNAPSHOT, SnapshotLabels } from '../crds/etcd-snapshot';
+import { jobWithAdditionalMetadata } from './additional-metadata';
 
 /** The project's own image; it runs `etcd-conductor snapshot|restore` (agent/main.ts). */
 export const DEFAULT_AGENT_IMAGE = 'ghcr.io/etcd-conductor/etcd-conductor:0.1.0';
@@ -188,6 +189,8 @@ export interface SnapshotJobInput {
   authSecretName?: string;
   /** The cluster's placement (jobPlacement). */
   placement?: JobPlacement;
+  /** The cluster's spec.additionalMetadata, for the Job and its Pod. */
+  metadata?: Pick<EtcdClusterSpec, 'additionalMetadata'>;
 }
 
 /** Where a snapshot Job mounts the operator's client certificate Secret (whole, read-only). */
@@ -206,6 +209,10 @@ export function agentTLSArgs(): string[] {
 }
 
 export function snapshotJob(input: SnapshotJobInput) {
+  return jobWithAdditionalMetadata(snapshotJobManifest(input), input.metadata);
+}
+
+function snapshotJobManifest(input: SnapshotJobInput) {
   const { snapshot, destination } = input;
   const name = snapshotJobName(snapshot.name, input.attempt);
   const labels = {

@@ -35,6 +35,7 @@ import {
   SNAPSHOT_MOUNT,
 } from './snapshot-manifests';
 import { recordOrDrop } from './event-recorder';
+import { jobWithAdditionalMetadata } from './additional-metadata';
 import type { EventReason } from '../contracts/event-reasons';
 
 export interface ScheduleActivityDeps {
@@ -97,7 +98,13 @@ export function pruneFileJob(input: {
   image: string;
   /** The cluster's placement (jobPlacement). */
   placement?: JobPlacement;
+  /** The cluster's spec.additionalMetadata, for the Job and its Pod. */
+  metadata?: Pick<EtcdClusterSpec, 'additionalMetadata'>;
 }) {
+  return jobWithAdditionalMetadata(pruneFileJobManifest(input), input.metadata);
+}
+
+function pruneFileJobManifest(input: Parameters<typeof pruneFileJob>[0]) {
   const file = `${SNAPSHOT_MOUNT}/${input.snapshot}.db`;
   const sub = input.subPath.replace(/^\/+|\/+$/g, '');
   return {
@@ -370,6 +377,7 @@ export function createScheduleActivities(deps: ScheduleActivityDeps) {
         });
         stored = 'pruned';
       } else if (input.uri?.startsWith('pvc://') && destination.pvc) {
+        const clusterSpec = await scheduledClusterSpec(schedule);
         await kube.createIfAbsent(
           pruneFileJob({
             schedule,
@@ -377,7 +385,8 @@ export function createScheduleActivities(deps: ScheduleActivityDeps) {
             claimName: destination.pvc.claimName,
             subPath: destination.pvc.subPath,
             image: deps.agentImage,
-            placement: jobPlacement(await scheduledClusterSpec(schedule), input.jobPlacement),
+            placement: jobPlacement(clusterSpec, input.jobPlacement),
+            ...(clusterSpec ? { metadata: clusterSpec } : {}),
           }) as KubernetesObject,
         );
         stored = 'pruned';

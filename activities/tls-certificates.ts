@@ -13,6 +13,7 @@ import {
   peerDnsNames,
   serverDnsNames,
 } from '../crds/tls-names';
+import { withAdditionalMetadata } from './additional-metadata';
 
 export const CERTIFICATE_API_VERSION = 'cert-manager.io/v1';
 export const CERTIFICATE_KIND = 'Certificate';
@@ -69,7 +70,11 @@ function certificate(
  * certificates authenticate both ends of a peer connection, and etcd's grpc-gateway dials its own client
  * port with the serving certificate, so both carry server and client auth.
  */
-export function tlsCertificates(ref: ClusterRef, spec: Pick<EtcdClusterSpec, 'tls'>) {
+export function tlsCertificates(ref: ClusterRef, spec: Pick<EtcdClusterSpec, 'tls' | 'additionalMetadata'>) {
+  return tlsCertificateManifests(ref, spec).map((c) => withAdditionalMetadata(c, spec));
+}
+
+function tlsCertificateManifests(ref: ClusterRef, spec: Pick<EtcdClusterSpec, 'tls'>) {
   const { peer, client } = spec.tls ?? {};
   const both = ['digital signature', 'key encipherment', 'server auth', 'client auth'];
   return [

@@ -12,6 +12,8 @@ import {
   OPERATION_RESULTS,
   OPERATION_TYPES,
   OPERATOR_OWNED_FLAGS,
+  RESERVED_LABELS,
+  reservedMetadataKey,
   STORAGE_MEDIA,
 } from './etcd-cluster';
 import type {
@@ -57,6 +59,7 @@ const specFields = {
   priorityClassName: { shape: 'string', required: false },
   image: { shape: 'object', required: false },
   imagePullSecrets: { shape: 'array', required: false },
+  additionalMetadata: { shape: 'object', required: false },
   podLabels: { shape: 'map', required: false },
   podAnnotations: { shape: 'map', required: false },
   options: { shape: 'map', required: false },
@@ -384,6 +387,25 @@ describe('the EtcdCluster CRD and its TypeScript types', () => {
     const rule = at(root, 'spec', 'podLabels')['x-kubernetes-validations']?.[0]?.rule ?? '';
     expect(Object.values(Labels).every((key) => key.startsWith(`${API_GROUP}/`))).toBe(true);
     expect(rule).toContain(`'${API_GROUP}/'`);
+  });
+
+  test("additionalMetadata refuses exactly the operator's keys, and the message names the key", () => {
+    const labels = at(root, 'spec', 'additionalMetadata', 'labels')['x-kubernetes-validations'] ?? [];
+    const annotations =
+      at(root, 'spec', 'additionalMetadata', 'annotations')['x-kubernetes-validations'] ?? [];
+    const [l] = labels as { rule: string; messageExpression?: string }[];
+    const [a] = annotations as { rule: string; messageExpression?: string }[];
+    for (const key of RESERVED_LABELS) expect(l?.rule).toContain(`'${key}'`);
+    expect(l?.rule.match(/'app\.kubernetes\.io\/[a-z-]+'/g)).toEqual(RESERVED_LABELS.map((k) => `'${k}'`));
+    expect(l?.rule).toContain(`'${API_GROUP}/'`);
+    expect(a?.rule).toContain(`'${API_GROUP}/'`);
+    // The refusal says which key: the messageExpression filters with the same condition as the rule.
+    expect(l?.messageExpression).toContain(l?.rule.slice('!self.exists('.length, -1));
+    expect(a?.messageExpression).toContain(a?.rule.slice('!self.exists('.length, -1));
+    // The operator's own label keys are all reserved, so none of its selectors can be forged.
+    for (const key of Object.values(Labels)) expect(reservedMetadataKey(key, 'label')).toBe(true);
+    expect(reservedMetadataKey('app.kubernetes.io/part-of', 'label')).toBe(false);
+    expect(reservedMetadataKey('app.kubernetes.io/name', 'annotation')).toBe(false);
   });
 });
 

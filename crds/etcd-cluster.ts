@@ -268,6 +268,25 @@ export interface EtcdImageSpec {
   ref?: string;
 }
 
+/** spec.additionalMetadata: the operator's own keys win on conflict, and the CRD refuses RESERVED_LABELS and the API group's prefix. */
+export interface AdditionalMetadata {
+  labels?: Record<string, string>;
+  annotations?: Record<string, string>;
+}
+
+/** Label keys the operator sets on its objects besides its own `etcd.conductor.dev/` prefix: additionalMetadata may not use them. */
+export const RESERVED_LABELS = [
+  'app.kubernetes.io/name',
+  'app.kubernetes.io/instance',
+  'app.kubernetes.io/managed-by',
+] as const;
+
+/** True for a label (or annotation) key only the operator may set on its objects. */
+export function reservedMetadataKey(key: string, kind: 'label' | 'annotation'): boolean {
+  if (key.startsWith(`${API_GROUP}/`)) return true;
+  return kind === 'label' && (RESERVED_LABELS as readonly string[]).includes(key);
+}
+
 export interface EtcdClusterSpec {
   /** 0..9; 0 pauses the cluster and keeps its last member's data. */
   replicas: number;
@@ -285,6 +304,9 @@ export interface EtcdClusterSpec {
   image?: EtcdImageSpec;
   /** Pull Secrets for member Pods and the cluster's Jobs. */
   imagePullSecrets?: { name: string }[];
+  /** Labels and annotations on every object the operator creates for the cluster (activities/additional-metadata.ts). */
+  additionalMetadata?: AdditionalMetadata;
+  /** Pod-only extras on top of additionalMetadata. */
   podLabels?: Record<string, string>;
   podAnnotations?: Record<string, string>;
   /** Extra etcd flags by name without dashes; never one of OPERATOR_OWNED_FLAGS. */

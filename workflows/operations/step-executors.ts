@@ -82,14 +82,22 @@ async function createSeed(ctx: StepContext, member: string): Promise<void> {
   const { ref, spec } = ctx;
   const restore = await seedRestore(ctx, member);
   if (restore === 'waiting') return;
-  await acts.ensureClusterObjects({ ref, voters: spec.replicas });
+  await acts.ensureClusterObjects({
+    ref,
+    voters: spec.replicas,
+    additionalMetadata: spec.additionalMetadata,
+  });
   await acts.createMemberClaim({ ref, spec, member });
   await acts.createMemberPod({ ref, spec, member, mode: 'seed', ...(restore ? { restore } : {}) });
 }
 
 async function addMember(ctx: StepContext, member: string): Promise<void> {
   const { ref, spec, details } = ctx;
-  await acts.ensureClusterObjects({ ref, voters: spec.replicas });
+  await acts.ensureClusterObjects({
+    ref,
+    voters: spec.replicas,
+    additionalMetadata: spec.additionalMetadata,
+  });
   await acts.createMemberClaim({ ref, spec, member });
   let added = await waitingActs.addLearner({ ref, member, waitMs: NOT_READY_WAIT_MS });
   // Waiting here, not in the plan loop: the claim created above has no member yet, and a fresh plan would
@@ -200,14 +208,22 @@ export async function executeStep(ctx: StepContext, step: ActionStep): Promise<v
         return;
       }
       if (ctx.pendingLearner?.id === step.id) ctx.pendingLearner = undefined;
-      await acts.ensureClusterObjects({ ref, voters: spec.replicas });
+      await acts.ensureClusterObjects({
+        ref,
+        voters: spec.replicas,
+        additionalMetadata: spec.additionalMetadata,
+      });
       return;
     }
     case 'RemoveMember':
       await acts.removeMember({ ref, id: step.id });
       await acts.deleteMemberPod({ ref, member: step.member });
       await acts.deleteMemberClaim({ ref, member: step.member });
-      await acts.ensureClusterObjects({ ref, voters: Math.max(spec.replicas, 1) });
+      await acts.ensureClusterObjects({
+        ref,
+        voters: Math.max(spec.replicas, 1),
+        additionalMetadata: spec.additionalMetadata,
+      });
       return;
     case 'MoveLeader':
       await acts.moveLeader({ ref, from: step.from.name, toId: step.to.id });
@@ -215,7 +231,11 @@ export async function executeStep(ctx: StepContext, step: ActionStep): Promise<v
     case 'RecreatePod':
       return recreatePod(ctx, step);
     case 'Resume':
-      await acts.ensureClusterObjects({ ref, voters: Math.max(spec.replicas, 1) });
+      await acts.ensureClusterObjects({
+        ref,
+        voters: Math.max(spec.replicas, 1),
+        additionalMetadata: spec.additionalMetadata,
+      });
       await acts.createMemberPod({ ref, spec, member: step.member, mode: 'restart' });
       return;
     case 'DeleteOrphan':

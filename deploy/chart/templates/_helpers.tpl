@@ -48,10 +48,11 @@ Secrets: get, plus create and patch for the operator's own applied-password copi
 - apiGroups: ['']
   resources: [persistentvolumeclaims]
   verbs: [create, delete, get, list, patch, watch]
-# The peer and client Services of each cluster, created once (get: one found under that name must be the cluster's).
+# The peer and client Services of each cluster, created once (get: one found under that name must be the cluster's);
+# patched to keep spec.additionalMetadata on them (activities/additional-metadata-sync.ts).
 - apiGroups: ['']
   resources: [services]
-  verbs: [create, get]
+  verbs: [create, get, patch]
 # Events on EtcdClusters, EtcdSnapshots and EtcdSnapshotSchedules: named per notice, and counted (get, patch)
 # when told again (activities/event-recorder.ts).
 - apiGroups: ['']
@@ -65,18 +66,19 @@ Secrets: get, plus create and patch for the operator's own applied-password copi
   resources: [secrets]
   verbs: [create, get, patch]
 # spec.tls with an issuerRef: one cert-manager Certificate per certificate the cluster needs, created once (get:
-# one found under that name must be the cluster's).
+# one found under that name must be the cluster's); patched to keep spec.additionalMetadata on it.
 - apiGroups: [cert-manager.io]
   resources: [certificates]
-  verbs: [create, get]
+  verbs: [create, get, patch]
 # One PodDisruptionBudget per cluster; its minAvailable follows the voter count (get: one found must be the cluster's).
 - apiGroups: [policy]
   resources: [poddisruptionbudgets]
   verbs: [create, get, patch]
-# Snapshot and prune Jobs: created, read for their result, deleted, and watched to signal completion.
+# Snapshot and prune Jobs: created, read for their result, deleted, watched to signal completion, and patched to keep
+# the cluster's spec.additionalMetadata on them.
 - apiGroups: [batch]
   resources: [jobs]
-  verbs: [create, delete, get, list, watch]
+  verbs: [create, delete, get, list, patch, watch]
 - apiGroups: [etcd.conductor.dev]
   resources: [etcdclusters, etcdsnapshotschedules]
   verbs: [get, list, watch]
