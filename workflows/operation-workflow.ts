@@ -27,6 +27,7 @@ import { compensate as undoHalfDoneStep } from './operations/compensation';
 import type { OperationRunState } from './operation-run-state';
 import { carriedOf, startOperationRun } from './operation-run-state';
 import { waitOn } from './operation-wait';
+import { operationResultMessage } from './operation-result';
 
 export type { OperationCarried, OperationInput, OperationOutcome } from './operations/operation-module';
 
@@ -86,7 +87,7 @@ async function run(s: OperationRunState): Promise<string> {
       continue;
     }
     s.wait = undefined;
-    if (step.kind === 'None') return withSnapshotNote(s, step.message);
+    if (step.kind === 'None') return operationResultMessage(type, step, s.snapshotUri);
     if (!continuesOperation(type, step, spec.replicas))
       return withSnapshotNote(s, `done; next: ${describeStep(step)}`);
     s.steps += 1;

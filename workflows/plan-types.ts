@@ -186,6 +186,11 @@ export type Step =
       kind: 'None';
       reason: typeof Reasons.Converged | typeof Reasons.Paused | typeof Reasons.StorageExpansionRefused;
       message: string;
+      /**
+       * On a StorageExpansionRefused: the cluster's state said without the refusal, which is what an operation
+       * other than a Rollout ends with (workflows/operation-result.ts): its result is not about storage.
+       */
+      converged?: string;
     };
 
 export type StepKind = Step['kind'];

@@ -271,13 +271,14 @@ export const withEtcdChain: Check<WithEtcd>[] = [
     run: (c) => {
       if (c.desired.storageSize === undefined || c.desired.medium === 'Memory') return undefined;
       const kube = new Map(c.observed.kube.map((k) => [k.name, k]));
-      return planStorageGrowth({
+      const decision = planStorageGrowth({
         size: c.desired.storageSize,
         claims: c.members.map((m) => {
           const storage = kube.get(m.name)?.claim?.storage;
           return { member: m.name, ordinal: m.ordinal, ...(storage ? { storage } : {}) };
         }),
       });
+      return decision?.kind === 'None' ? { ...decision, converged: convergedMessage(c) } : decision;
     },
   },
   {
@@ -302,10 +303,14 @@ export const withEtcdChain: Check<WithEtcd>[] = [
     run: (c) => ({
       kind: 'None',
       reason: Reasons.Converged,
-      message: `${c.voters.length} of ${c.desired.replicas} members healthy`,
+      message: convergedMessage(c),
     }),
   },
 ];
+
+function convergedMessage(c: WithEtcd): string {
+  return `${c.voters.length} of ${c.desired.replicas} members healthy`;
+}
 
 /** Each member as the upgrade and downgrade planners see it. */
 function upgradeViews(c: WithEtcd) {
