@@ -34,7 +34,7 @@ export interface FakePod {
   version: string;
   /** fakeTemplateHash of the spec the Pod was created from (rollouts). */
   template: string;
-  /** JSON of the podLabels/podAnnotations applied to it. */
+  /** JSON of the podLabels/podAnnotations/additionalMetadata applied to it. */
   metadata: string;
 }
 
@@ -43,7 +43,7 @@ export function fakeTemplateHash(spec: EtcdClusterSpec): string {
   return JSON.stringify([spec.version, spec.options ?? {}, spec.resources ?? {}, spec.affinity ?? null]);
 }
 const fakeMetadata = (spec: EtcdClusterSpec) =>
-  JSON.stringify([spec.podLabels ?? {}, spec.podAnnotations ?? {}]);
+  JSON.stringify([spec.podLabels ?? {}, spec.podAnnotations ?? {}, spec.additionalMetadata ?? {}]);
 
 export interface FakeClaim {
   dataLost: boolean;
