@@ -337,7 +337,7 @@ export interface MemberStatus {
   leader: boolean;
   /** etcd server version the member reports. */
   version?: string;
-  /** Its Pod runs the spec's template and carries its podLabels/podAnnotations (absent when not known). */
+  /** Its Pod runs the spec's template and carries its additionalMetadata and podLabels/podAnnotations (absent when not known). */
   upToDate?: boolean;
   /** Bytes of the member's database file (Maintenance.Status dbSize). */
   dbSize?: number;

@@ -46,7 +46,7 @@ export interface RolloutLeaderStep {
   changed: string[];
 }
 
-/** Patch spec.podLabels and spec.podAnnotations onto the member's running Pod: no restart. */
+/** Patch the spec's user metadata (additionalMetadata, podLabels/podAnnotations on top) onto the member's running Pod, and additionalMetadata onto the cluster's other objects: no restart. */
 export interface UpdateMemberMetadataStep {
   kind: 'UpdateMemberMetadata';
   member: string;
@@ -186,7 +186,7 @@ export function summarizeRollout(
     case 'MoveLeader':
       return `roll out ${ref}: ${first.changed.join(', ')} changed`;
     case 'UpdateMemberMetadata':
-      return `roll out ${ref}: podLabels/podAnnotations changed`;
+      return `roll out ${ref}: labels/annotations changed`;
     case 'ExpandClaim':
       return `roll out ${ref}: storage ${first.from} -> ${first.to}`;
   }
@@ -202,7 +202,7 @@ export function describeRolloutStep(
     case 'MoveLeader':
       return `move leadership from ${step.from.name} to ${step.to.name}, which runs the new spec, before restarting ${step.from.name}`;
     case 'UpdateMemberMetadata':
-      return `patch podLabels/podAnnotations onto the Pod of ${step.member} (no restart)`;
+      return `patch labels/annotations onto the Pod of ${step.member} (no restart)`;
     case 'ExpandClaim':
       return `grow the claim of ${step.member} from ${step.from} to ${step.to}`;
   }
