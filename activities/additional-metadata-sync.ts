@@ -74,8 +74,10 @@ export async function syncAdditionalMetadata(
       const o = await kube.read(named);
       if (o) objects.push({ ...o, apiVersion: named.apiVersion, kind: named.kind });
     } catch (err) {
-      // Not allowed to read it (an older chart's RBAC) or a kind that is not installed: nothing to keep in step.
-      if (isStatus(err, 403) || isStatus(err, 404)) continue;
+      // Not allowed to read it (an older chart's RBAC) or a kind that is not installed (no cert-manager): nothing
+      // to keep in step there.
+      const unknownKind = /unrecognized api version and kind/i.test(err instanceof Error ? err.message : '');
+      if (isStatus(err, 403) || isStatus(err, 404) || unknownKind) continue;
       throw err;
     }
   }
