@@ -78,26 +78,27 @@ async function seedRestore(ctx: StepContext, member: string): Promise<RestoreIni
   return 'waiting';
 }
 
+/** The cluster's Services and PodDisruptionBudget for `voters`, made with the spec's additionalMetadata. */
+async function ensureClusterObjects(ctx: StepContext, voters: number): Promise<void> {
+  await acts.ensureClusterObjects({
+    ref: ctx.ref,
+    voters,
+    additionalMetadata: ctx.spec.additionalMetadata,
+  });
+}
+
 async function createSeed(ctx: StepContext, member: string): Promise<void> {
   const { ref, spec } = ctx;
   const restore = await seedRestore(ctx, member);
   if (restore === 'waiting') return;
-  await acts.ensureClusterObjects({
-    ref,
-    voters: spec.replicas,
-    additionalMetadata: spec.additionalMetadata,
-  });
+  await ensureClusterObjects(ctx, spec.replicas);
   await acts.createMemberClaim({ ref, spec, member });
   await acts.createMemberPod({ ref, spec, member, mode: 'seed', ...(restore ? { restore } : {}) });
 }
 
 async function addMember(ctx: StepContext, member: string): Promise<void> {
   const { ref, spec, details } = ctx;
-  await acts.ensureClusterObjects({
-    ref,
-    voters: spec.replicas,
-    additionalMetadata: spec.additionalMetadata,
-  });
+  await ensureClusterObjects(ctx, spec.replicas);
   await acts.createMemberClaim({ ref, spec, member });
   let added = await waitingActs.addLearner({ ref, member, waitMs: NOT_READY_WAIT_MS });
   // Waiting here, not in the plan loop: the claim created above has no member yet, and a fresh plan would
@@ -208,22 +209,14 @@ export async function executeStep(ctx: StepContext, step: ActionStep): Promise<v
         return;
       }
       if (ctx.pendingLearner?.id === step.id) ctx.pendingLearner = undefined;
-      await acts.ensureClusterObjects({
-        ref,
-        voters: spec.replicas,
-        additionalMetadata: spec.additionalMetadata,
-      });
+      await ensureClusterObjects(ctx, spec.replicas);
       return;
     }
     case 'RemoveMember':
       await acts.removeMember({ ref, id: step.id });
       await acts.deleteMemberPod({ ref, member: step.member });
       await acts.deleteMemberClaim({ ref, member: step.member });
-      await acts.ensureClusterObjects({
-        ref,
-        voters: Math.max(spec.replicas, 1),
-        additionalMetadata: spec.additionalMetadata,
-      });
+      await ensureClusterObjects(ctx, Math.max(spec.replicas, 1));
       return;
     case 'MoveLeader':
       await acts.moveLeader({ ref, from: step.from.name, toId: step.to.id });
@@ -231,11 +224,7 @@ export async function executeStep(ctx: StepContext, step: ActionStep): Promise<v
     case 'RecreatePod':
       return recreatePod(ctx, step);
     case 'Resume':
-      await acts.ensureClusterObjects({
-        ref,
-        voters: Math.max(spec.replicas, 1),
-        additionalMetadata: spec.additionalMetadata,
-      });
+      await ensureClusterObjects(ctx, Math.max(spec.replicas, 1));
       await acts.createMemberPod({ ref, spec, member: step.member, mode: 'restart' });
       return;
     case 'DeleteOrphan':
