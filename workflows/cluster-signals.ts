@@ -27,7 +27,8 @@ export function installClusterHandlers(s: ClusterRunState): void {
   });
   // A firing of the cluster's defrag Temporal Schedule; one kept for an earlier object of this name is not ours.
   setHandler(defragDueSignal, (due) => {
-    if (due.uid !== s.ref.uid || s.deleted) return;
+    // A firing already under way when the spec dropped the schedule finds nothing to serve.
+    if (due.uid !== s.ref.uid || s.deleted || !s.desired.spec.maintenance?.defrag?.schedule) return;
     s.maintenance = { ...s.maintenance, scheduledDefragDue: true };
     s.dirty = true;
   });
