@@ -47,7 +47,8 @@ export function createDefragScheduleActivities(deps: DefragScheduleActivityDeps)
         action,
         paused: false,
         note: defragScheduleNote(ref, schedule),
-        memo: { etcdCluster: `${ref.namespace}/${ref.name}`, uid: ref.uid, defragSchedule: schedule },
+        // The memo is set once, at create (an update cannot change it): the cron is in the note, which updates.
+        memo: { etcdCluster: `${ref.namespace}/${ref.name}`, uid: ref.uid },
         what: `spec.maintenance.defrag.schedule "${schedule}"`,
       });
     },
