@@ -5,9 +5,8 @@
 // the Secret inside the activity and never returned.
 import type { KubernetesObject } from '@kubernetes/client-node';
 import type { Client, ScheduleOptionsStartWorkflowAction } from '@temporalio/client';
-import { ScheduleAlreadyRunning, ScheduleNotFoundError, ScheduleOverlapPolicy } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
-import { FailureTypes, ScheduleReasons } from '../crds/conditions';
+import { FailureTypes } from '../crds/conditions';
 import type { EtcdClusterSpec } from '../crds/etcd-cluster';
 import { API_VERSION, ETCD_CLUSTER } from '../crds/etcd-cluster';
 import type {
@@ -36,6 +35,7 @@ import {
 } from './snapshot-manifests';
 import { recordOrDrop } from './event-recorder';
 import { jobWithAdditionalMetadata } from './additional-metadata';
+import { deleteTemporalSchedule, keepTemporalSchedule } from './temporal-schedules';
 import type { EventReason } from '../contracts/event-reasons';
 
 export interface ScheduleActivityDeps {
@@ -156,12 +156,6 @@ function pruneFileJobManifest(input: Parameters<typeof pruneFileJob>[0]) {
   };
 }
 
-function isInvalidArgument(err: unknown): boolean {
-  // The schedule client turns the server's INVALID_ARGUMENT (e.g. "CronString does not have 5-7 fields")
-  // into a TypeError; a raw gRPC error carries code 3.
-  return err instanceof TypeError || (err as { code?: number }).code === 3;
-}
-
 export function createScheduleActivities(deps: ScheduleActivityDeps) {
   const { kube } = deps;
 
@@ -202,60 +196,19 @@ export function createScheduleActivities(deps: ScheduleActivityDeps) {
         staticSummary: `scheduled snapshot of ${schedule.namespace}/${spec.clusterRef.name} (${schedule.name})`,
         ...(input.searchAttributes ? { typedSearchAttributes: input.searchAttributes } : {}),
       };
-      const wanted = {
+      return keepTemporalSchedule(deps.temporal, {
+        scheduleId: input.scheduleId,
         spec: { cronExpressions: [spec.schedule] },
         action,
-        // One run at a time; after the operator was down, at most the last missed run is caught up.
-        policies: { overlap: ScheduleOverlapPolicy.SKIP, catchupWindow: '1 minute' },
-      };
-      const handle = deps.temporal.schedule.getHandle(input.scheduleId);
-      try {
-        let outcome: 'created' | 'updated';
-        try {
-          await handle.update((prev) => ({
-            ...prev,
-            ...wanted,
-            state: { ...prev.state, paused: spec.suspend, note },
-          }));
-          outcome = 'updated';
-        } catch (err) {
-          if (!(err instanceof ScheduleNotFoundError)) throw err;
-          try {
-            await deps.temporal.schedule.create({
-              scheduleId: input.scheduleId,
-              ...wanted,
-              state: { paused: spec.suspend, note },
-            });
-          } catch (createErr) {
-            if (!(createErr instanceof ScheduleAlreadyRunning)) throw createErr;
-          }
-          outcome = 'created';
-        }
-        // Pause and unpause explicitly: what an update does to the paused state differs across servers.
-        const described = await handle.describe();
-        if (described.state.paused !== spec.suspend) {
-          if (spec.suspend) await handle.pause(note);
-          else await handle.unpause(note);
-        }
-        return outcome;
-      } catch (err) {
-        if (err instanceof ScheduleNotFoundError || !isInvalidArgument(err)) throw err;
-        throw ApplicationFailure.nonRetryable(
-          `Temporal refused the schedule "${spec.schedule}": ${(err as Error).message}`,
-          ScheduleReasons.InvalidSchedule,
-        );
-      }
+        paused: spec.suspend,
+        note,
+        what: `the schedule "${spec.schedule}"`,
+      });
     },
 
     /** Deletes the Temporal Schedule; one that is already gone counts as deleted. */
     async deleteTemporalSchedule(input: { scheduleId: string }): Promise<'deleted' | 'absent'> {
-      try {
-        await deps.temporal.schedule.getHandle(input.scheduleId).delete();
-        return 'deleted';
-      } catch (err) {
-        if (err instanceof ScheduleNotFoundError) return 'absent';
-        throw err;
-      }
+      return deleteTemporalSchedule(deps.temporal, input.scheduleId);
     },
 
     /** The schedule object as it is now (a run uses the newest spec), or `gone`. */

@@ -56,6 +56,7 @@ export const EventReasons = {
   Compacted: cluster('Normal'),
   MemberDefragmented: cluster('Normal'),
   NoSpaceCleared: cluster('Normal'),
+  DefragScheduleRefused: cluster('Warning'),
   // EtcdSnapshot (workflows/snapshot-workflow.ts)
   SnapshotStarted: snapshot('Normal'),
   SnapshotRetrying: snapshot('Warning'),

@@ -68,6 +68,14 @@ export interface OperationStep {
  */
 export const operationStepSignal = defineSignal<[string | OperationStep]>('operationStep');
 
+/** A firing of the cluster's defrag schedule (contracts/defrag-schedule.ts), for the object of this uid only. */
+export interface DefragDue {
+  uid: string;
+}
+
+/** Sent by defragDueWorkflow, which the cluster's Temporal Schedule starts at each firing. */
+export const defragDueSignal = defineSignal<[DefragDue]>('defragDue');
+
 /** A member Pod or claim changed: observe again now instead of at the next drift check. */
 export const membersChangedSignal = defineSignal<[]>('membersChanged');
 
@@ -101,6 +109,7 @@ export const WorkflowTypes = {
   snapshot: 'etcdSnapshotWorkflow',
   schedule: 'etcdSnapshotScheduleWorkflow',
   scheduleRun: 'snapshotScheduleRunWorkflow',
+  defragDue: 'defragDueWorkflow',
 } as const;
 
 /** The value of the EtcdOperationType search attribute on snapshot workflows (cluster operations use OperationType). */

@@ -24,6 +24,7 @@ import { createS3Store } from '../activities/s3-store';
 import { createSnapshotActivities } from '../activities/snapshot-activities';
 import { createSnapshotEventRecorder } from '../activities/snapshot-events';
 import { createScheduleActivities } from '../activities/snapshot-schedule-activities';
+import { createDefragScheduleActivities } from '../activities/defrag-schedule-activities';
 import { API_GROUP, API_VERSION_NAME, ETCD_CLUSTER } from '../crds/etcd-cluster';
 import { ETCD_SNAPSHOT } from '../crds/etcd-snapshot';
 import { ETCD_SNAPSHOT_SCHEDULE } from '../crds/etcd-snapshot-schedule';
@@ -155,6 +156,7 @@ export async function startOperator(
           temporal: client,
           agentImage: config.agentImage,
         }),
+        ...createDefragScheduleActivities({ temporal: client }),
       };
       worker = await step('worker', () =>
         Worker.create({

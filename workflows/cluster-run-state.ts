@@ -29,6 +29,10 @@ export interface CarriedState {
   seq: number;
   /** spec.maintenance.defrag.schedule and its next firing (workflows/defrag-schedule.ts). */
   defragSchedule?: DefragScheduleState;
+  /** The Temporal Schedule kept for the defrag schedule (workflows/defrag-schedule-keeper.ts). */
+  defragTemporal?: MaintenanceState['defragTemporal'];
+  /** A firing of it not yet served by a Defrag. */
+  scheduledDefragDue?: boolean;
   /** When the last Defrag operation ended: the threshold's cooldown counts from it (workflows/defrag-plan.ts). */
   lastDefragAt?: string;
   /** The refusal last told as an Event (upgrade path, auth, TLS trust): told once, also across continue-as-new. */
@@ -62,6 +66,8 @@ export interface ClusterRunState {
   seq: number;
   /** What operation modules keep between their operations (the defrag schedule and cooldown). */
   maintenance: MaintenanceState;
+  /** This run applied (or had refused) the defrag Temporal Schedule at least once. */
+  defragScheduleApplied: boolean;
   told: string[];
   current: CurrentOperation | undefined;
   /** What the running operation waits on, when it waits (it tells its step as data). */
@@ -103,7 +109,10 @@ export function initialRunState(input: ClusterWorkflowArgs): ClusterRunState {
     maintenance: {
       ...(carried?.defragSchedule ? { defragSchedule: carried.defragSchedule } : {}),
       ...(carried?.lastDefragAt ? { lastDefragAt: carried.lastDefragAt } : {}),
+      ...(carried?.defragTemporal ? { defragTemporal: carried.defragTemporal } : {}),
+      ...(carried?.scheduledDefragDue ? { scheduledDefragDue: true } : {}),
     },
+    defragScheduleApplied: false,
     told: carried?.told ?? [],
     current: undefined,
     currentWaitReason: undefined,
@@ -130,6 +139,8 @@ export function carriedOf(s: ClusterRunState): CarriedState {
     seq: s.seq,
     ...(s.maintenance.defragSchedule ? { defragSchedule: s.maintenance.defragSchedule } : {}),
     ...(s.maintenance.lastDefragAt ? { lastDefragAt: s.maintenance.lastDefragAt } : {}),
+    ...(s.maintenance.defragTemporal ? { defragTemporal: s.maintenance.defragTemporal } : {}),
+    ...(s.maintenance.scheduledDefragDue ? { scheduledDefragDue: true } : {}),
     ...(s.refusalReported ? { refusalReported: s.refusalReported } : {}),
     ...(s.storageRefusalReported ? { storageRefusalReported: s.storageRefusalReported } : {}),
     ...(s.told.length > 0 ? { told: s.told } : {}),

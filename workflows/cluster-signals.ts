@@ -4,6 +4,7 @@ import { patched, setHandler } from '@temporalio/workflow';
 import type { ClusterChange, ClusterProgress, OperationStep } from '../contracts/messages';
 import {
   clusterChangedSignal,
+  defragDueSignal,
   membersChangedSignal,
   operationStepSignal,
   progressQuery,
@@ -23,6 +24,13 @@ export function installClusterHandlers(s: ClusterRunState): void {
   setHandler(membersChangedSignal, () => {
     s.dirty = true;
     if (s.current) s.membersChangedDuringOperation = true;
+  });
+  // A firing of the cluster's defrag Temporal Schedule; one kept for an earlier object of this name is not ours.
+  setHandler(defragDueSignal, (due) => {
+    // A firing already under way when the spec dropped the schedule finds nothing to serve.
+    if (due.uid !== s.ref.uid || s.deleted || !s.desired.spec.maintenance?.defrag?.schedule) return;
+    s.maintenance = { ...s.maintenance, scheduledDefragDue: true };
+    s.dirty = true;
   });
   setHandler(operationStepSignal, (update) => onOperationStep(s, update));
   setHandler(progressQuery, (): ClusterProgress => progressOf(s));

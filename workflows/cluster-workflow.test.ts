@@ -8,10 +8,12 @@ import { Worker } from '@temporalio/worker';
 import type { EtcdClusterSpec, EtcdClusterStatus } from '../crds/etcd-cluster';
 import type { CarriedState } from './cluster-workflow';
 import { etcdClusterWorkflow } from './cluster-workflow';
+import { defragDueWorkflow } from './defrag-due-workflow';
 import type { ClusterChange, ClusterWorkflowInput } from '../contracts/messages';
 import {
   clusterChangedSignal,
   clusterWorkflowId,
+  defragDueSignal,
   membersChangedSignal,
   operationWorkflowId,
   progressQuery,
@@ -340,6 +342,90 @@ describe('etcdClusterWorkflow on the Temporal dev server', () => {
         halted: { generation: 2, reason: 'DeadlineExceeded' },
       });
     });
+  });
+
+  it('keeps a Temporal Schedule for spec.maintenance.defrag.schedule: a firing runs a Schedule Defrag, removing the schedule deletes it, and so does deleting the cluster', async () => {
+    const fake = createFakeCluster();
+    const withSchedule = (schedule: string) => specOf(3, { maintenance: { defrag: { schedule } } as never });
+    await withCluster('sched', withSchedule('0 3 * * 0'), fake, async ({ opId, change, handle, uid }) => {
+      const id = `etcdcluster/${NAMESPACE}/sched/defrag/${uid}`;
+      await finished(fake, opId(1, 'Bootstrap'));
+      await eventually('the schedule to be created', () =>
+        fake.temporalSchedules()[id] === '0 3 * * 0' ? true : undefined,
+      );
+      expect(fake.defrags()).toEqual([]);
+
+      // A firing for another object of the same name is not this cluster's.
+      await handle.signal(defragDueSignal, { uid: 'someone-else' });
+      // What the Temporal Schedule starts at a firing: it signals the cluster workflow.
+      const ref = { namespace: NAMESPACE, name: 'sched', uid };
+      const taskQueue = (await handle.describe()).taskQueue;
+      await expect(
+        env.client.workflow.execute(defragDueWorkflow, {
+          workflowId: `${id}/due-1`,
+          taskQueue,
+          args: [{ ref }],
+        }),
+      ).resolves.toBe('signalled');
+      const served = await finished(fake, opId(2, 'Defrag'));
+      expect(served.lastOperation?.message).toMatch(/^Schedule: /);
+      expect(fake.defrags().map((d) => d.member)).toHaveLength(3);
+      // Served once: no second Defrag follows without another firing.
+      await sleep(1500);
+      expect(fake.status?.lastOperation?.workflowId).toBe(opId(2, 'Defrag'));
+      expect(fake.status?.currentOperation).toBeUndefined();
+
+      await change(2, withSchedule('@daily'));
+      await eventually('the schedule to be updated', () =>
+        fake.temporalSchedules()[id] === '@daily' ? true : undefined,
+      );
+      await change(3, specOf(3));
+      await eventually('the schedule to be deleted', () =>
+        fake.temporalSchedules()[id] === undefined ? true : undefined,
+      );
+      // A firing that was already under way when the schedule went does nothing.
+      await handle.signal(defragDueSignal, { uid });
+      await change(4, withSchedule('*/5 * * * *'));
+      await eventually('the schedule to be created again', () =>
+        fake.temporalSchedules()[id] === '*/5 * * * *' ? true : undefined,
+      );
+      await change(4, withSchedule('*/5 * * * *'), { deleted: true });
+      await expect(handle.result()).resolves.toBeUndefined();
+      expect(fake.temporalSchedules()).toEqual({});
+      expect(fake.defrags()).toHaveLength(3);
+    });
+  });
+
+  it('a schedule Temporal refuses is told as a DefragScheduleRefused Warning Event once, and the cluster goes on', async () => {
+    const fake = createFakeCluster({ refuseDefragSchedule: 'invalid day of month' });
+    const spec = specOf(1, { maintenance: { defrag: { schedule: '0 0 31 2 *' } } as never });
+    await withCluster('refused', spec, fake, async ({ opId, change }) => {
+      await finished(fake, opId(1, 'Bootstrap'));
+      const refused = await eventually('the refusal Event', () =>
+        fake.events.find((e) => e.reason === 'DefragScheduleRefused'),
+      );
+      expect(refused).toMatchObject({ type: 'Warning' });
+      expect(refused.message).toContain('"0 0 31 2 *": invalid day of month');
+      await change(2, { ...spec, replicas: 3 });
+      await finished(fake, opId(2, 'ScaleUp'));
+      expect(fake.events.filter((e) => e.reason === 'DefragScheduleRefused')).toHaveLength(1);
+      expect(fake.callsOf('applyDefragSchedule')).toHaveLength(1);
+    });
+  });
+
+  it('a firing with no cluster workflow running ends the firing with a note, not a failure', async () => {
+    const taskQueue = `cluster-workflow-test-${++queue}`;
+    const worker = await Worker.create({ connection: env.nativeConnection, taskQueue, workflowBundle });
+    const ref = { namespace: NAMESPACE, name: 'nobody', uid: 'uid-nobody' };
+    await worker.runUntil(
+      expect(
+        env.client.workflow.execute(defragDueWorkflow, {
+          workflowId: 'etcdcluster/default/nobody/defrag/uid-nobody/due-1',
+          taskQueue,
+          args: [{ ref }],
+        }),
+      ).resolves.toBe('no-cluster-workflow'),
+    );
   });
 
   it('a deletion signal ends the cluster workflow', async () => {

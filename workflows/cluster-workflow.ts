@@ -31,6 +31,12 @@ import { installClusterHandlers } from './cluster-signals';
 import { publish } from './cluster-status';
 import { defragConfigOf } from './defrag-plan';
 import { advanceSchedule, idleWaitMs, scheduleDue } from './defrag-schedule';
+import {
+  defragOnTemporalSchedule,
+  deleteKept,
+  keepDefragSchedule,
+  temporalDefragDue,
+} from './defrag-schedule-keeper';
 import { planIssuedTLS } from './issued-tls-plan';
 import { desiredOf, recordedAfter } from './observation';
 import { withDefragSchedule } from './operations/operation-module';
@@ -86,6 +92,8 @@ export async function etcdClusterWorkflow(input: ClusterWorkflowArgs): Promise<v
     }
     await lookAndAct(s);
   }
+  // The deleted object's defrag schedule goes with it (a successor of the same name keeps its own).
+  await deleteKept(s);
   if (s.successor) return handOverToSuccessor(s, s.successor);
 }
 
@@ -101,6 +109,7 @@ async function lookAndAct(s: ClusterRunState): Promise<void> {
   }
   // Only a cluster with spec.auth asks: histories of clusters without it keep their command sequence.
   if (target.spec.auth) observed.auth = await observeAuth(s.ref);
+  await keepDefragSchedule(s, target.spec);
   const { decision, defragDue } = decide(s, target.spec, observation, observed);
   await tellRefusal(s, decision.step);
   const step = decision.step;
@@ -167,15 +176,10 @@ function decide(
   observation: ClusterObservation,
   observed: Observed,
 ): { decision: Decision; defragDue: boolean } {
-  // The defrag schedule is judged by the workflow's clock; a firing is served by the next Defrag operation.
   const now = new Date().toISOString();
-  const defragSchedule = advanceSchedule(
-    s.maintenance.defragSchedule,
-    spec.maintenance?.defrag?.schedule,
-    now,
-  );
-  s.maintenance = withDefragSchedule(s.maintenance, defragSchedule);
-  const defragDue = scheduleDue(defragSchedule, now);
+  const defragDue = defragOnTemporalSchedule(s, spec)
+    ? temporalDefragDue(s, spec)
+    : handCronDefragDue(s, spec, now);
   const desiredNow = desiredOf(s.ref, spec, observation.versionKnown);
   if (defragDue) desiredNow.defrag = defragConfigOf(spec, true);
   // The threshold waits out its cooldown after any Defrag; the schedule and NOSPACE do not (defrag-plan.ts).
@@ -184,6 +188,20 @@ function decide(
   const decision = planNow(desiredNow, observed);
   s.lastDecision = `${decision.check}: ${describeStep(decision.step)}`;
   return { decision, defragDue };
+}
+
+/**
+ * DEPRECATED PATH (runs from before patch defrag-on-temporal-schedule, until they continue as new): the defrag
+ * schedule judged by the workflow's clock; a firing is served by the next Defrag operation.
+ */
+function handCronDefragDue(s: ClusterRunState, spec: EtcdClusterSpec, now: string): boolean {
+  const defragSchedule = advanceSchedule(
+    s.maintenance.defragSchedule,
+    spec.maintenance?.defrag?.schedule,
+    now,
+  );
+  s.maintenance = withDefragSchedule(s.maintenance, defragSchedule);
+  return scheduleDue(defragSchedule, now);
 }
 
 /** A refusal is told once per message (an upgrade path, auth, TLS trust, storage growth). */

@@ -2,6 +2,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse } from 'yaml';
+import { CRON_MACROS, defragScheduleSpec } from '../contracts/defrag-schedule';
 import {
   CRON_PATTERN,
   advanceSchedule,
@@ -104,5 +105,13 @@ describe('the CRD rule', () => {
       crd.spec.versions[0].schema.openAPIV3Schema.properties.spec.properties.maintenance.properties.defrag
         .properties.schedule;
     expect(schedule['x-kubernetes-validations'][0].rule).toBe(`self.matches('${CRON_PATTERN}')`);
+  });
+});
+
+describe('the macros Temporal gets as five fields (contracts/defrag-schedule.ts)', () => {
+  test.each(Object.entries(CRON_MACROS))('%s -> %s, which the CRD would accept too', (macro, cron) => {
+    expect(macro).toMatch(new RegExp(CRON_PATTERN));
+    expect(cron).toMatch(new RegExp(CRON_PATTERN));
+    expect(defragScheduleSpec(macro).cronExpressions).toEqual([cron]);
   });
 });

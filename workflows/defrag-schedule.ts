@@ -1,8 +1,13 @@
+// DEPRECATED PATH: runs started before patch 'defrag-on-temporal-schedule' judge the schedule here until they continue
+// as new (and replaying their histories needs it); new runs keep a Temporal Schedule instead
+// (contracts/defrag-schedule.ts, workflows/defrag-due-workflow.ts). CRON_PATTERN stays in use: the CRD's CEL rule.
+//
 // Parses spec.maintenance.defrag.schedule (five-field cron in UTC) and finds its next firing time: what the cluster workflow's idle timer waits for.
 //
 // Pure and sandbox-safe: the time comes in as a parameter. The cluster workflow sleeps until the next firing
 // (or its 10-minute drift check, whichever is first), so a schedule adds one wake-up per firing and no
 // per-minute timers to an idle cluster.
+import { CRON_MACROS } from '../contracts/defrag-schedule';
 
 // One field: `*`, a value or a range, each optionally with a /step, comma-separated. Value bounds per field
 // are in the pattern (no backslashes: it goes into a CEL string literal as is) so the apiserver refuses "61 * * * *" with a message (crds/etcdcluster.yaml uses
@@ -20,16 +25,6 @@ export const CRON_PATTERN =
   `^(@(hourly|daily|midnight|weekly|monthly|yearly|annually)|` +
   [MINUTE, HOUR, DAY_OF_MONTH, MONTH, DAY_OF_WEEK].map((v) => `(${fieldPattern(v)})`).join(' ') +
   `)$`;
-
-const MACROS: Record<string, string> = {
-  '@hourly': '0 * * * *',
-  '@daily': '0 0 * * *',
-  '@midnight': '0 0 * * *',
-  '@weekly': '0 0 * * 0',
-  '@monthly': '0 0 1 * *',
-  '@yearly': '0 0 1 1 *',
-  '@annually': '0 0 1 1 *',
-};
 
 export interface Cron {
   minutes: Set<number>;
@@ -65,7 +60,7 @@ function parseField(text: string, min: number, max: number): Set<number> | undef
 
 /** The parsed schedule, or a message saying what is wrong with it. */
 export function parseCron(schedule: string): Cron | { error: string } {
-  const text = MACROS[schedule.trim()] ?? schedule.trim();
+  const text = CRON_MACROS[schedule.trim()] ?? schedule.trim();
   if (!new RegExp(CRON_PATTERN).test(text)) {
     return { error: `"${schedule}" is not a five-field cron expression such as "0 3 * * *"` };
   }

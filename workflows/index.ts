@@ -4,3 +4,4 @@ export { clusterOperationWorkflow } from './operation-workflow';
 export { etcdSnapshotWorkflow } from './snapshot-workflow';
 export { etcdSnapshotScheduleWorkflow } from './snapshot-schedule-workflow';
 export { snapshotScheduleRunWorkflow } from './snapshot-schedule-run-workflow';
+export { defragDueWorkflow } from './defrag-due-workflow';

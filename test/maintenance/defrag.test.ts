@@ -1,7 +1,11 @@
-// Defragmentation and NOSPACE on the real stack: a small quota filled until etcd refuses writes and the operator clears it; a threshold defrag that shrinks every member's database.
+// Defragmentation and NOSPACE on the real stack: a small quota filled until etcd refuses writes and the operator clears it; a threshold defrag that shrinks every member's database; a defrag schedule kept as a Temporal Schedule.
 import { randomBytes } from 'node:crypto';
 import { setHeaderOptions, PatchStrategy } from '@kubernetes/client-node';
+import type { ScheduleDescription } from '@temporalio/client';
+import { Client, Connection, ScheduleNotFoundError, ScheduleOverlapPolicy } from '@temporalio/client';
 import type { Etcd3 } from 'etcd3';
+import { defragScheduleId } from '../../contracts/defrag-schedule';
+import { WorkflowTypes } from '../../contracts/messages';
 import { API_GROUP, API_VERSION_NAME, ETCD_CLUSTER } from '../../crds/etcd-cluster';
 import type { EtcdCluster } from '../../crds/etcd-cluster';
 import { Annotations } from '../../crds/labels';
@@ -24,8 +28,15 @@ import { startWriterRunning } from '../support/writer';
 jest.setTimeout(900_000);
 
 let h: Harness;
-beforeAll(() => {
+let connection: Connection | undefined;
+let temporal: Client;
+beforeAll(async () => {
   h = connect();
+  connection = await Connection.connect({ address: h.stack.temporal.address });
+  temporal = new Client({ connection, namespace: h.stack.temporal.namespace });
+});
+afterAll(async () => {
+  await connection?.close();
 });
 
 const MIB = 1024 * 1024;
@@ -213,6 +224,94 @@ describe('threshold defragmentation', () => {
       .filter((e) => e.reason === 'MemberDefragmented')
       .map((e) => e.message.split(' ')[0]);
     expect(new Set(defragmented)).toEqual(new Set([`${name}-0`, `${name}-1`, `${name}-2`]));
+  });
+});
+
+describe('scheduled defragmentation on a Temporal Schedule', () => {
+  /** The schedule as Temporal describes it, or undefined when there is none. */
+  const describeSchedule = (id: string): Promise<ScheduleDescription | undefined> =>
+    temporal.schedule
+      .getHandle(id)
+      .describe()
+      .catch((err: unknown) => {
+        if (err instanceof ScheduleNotFoundError) return undefined;
+        throw err;
+      });
+
+  test('the operator keeps a Temporal Schedule for spec.maintenance.defrag.schedule; triggering it defragments every member under writes; removing the schedule and deleting the cluster delete it', async () => {
+    const ns = await freshNamespace(h, 'defrag-sched');
+    const name = 'sched';
+    // New Year's Day at 03:00: it never fires by itself during the test; the test triggers it.
+    const schedule = '0 3 1 1 *';
+    const created = await createCluster(h, ns, name, {
+      replicas: 3,
+      maintenance: { defrag: { schedule } as never },
+    });
+    const id = defragScheduleId({ namespace: ns, name, uid: created.metadata?.uid ?? '' });
+    await waitConverged(h, ns, name, 3, 300_000);
+
+    const described = await eventually('the Temporal Schedule to exist', () => describeSchedule(id));
+    expect(described.memo).toEqual({ etcdCluster: `${ns}/${name}`, uid: created.metadata?.uid });
+    expect(described.state.note).toContain(`on "${schedule}" (UTC)`);
+    expect(described.action).toMatchObject({ type: 'startWorkflow', workflowType: WorkflowTypes.defragDue });
+    expect(described.policies.overlap).toBe(ScheduleOverlapPolicy.SKIP);
+    expect(described.policies.catchupWindow).toBe(60_000);
+    expect(described.state.paused).toBe(false);
+    expect(described.spec.timezone).toBe('UTC');
+    // Temporal parsed the cron into its calendar form: the next firing is New Year's Day, 03:00 UTC.
+    const nextAt = described.info.nextActionTimes[0];
+    expect(nextAt?.toISOString()).toMatch(/^\d{4}-01-01T03:00:00\.000Z$/);
+
+    // A scheduled Defrag blocks each member in turn while it rewrites its file: under writes, nothing lost.
+    const writer = await startWriterRunning({ namespace: ns, name, prefix: '/sched-writes' });
+    await temporal.schedule.getHandle(id).trigger();
+    const after = await eventually(
+      'a Schedule Defrag to run and end',
+      async () => {
+        const c = await getCluster(h, ns, name);
+        const last = c.status?.lastOperation;
+        return last?.type === 'Defrag' && !c.status?.currentOperation ? c : undefined;
+      },
+      600_000,
+    );
+    await expectAvailability(h, await writer.stop(), {
+      what: 'scheduled defrag of 3 members',
+      boundMs: PLANNED_GAP_BOUND_MS,
+    });
+    expect(after.status?.lastOperation?.result).toBe('Succeeded');
+    expect(after.status?.lastOperation?.message).toMatch(/^Schedule: /);
+    const defragmented = (await eventsOf(ns))
+      .filter((e) => e.reason === 'MemberDefragmented')
+      .map((e) => e.message.split(' ')[0]);
+    expect(new Set(defragmented)).toEqual(new Set([`${name}-0`, `${name}-1`, `${name}-2`]));
+    const firings = (await describeSchedule(id))?.info.recentActions ?? [];
+    expect(firings.length).toBeGreaterThanOrEqual(1);
+
+    // The spec drops the schedule (a threshold stays, so defrag keeps a trigger): the Temporal Schedule goes.
+    await patchSpec(h, ns, name, {
+      maintenance: { defrag: { schedule: null, thresholdPercent: 90 } as never },
+    });
+    await eventually('the Temporal Schedule to be deleted', async () =>
+      (await describeSchedule(id)) === undefined ? true : undefined,
+    );
+    await patchSpec(h, ns, name, { maintenance: { defrag: { schedule: '@daily' } as never } });
+    const again = await eventually('the Temporal Schedule to be created again', () => describeSchedule(id));
+    expect(again.state.note).toContain('on "@daily" (UTC)');
+    expect(again.spec.timezone).toBe('UTC');
+
+    // Deleting the EtcdCluster deletes its schedule.
+    await h.custom.deleteNamespacedCustomObject({
+      group: API_GROUP,
+      version: API_VERSION_NAME,
+      plural: ETCD_CLUSTER.plural,
+      namespace: ns,
+      name,
+    });
+    await eventually(
+      'the Temporal Schedule to be deleted with the cluster',
+      async () => ((await describeSchedule(id)) === undefined ? true : undefined),
+      120_000,
+    );
   });
 });
 

@@ -6,6 +6,7 @@
 import { ApplicationFailure } from '@temporalio/common';
 import type { AuthActivities } from '../../activities/auth-activities';
 import type { ClusterActivities } from '../../activities/cluster-activities';
+import type { DefragScheduleActivities } from '../../activities/defrag-schedule-activities';
 import type { DowngradeActivities } from '../../activities/downgrade-activities';
 import type {
   ClusterObservation,
@@ -64,10 +65,15 @@ export interface FakeClusterOptions {
   unreachableAfterRestart?: string;
   /** StorageClass of every claim and whether it allows expansion (default: no class at all). */
   storageClass?: { name: string; allowVolumeExpansion: boolean };
+  /** Temporal refuses every defrag schedule with this reason (as applyDefragSchedule's InvalidSchedule failure). */
+  refuseDefragSchedule?: string;
 }
 
 /** Every activity the workflows call: the cluster's, etcd's downgrade API and spec.auth's. */
-export type FakeActivities = ClusterActivities & DowngradeActivities & AuthActivities;
+export type FakeActivities = ClusterActivities &
+  DowngradeActivities &
+  AuthActivities &
+  DefragScheduleActivities;
 
 export interface ActivityCall {
   name: keyof FakeActivities;
@@ -103,6 +109,8 @@ export function createFakeCluster(options: FakeClusterOptions = {}) {
   /** Each defragmentation with the member that led at that moment. */
   const defrags: { member: string; leader?: string }[] = [];
   const calls: ActivityCall[] = [];
+  /** Temporal Schedules the defrag schedule keeps: id -> cron. */
+  const temporalSchedules = new Map<string, string>();
   const statusWrites: EtcdClusterStatus[] = [];
   const events: { type: string; reason: string; message: string }[] = [];
   const clusterObjects: { peerService: boolean; clientService: boolean; pdbMinAvailable?: number } = {
@@ -543,6 +551,23 @@ export function createFakeCluster(options: FakeClusterOptions = {}) {
       requireQuorum('UserChangePassword');
       return 'recorded';
     },
+    // The defrag schedule's Temporal Schedules, by id, with the cron each runs (the real ones: e2e).
+    async applyDefragSchedule(input) {
+      record('applyDefragSchedule', input);
+      if (options.refuseDefragSchedule !== undefined) {
+        throw ApplicationFailure.nonRetryable(
+          `Temporal refused spec.maintenance.defrag.schedule "${input.schedule}": ${options.refuseDefragSchedule}`,
+          'InvalidSchedule',
+        );
+      }
+      const outcome = temporalSchedules.has(input.scheduleId) ? 'updated' : 'created';
+      temporalSchedules.set(input.scheduleId, input.schedule);
+      return outcome;
+    },
+    async deleteDefragSchedule(input) {
+      record('deleteDefragSchedule', input);
+      return temporalSchedules.delete(input.scheduleId) ? 'deleted' : 'absent';
+    },
   };
 
   return {
@@ -578,6 +603,8 @@ export function createFakeCluster(options: FakeClusterOptions = {}) {
     /** MemberAdd calls etcd accepted. */
     memberAdds: (): number => memberAdds,
 
+    /** The defrag Temporal Schedules that exist: id -> cron. */
+    temporalSchedules: (): Record<string, string> => Object.fromEntries(temporalSchedules),
     /** Each defragmentation in order, with who led then. */
     defrags: () => defrags.map((d) => ({ ...d })),
     dbSize: (member: string) => dbSizes.get(member),

@@ -2,6 +2,7 @@
 import { patched } from '@temporalio/workflow';
 import { runDefragOperation } from '../defrag-operation';
 import { advanceSchedule } from '../defrag-schedule';
+import { withoutDefragDue } from '../defrag-schedule-keeper';
 import type { OperationModule } from './operation-module';
 import { withDefragSchedule } from './operation-module';
 
@@ -24,8 +25,11 @@ export const defrag: OperationModule = {
     let next = state;
     // The threshold waits out its cooldown after any Defrag; the schedule and NOSPACE do not (defrag-plan.ts).
     if (patched(DEFRAG_COOLDOWN_PATCH)) next = { ...next, lastDefragAt: new Date().toISOString() };
-    // Any Defrag that ran while the schedule was due defragmented every member: that firing is served.
-    if (defragDue) {
+    // Any Defrag that ran while the schedule was due defragmented every member: that firing is served (and
+    // so is any firing while it ran). Without hand-cron state the run keeps a Temporal Schedule.
+    if (defragDue && !next.defragSchedule) {
+      next = withoutDefragDue(next);
+    } else if (defragDue) {
       const schedule = spec.maintenance?.defrag?.schedule;
       next = withDefragSchedule(
         next,

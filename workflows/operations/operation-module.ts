@@ -68,7 +68,12 @@ export type Compensation =
 
 /** The cluster workflow's state a module may keep across its operations (carried across continue-as-new). */
 export interface MaintenanceState {
+  /** Deprecated path (runs before patch defrag-on-temporal-schedule): the hand cron's next firing. */
   defragSchedule?: DefragScheduleState;
+  /** The Temporal Schedule kept for spec.maintenance.defrag.schedule, or Temporal's refusal of it. */
+  defragTemporal?: { schedule: string; scheduleId: string; refused?: string };
+  /** The Temporal Schedule fired and no Defrag has served it yet. */
+  scheduledDefragDue?: boolean;
   /** When the last Defrag ended: the threshold's cooldown counts from it. */
   lastDefragAt?: string;
 }
@@ -104,6 +109,6 @@ export function withDefragSchedule(
   state: MaintenanceState,
   defragSchedule: DefragScheduleState | undefined,
 ): MaintenanceState {
-  const { lastDefragAt } = state;
-  return { ...(defragSchedule ? { defragSchedule } : {}), ...(lastDefragAt ? { lastDefragAt } : {}) };
+  const { defragSchedule: _previous, ...rest } = state;
+  return { ...rest, ...(defragSchedule ? { defragSchedule } : {}) };
 }
