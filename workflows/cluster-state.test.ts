@@ -7,6 +7,7 @@ import {
   dataKept,
   isServing,
   leaderSuccessor,
+  nextOneAtATime,
   learnerCaughtUp,
   memberState,
   ordinalFor,
@@ -251,6 +252,76 @@ describe('leaderSuccessor', () => {
     ['a single voter has no successor', [v(0, '5'), v(1, '9', true)], '0', undefined],
   ])('%s', (_name, candidates, from, expected) => {
     expect(leaderSuccessor(candidates, { id: from })?.id).toBe(expected);
+  });
+});
+
+describe('nextOneAtATime: the one rule for which member a one-at-a-time change touches next', () => {
+  const m = (ordinal: number, raftIndex = '10', isLearner = false) => ({
+    id: `m${ordinal}`,
+    name: `c-${ordinal}`,
+    ordinal,
+    isLearner,
+    raftIndex,
+  });
+  const [a, b, c] = [m(0), m(1, '12'), m(2, '11')];
+  type Row = [
+    string,
+    {
+      pending: ReturnType<typeof m>[];
+      leaderId?: string;
+      successors: ReturnType<typeof m>[];
+      hold?: boolean;
+    },
+    string | undefined,
+  ];
+  test.each<Row>([
+    ['nothing pending: nothing to do', { pending: [], leaderId: 'm0', successors: [a, b, c] }, undefined],
+    [
+      'the first follower in the caller’s order goes first',
+      { pending: [a, b, c], leaderId: 'm0', successors: [] },
+      'Change c-1',
+    ],
+    [
+      'order is the caller’s (a scale-down passes newest first)',
+      { pending: [c, b, a], leaderId: 'm0', successors: [] },
+      'Change c-2',
+    ],
+    ['no leader known: the first pending', { pending: [a, b], successors: [] }, 'Change c-0'],
+    [
+      'the leader last: leadership moves first, to the most caught-up successor',
+      { pending: [a], leaderId: 'm0', successors: [a, b, c] },
+      'MoveLeader c-0 -> c-1',
+    ],
+    [
+      'a learner never takes over',
+      { pending: [a], leaderId: 'm0', successors: [a, m(1, '99', true)] },
+      'Change c-0',
+    ],
+    ['a single voter is changed in place', { pending: [a], leaderId: 'm0', successors: [a] }, 'Change c-0'],
+    [
+      'a single voter is held when the caller asks (a removal never removes the last leader)',
+      { pending: [a], leaderId: 'm0', successors: [a], hold: true },
+      undefined,
+    ],
+    [
+      'held or not, a follower still goes',
+      { pending: [a, b], leaderId: 'm0', successors: [a], hold: true },
+      'Change c-1',
+    ],
+  ])('%s', (_name, input, expected) => {
+    const step = nextOneAtATime({
+      pending: input.pending,
+      leaderId: input.leaderId,
+      successors: input.successors,
+      ...(input.hold ? { leaderWithoutSuccessor: 'hold' as const } : {}),
+    });
+    const said =
+      step === undefined
+        ? undefined
+        : step.kind === 'Change'
+          ? `Change ${step.member.name}`
+          : `MoveLeader ${step.from.name} -> ${step.to.name}`;
+    expect(said).toBe(expected);
   });
 });
 

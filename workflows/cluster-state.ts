@@ -254,3 +254,28 @@ export function leaderSuccessor<M extends MemberIdentity & RaftProgress & { ordi
     .filter((m) => !m.isLearner && m.id !== from.id)
     .sort((a, b) => (index(a) === index(b) ? a.ordinal - b.ordinal : index(a) > index(b) ? -1 : 1))[0];
 }
+
+/** The next move of a change made one member at a time: change a member, or first hand leadership away. */
+export type OneAtATime<M> = { kind: 'Change'; member: M } | { kind: 'MoveLeader'; from: M; to: M };
+
+/**
+ * The one rule for every change made one member at a time (restart in a rollout, upgrade, downgrade, defragment,
+ * remove in a scale-down): the first of `pending` (in the caller's order) that does not lead goes next; the
+ * leader goes last, and before it does, leadership moves to the most caught-up of `successors` (leaderSuccessor),
+ * so the change never stalls every proposal of the cluster or forces an election. With no successor (a single
+ * voter) the leader is changed in place, or, with `leaderWithoutSuccessor: 'hold'`, not at all. Undefined when
+ * nothing is pending (or the leader is held).
+ */
+export function nextOneAtATime<M extends MemberIdentity & RaftProgress & { ordinal: number }>(input: {
+  pending: readonly M[];
+  leaderId: string | undefined;
+  successors: readonly M[];
+  leaderWithoutSuccessor?: 'change' | 'hold';
+}): OneAtATime<M> | undefined {
+  const next = input.pending.find((m) => m.id !== input.leaderId) ?? input.pending[0];
+  if (!next) return undefined;
+  if (next.id !== input.leaderId) return { kind: 'Change', member: next };
+  const to = leaderSuccessor(input.successors, next);
+  if (to) return { kind: 'MoveLeader', from: next, to };
+  return input.leaderWithoutSuccessor === 'hold' ? undefined : { kind: 'Change', member: next };
+}

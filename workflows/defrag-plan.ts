@@ -6,7 +6,7 @@
 // proposal of the cluster for as long as the rewrite takes. Moving leadership first (a transfer, not an
 // election: milliseconds) turns the leader's defragmentation into a follower's.
 import { Reasons } from '../crds/conditions';
-import { isServing, leaderSuccessor } from './cluster-state';
+import { isServing, nextOneAtATime } from './cluster-state';
 
 /** Why a Defrag operation runs: etcd's NOSPACE alarm, spec.maintenance.defrag.schedule, or its threshold. */
 export type DefragTrigger = 'NoSpace' | 'Schedule' | 'Threshold';
@@ -236,21 +236,18 @@ export function planDefragMember(input: {
       message: `${unready.name} is not ready; defragmentation blocks one member at a time and waits until every member is`,
     };
   }
-  const follower = pending.find((m) => m.id !== input.leaderId);
-  if (follower) return { kind: 'DefragmentMember', member: follower.name, id: follower.id };
-  const leader = pending[0];
-  if (!leader) return { kind: 'Done' };
-  // Every other member is done by now; the most caught-up voter takes over, so the transfer is short.
-  const to = leaderSuccessor(members, leader);
-  if (to) {
+  // When the leader is all that is left every other member is done, so any voter may take over. A single voter
+  // has nowhere to hand leadership: its defragmentation briefly stalls the cluster.
+  const step = nextOneAtATime({ pending, leaderId: input.leaderId, successors: members });
+  if (!step) return { kind: 'Done' };
+  if (step.kind === 'MoveLeader') {
     return {
       kind: 'MoveLeader',
-      from: { name: leader.name, id: leader.id },
-      to: { name: to.name, id: to.id },
+      from: { name: step.from.name, id: step.from.id },
+      to: { name: step.to.name, id: step.to.id },
     };
   }
-  // A single voter has nowhere to hand leadership: its defragmentation briefly stalls the cluster.
-  return { kind: 'DefragmentMember', member: leader.name, id: leader.id };
+  return { kind: 'DefragmentMember', member: step.member.name, id: step.member.id };
 }
 
 /** One line for the Temporal UI and status while a Defrag runs. */

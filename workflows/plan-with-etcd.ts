@@ -6,7 +6,7 @@ import type { ClusterMember as Member, QuorumEvidence } from './cluster-state';
 import {
   canRemove,
   clusterMembers,
-  leaderSuccessor,
+  nextOneAtATime,
   learnerCaughtUp,
   nextMemberName,
   ordinalFor,
@@ -41,26 +41,24 @@ const newestFirst = <T extends { ordinal: number }>(a: T, b: T) => b.ordinal - a
 
 function removeOrMoveLeader(c: WithEtcd, candidates: Member[], reason: RemoveReason): Step | undefined {
   const removable = candidates.filter((m) => canRemove(c.members, m.id));
-  const nonLeader = removable.find((m) => m.id !== c.etcd.leaderId);
-  if (nonLeader) return { kind: 'RemoveMember', member: nonLeader.name, id: nonLeader.id, reason };
-  const leader = removable.find((m) => m.id === c.etcd.leaderId);
-  if (leader) {
-    // Removing the leader forces an election and, in a 2-member cluster, may strand the follower;
-    // MoveLeader first so the removal is an ordinary follower removal.
-    const to = leaderSuccessor(
-      c.voters.filter((m) => m.healthy),
-      leader,
-    );
-    if (to) {
-      return {
-        kind: 'MoveLeader',
-        from: { name: leader.name, id: leader.id },
-        to: { name: to.name, id: to.id },
-        reason,
-      };
-    }
+  // Removing the leader forces an election and, in a 2-member cluster, may strand the follower; MoveLeader first
+  // so the removal is an ordinary follower removal, and with no healthy voter to take over, no removal at all.
+  const step = nextOneAtATime({
+    pending: removable,
+    leaderId: c.etcd.leaderId,
+    successors: c.voters.filter((m) => m.healthy),
+    leaderWithoutSuccessor: 'hold',
+  });
+  if (!step) return undefined;
+  if (step.kind === 'MoveLeader') {
+    return {
+      kind: 'MoveLeader',
+      from: { name: step.from.name, id: step.from.id },
+      to: { name: step.to.name, id: step.to.id },
+      reason,
+    };
   }
-  return undefined;
+  return { kind: 'RemoveMember', member: step.member.name, id: step.member.id, reason };
 }
 
 export const withEtcdChain: Check<WithEtcd>[] = [

@@ -7,7 +7,7 @@
 import { Reasons } from '../crds/conditions';
 import { parseQuantity, quantityLess } from '../crds/quantity';
 import type { ClaimStorageObservation, PodTemplateObservation } from '../contracts/rollout';
-import { caughtUp, isServing, leaderSuccessor } from './cluster-state';
+import { caughtUp, isServing, nextOneAtATime } from './cluster-state';
 
 export type { ClaimStorageObservation, PodTemplateObservation };
 
@@ -117,21 +117,19 @@ export function planRollout(input: {
   if (unready)
     return wait(`${unready.name} is not ready; the rollout takes no member down until every member is`);
 
-  const next = pending.find((m) => m.id !== leaderId) ?? pending[0];
-  if (!next?.template) return undefined;
+  // Followers first by ordinal, the leader last, after a rolled voter takes over.
+  const step = nextOneAtATime({ pending, leaderId, successors: rolled });
+  const next = step?.kind === 'MoveLeader' ? step.from : step?.member;
+  if (!step || !next?.template) return undefined;
   const changed = next.template.changed;
-  if (next.id === leaderId) {
-    // The most caught-up rolled voter takes over, so the election MoveLeader triggers is short.
-    const to = leaderSuccessor(rolled, next);
-    if (to) {
-      return {
-        kind: 'MoveLeader',
-        from: { name: next.name, id: next.id },
-        to: { name: to.name, id: to.id },
-        reason: 'Rollout',
-        changed,
-      };
-    }
+  if (step.kind === 'MoveLeader') {
+    return {
+      kind: 'MoveLeader',
+      from: { name: step.from.name, id: step.from.id },
+      to: { name: step.to.name, id: step.to.id },
+      reason: 'Rollout',
+      changed,
+    };
   }
   return { kind: 'RolloutMember', member: next.name, id: next.id, hash: next.template.hash, changed };
 }

@@ -5,7 +5,7 @@
 // restarted before it serves the new version and has caught up with the leader.
 import { Reasons } from '../crds/conditions';
 import { upgradePath } from './upgrade-path';
-import { caughtUp, isServing, leaderSuccessor } from './cluster-state';
+import { caughtUp, isServing, nextOneAtATime } from './cluster-state';
 
 /** One etcd member with what an upgrade needs to know of it. */
 export interface UpgradeMemberView {
@@ -97,23 +97,20 @@ export function planUpgrade(input: {
   if (unready)
     return wait(`${unready.name} is not ready; the upgrade takes no member down until every member is`);
 
-  const followers = pending.filter((m) => m.id !== leaderId);
-  const next = followers[0] ?? pending[0];
-  if (!next) return undefined;
+  // Followers first by ordinal, the leader last: an upgraded voter takes over first, so the leader, restarted
+  // last, rejoins a cluster already led by the new version.
+  const step = nextOneAtATime({ pending, leaderId, successors: upgraded });
+  if (!step) return undefined;
+  const next = step.kind === 'MoveLeader' ? step.from : step.member;
   const versions = { from: next.podVersion ?? '?', to: target };
-  if (next.id === leaderId) {
-    // The most caught-up upgraded voter takes over, so the election that MoveLeader triggers is short and
-    // the leader, restarted last, rejoins a cluster already led by the new version.
-    const to = leaderSuccessor(upgraded, next);
-    if (to) {
-      return {
-        kind: 'MoveLeader',
-        from: { name: next.name, id: next.id },
-        to: { name: to.name, id: to.id },
-        reason: 'Upgrade',
-        upgrade: versions,
-      };
-    }
+  if (step.kind === 'MoveLeader') {
+    return {
+      kind: 'MoveLeader',
+      from: { name: step.from.name, id: step.from.id },
+      to: { name: step.to.name, id: step.to.id },
+      reason: 'Upgrade',
+      upgrade: versions,
+    };
   }
   return { kind: 'UpgradeMember', member: next.name, id: next.id, ...versions };
 }
