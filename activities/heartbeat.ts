@@ -1,7 +1,7 @@
 // Heartbeats for activities that may run longer than 10 s: a worker that died is noticed within the heartbeat timeout, not the start-to-close.
 import { Context } from '@temporalio/activity';
 
-/** How often a long call heartbeats while it runs; well inside every heartbeat timeout the workflows set (10-30 s). */
+/** How often a long call heartbeats while it runs; inside every heartbeat timeout the workflows set (5-30 s). */
 export const HEARTBEAT_EVERY_MS = 3000;
 
 /** Heartbeats when running as an activity; a plain call (a unit test, a tool) has nobody to tell. */

@@ -33,6 +33,7 @@ import { startClusterWatcher } from '../watcher/cluster-watcher';
 import { startSnapshotWatcher } from '../watcher/snapshot-watcher';
 import { TASK_QUEUE } from '../contracts/messages';
 import { WORKFLOW_BUNDLE_PATH } from './bundle-workflows';
+import { livenessHeartbeats, MAX_HEARTBEAT_THROTTLE_MS } from './liveness-heartbeats';
 import type { OperatorConfig } from './config';
 import type { OperatorMetrics } from './operator-metrics';
 import type { StartupStep } from './startup-errors';
@@ -168,6 +169,9 @@ export async function startOperator(
             ? { workflowBundle: { codePath: WORKFLOW_BUNDLE_PATH } }
             : { workflowsPath: require.resolve('../workflows/index') }),
           activities,
+          // A killed worker's activity is retried within its kind's heartbeat timeout (activity-kinds.ts).
+          interceptors: { activity: [livenessHeartbeats] },
+          maxHeartbeatThrottleInterval: MAX_HEARTBEAT_THROTTLE_MS,
           maxCachedWorkflows: MAX_CACHED_WORKFLOWS,
         }),
       ).catch(async (err: unknown) => {

@@ -2,7 +2,20 @@
 //
 // Changing a kind's timeouts or retries keeps recorded histories replayable (replay checks an activity's type,
 // not its options), but it changes how fast a running operation notices and recovers from a failure: say why.
+//
+// A worker that dies (SIGKILL, OOM, its node lost) is only noticed by a timeout: the activity it held stays
+// started until its heartbeat timeout, or without one its start-to-close, runs out. The worker heartbeats every
+// activity that has a heartbeat timeout on a timer while it runs (worker/liveness-heartbeats.ts), so the quick
+// kinds carry a short one (QUICK_HEARTBEAT_TIMEOUT) and a killed worker's step is retried within ~5 s, while
+// start-to-close still ends a call that hangs in a live worker.
 import type { ActivityOptions } from '@temporalio/workflow';
+
+/**
+ * The heartbeat timeout of the quick kinds: how long after a worker dies its activity is retried elsewhere.
+ * The worker beats every second (a fifth of it), so only a stall of ~4 s in a live worker could end a call
+ * early, and then the call, idempotent like every activity, is only repeated.
+ */
+export const QUICK_HEARTBEAT_TIMEOUT = '5s';
 
 export const ActivityKinds = {
   /**
@@ -11,6 +24,7 @@ export const ActivityKinds = {
    */
   operationStep: {
     startToCloseTimeout: '30s',
+    heartbeatTimeout: QUICK_HEARTBEAT_TIMEOUT,
     retry: { initialInterval: '500ms', backoffCoefficient: 2, maximumInterval: '10s' },
   },
   /**
@@ -19,16 +33,17 @@ export const ActivityKinds = {
    */
   entityCall: {
     startToCloseTimeout: '30s',
+    heartbeatTimeout: QUICK_HEARTBEAT_TIMEOUT,
     retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '30s' },
   },
   /**
    * A call that waits inside itself for something to change (addLearner while etcd refuses a new member,
-   * awaitAnswerChange polling for a member's first answer): it heartbeats on every poll, so a worker that died
-   * is noticed within the heartbeat timeout rather than at the 30 s start-to-close.
+   * awaitAnswerChange polling for a member's first answer): it heartbeats on every poll and the worker beats
+   * for it between polls, so the quick kinds' short heartbeat timeout fits it too.
    */
   waitingPoll: {
     startToCloseTimeout: '30s',
-    heartbeatTimeout: '10s',
+    heartbeatTimeout: QUICK_HEARTBEAT_TIMEOUT,
     retry: { initialInterval: '500ms', backoffCoefficient: 2, maximumInterval: '10s' },
   },
   /**

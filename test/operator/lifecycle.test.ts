@@ -15,52 +15,82 @@ import {
 } from '../support/cluster-harness';
 import { startWriterRunning } from '../support/writer';
 
-let h: Harness;
-beforeAll(() => {
-  h = connect();
-});
+// Connected at load, not in beforeAll: Jest starts concurrent tests before the file's beforeAll hooks run.
+const h: Harness = connect();
+
+/**
+ * The journeys run side by side, each on a cluster in its own namespace (the file takes about as long as the 3 -> 5
+ * -> 3 -> 1 -> 3 journey rather than the sum of all), but at most this many at once: each runs its own writer under
+ * the 1 s planned-gap bound, and more clusters starting together on two cores would load the machine for nothing.
+ */
+const AT_ONCE = 3;
+let running = 0;
+const queued: (() => void)[] = [];
+async function inTurn(body: () => Promise<void>): Promise<void> {
+  if (running >= AT_ONCE) await new Promise<void>((r) => queued.push(r));
+  else running++;
+  try {
+    await body();
+  } finally {
+    const next = queued.shift();
+    if (next) next();
+    else running--;
+  }
+}
+/** A journey that runs beside the others (see AT_ONCE). */
+const journey = (title: string, body: () => Promise<void>) => test.concurrent(title, () => inTurn(body));
 const expectDataIntact = (ns: string, name: string, prefix: string, written: Map<string, string>) =>
   expectClusterData(h, ns, name, prefix, written);
 
 describe('EtcdCluster lifecycle', () => {
-  test('a 1-member cluster bootstraps in a namespace that enforces the restricted Pod Security Standard and serves writes through its client Service', async () => {
-    // PodSecurity admission refuses any member Pod that is not non-root, capability-free, seccomp RuntimeDefault.
-    const ns = await freshNamespace(h, 'boot1', { 'pod-security.kubernetes.io/enforce': 'restricted' });
-    await createCluster(h, ns, 'solo', { replicas: 1 });
-    const c = await waitConverged(h, ns, 'solo', 1);
-    expect(c.status?.clientEndpoint).toBe(`http://solo-client.${ns}.svc:2379`);
-    expect(c.status?.lastOperation).toMatchObject({ type: 'Bootstrap', result: 'Succeeded' });
-    const written = await writeKeys(ns, 'solo', 'k', 10);
-    await expectDataIntact(ns, 'solo', 'k', written);
-  });
+  journey(
+    'a 1-member cluster bootstraps in a namespace that enforces the restricted Pod Security Standard and serves writes through its client Service',
+    async () => {
+      // PodSecurity admission refuses any member Pod that is not non-root, capability-free, seccomp RuntimeDefault.
+      const ns = await freshNamespace(h, 'boot1', { 'pod-security.kubernetes.io/enforce': 'restricted' });
+      await createCluster(h, ns, 'solo', { replicas: 1 });
+      const c = await waitConverged(h, ns, 'solo', 1);
+      expect(c.status?.clientEndpoint).toBe(`http://solo-client.${ns}.svc:2379`);
+      expect(c.status?.lastOperation).toMatchObject({ type: 'Bootstrap', result: 'Succeeded' });
+      const written = await writeKeys(ns, 'solo', 'k', 10);
+      await expectDataIntact(ns, 'solo', 'k', written);
+    },
+  );
 
-  test('a 3-member cluster bootstraps, then scales 3 -> 5 -> 3 -> 1 -> 3 under writes keeping every key, no acknowledged write lost, equal hashkv, no write gap of 1 s', async () => {
-    const ns = await freshNamespace(h, 'scale');
-    await createCluster(h, ns, 'main', { replicas: 3 });
-    const boot = await waitConverged(h, ns, 'main', 3);
-    const clusterId = boot.status?.clusterId;
-    expect(clusterId).toBeTruthy();
-    const written = await writeKeys(ns, 'main', 'before', 50);
+  journey(
+    'a 3-member cluster bootstraps, then scales 3 -> 5 -> 3 -> 1 -> 3 under writes keeping every key, no acknowledged write lost, equal hashkv, no write gap of 1 s',
+    async () => {
+      const ns = await freshNamespace(h, 'scale');
+      await createCluster(h, ns, 'main', { replicas: 3 });
+      const boot = await waitConverged(h, ns, 'main', 3);
+      const clusterId = boot.status?.clusterId;
+      expect(clusterId).toBeTruthy();
+      const written = await writeKeys(ns, 'main', 'before', 50);
 
-    let from = 3;
-    for (const replicas of [5, 3, 1, 3]) {
-      const writer = await startWriterRunning({ namespace: ns, name: 'main', prefix: `/scale-${replicas}` });
-      await patchSpec(h, ns, 'main', { replicas });
-      const c = await waitConverged(h, ns, 'main', replicas);
-      await expectAvailability(h, await writer.stop(), {
-        what: `scale ${from} -> ${replicas}`,
-        boundMs: PLANNED_GAP_BOUND_MS,
-      });
-      from = replicas;
-      expect(c.status?.clusterId).toBe(clusterId);
-      expect(c.status?.members?.filter((m) => m.leader)).toHaveLength(1);
-      await expectDataIntact(ns, 'main', 'before', written);
-    }
-  });
+      let from = 3;
+      for (const replicas of [5, 3, 1, 3]) {
+        const writer = await startWriterRunning({
+          namespace: ns,
+          name: 'main',
+          prefix: `/scale-${replicas}`,
+        });
+        await patchSpec(h, ns, 'main', { replicas });
+        const c = await waitConverged(h, ns, 'main', replicas);
+        await expectAvailability(h, await writer.stop(), {
+          what: `scale ${from} -> ${replicas}`,
+          boundMs: PLANNED_GAP_BOUND_MS,
+        });
+        from = replicas;
+        expect(c.status?.clusterId).toBe(clusterId);
+        expect(c.status?.members?.filter((m) => m.leader)).toHaveLength(1);
+        await expectDataIntact(ns, 'main', 'before', written);
+      }
+    },
+  );
 });
 
 describe('pause, heal and scale through kubectl', () => {
-  test('pause 1 -> 0 -> 1 keeps the data and the cluster id', async () => {
+  journey('pause 1 -> 0 -> 1 keeps the data and the cluster id', async () => {
     const ns = await freshNamespace(h, 'pause');
     await createCluster(h, ns, 'p', { replicas: 1 });
     const before = await waitConverged(h, ns, 'p', 1);
@@ -85,7 +115,7 @@ describe('pause, heal and scale through kubectl', () => {
     await expectDataIntact(ns, 'p', 'kept', written);
   });
 
-  test('a killed member Pod comes back as the same member with its data', async () => {
+  journey('a killed member Pod comes back as the same member with its data', async () => {
     const ns = await freshNamespace(h, 'heal');
     await createCluster(h, ns, 'hc', { replicas: 3 });
     const before = await waitConverged(h, ns, 'hc', 3);
@@ -107,7 +137,7 @@ describe('pause, heal and scale through kubectl', () => {
     await expectDataIntact(ns, 'hc', 'heal', written);
   });
 
-  test('a claim marked data-lost leads to remove-then-add of a fresh member', async () => {
+  journey('a claim marked data-lost leads to remove-then-add of a fresh member', async () => {
     const ns = await freshNamespace(h, 'lost');
     await createCluster(h, ns, 'dl', { replicas: 3 });
     const before = await waitConverged(h, ns, 'dl', 3);
@@ -140,41 +170,44 @@ describe('pause, heal and scale through kubectl', () => {
     await expectDataIntact(ns, 'dl', 'lost', written);
   });
 
-  test('a claim wiped in place leads to remove-then-add: etcd reports its raft log lost and the operator replaces the member', async () => {
-    const ns = await freshNamespace(h, 'wiped');
-    await createCluster(h, ns, 'wc', { replicas: 3 });
-    const before = await waitConverged(h, ns, 'wc', 3);
-    const written = await writeKeys(ns, 'wc', 'wiped', 20);
-    const victim = before.status?.members?.find((m) => !m.leader);
-    expect(victim).toBeDefined();
-    const writer = await startWriterRunning({ namespace: ns, name: 'wc', prefix: '/wiped-writes' });
-    // The disk is emptied under the running member, then etcd restarts on it: nobody annotates anything.
-    const faults = new FaultClient(h.stack.faultControlUrl ?? '');
-    await faults.wipeClaim(ns, `data-${victim!.name}`);
-    await faults.crashContainer(ns, victim!.name, 'etcd');
-    const after = await eventually(
-      'the wiped member is replaced by a fresh one',
-      async () => {
-        const c = await waitConverged(h, ns, 'wc', 3, 30_000).catch(() => undefined);
-        return c && !c.status?.members?.some((m) => m.id === victim!.id) ? c : undefined;
-      },
-      240_000,
-    );
-    expect(after.status?.members).toHaveLength(3);
-    expect(after.status?.clusterId).toBe(before.status?.clusterId);
-    // The Events say why: the data loss is the reason the member was removed.
-    const events = await h.core.listNamespacedEvent({ namespace: ns });
-    expect(events.items.map((e) => `${e.reason}: ${e.message}`).join('\n')).toMatch(
-      new RegExp(`${victim!.name}.*data is lost|data is lost.*${victim!.name}`),
-    );
-    await expectAvailability(h, await writer.stop(), {
-      what: 'a wiped member replaced',
-      boundMs: FAULT_GAP_BOUND_MS,
-    });
-    await expectDataIntact(ns, 'wc', 'wiped', written);
-  });
+  journey(
+    'a claim wiped in place leads to remove-then-add: etcd reports its raft log lost and the operator replaces the member',
+    async () => {
+      const ns = await freshNamespace(h, 'wiped');
+      await createCluster(h, ns, 'wc', { replicas: 3 });
+      const before = await waitConverged(h, ns, 'wc', 3);
+      const written = await writeKeys(ns, 'wc', 'wiped', 20);
+      const victim = before.status?.members?.find((m) => !m.leader);
+      expect(victim).toBeDefined();
+      const writer = await startWriterRunning({ namespace: ns, name: 'wc', prefix: '/wiped-writes' });
+      // The disk is emptied under the running member, then etcd restarts on it: nobody annotates anything.
+      const faults = new FaultClient(h.stack.faultControlUrl ?? '');
+      await faults.wipeClaim(ns, `data-${victim!.name}`);
+      await faults.crashContainer(ns, victim!.name, 'etcd');
+      const after = await eventually(
+        'the wiped member is replaced by a fresh one',
+        async () => {
+          const c = await waitConverged(h, ns, 'wc', 3, 30_000).catch(() => undefined);
+          return c && !c.status?.members?.some((m) => m.id === victim!.id) ? c : undefined;
+        },
+        240_000,
+      );
+      expect(after.status?.members).toHaveLength(3);
+      expect(after.status?.clusterId).toBe(before.status?.clusterId);
+      // The Events say why: the data loss is the reason the member was removed.
+      const events = await h.core.listNamespacedEvent({ namespace: ns });
+      expect(events.items.map((e) => `${e.reason}: ${e.message}`).join('\n')).toMatch(
+        new RegExp(`${victim!.name}.*data is lost|data is lost.*${victim!.name}`),
+      );
+      await expectAvailability(h, await writer.stop(), {
+        what: 'a wiped member replaced',
+        boundMs: FAULT_GAP_BOUND_MS,
+      });
+      await expectDataIntact(ns, 'wc', 'wiped', written);
+    },
+  );
 
-  test('kubectl scale changes spec.replicas through the scale subresource', async () => {
+  journey('kubectl scale changes spec.replicas through the scale subresource', async () => {
     const ns = await freshNamespace(h, 'kscale');
     await createCluster(h, ns, 'ks', { replicas: 1 });
     await waitConverged(h, ns, 'ks', 1);
