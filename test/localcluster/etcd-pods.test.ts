@@ -1,4 +1,4 @@
-// etcd runs in Pods on the process-backed nodes and is reached the way a cluster client would: by DNS name and through a ClusterIP Service.
+// etcd runs in Pods on the default stack's nodes and is reached the way a cluster client would: by DNS name and through a ClusterIP Service.
 import { connect, createNamespace, deleteNamespace, eventually, type Kube } from './kube';
 import { clientService, dnsName, etcdctl, etcdMemberPod, headlessService, isReady } from './etcd-pod';
 

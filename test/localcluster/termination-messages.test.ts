@@ -4,7 +4,7 @@ import type { V1Job } from '@kubernetes/client-node';
 import { connect, createNamespace, deleteNamespace, eventually, type Kube } from './kube';
 import { containerStatus, podWhere, PROJECT_IMAGE, shell, shellPod } from './shell-pod';
 
-describe('termination messages on process-backed nodes', () => {
+describe('termination messages on the stack nodes', () => {
   let kube: Kube;
   let ns: string;
   beforeAll(async () => {
