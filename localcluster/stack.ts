@@ -292,7 +292,8 @@ export async function startStack(opts: StartStackOptions): Promise<RunningStack>
       phase: 'ready',
       stateDir: layout.stateDir,
       hostIp: layout.hostIp,
-      podCidr: layout.podCidr,
+      // On real nodes Pods take their addresses from the nodes' Pod CIDRs, not the process runtime's loopback range.
+      podCidr: opts.realNodes ? realNodeLayout(layout).clusterPodCidr : layout.podCidr,
       serviceCidr: layout.serviceCidr,
       ownerPid: process.pid,
       pids,
