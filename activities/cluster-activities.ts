@@ -30,6 +30,7 @@ import { memberProblem } from './member-problems';
 import type { RestoreInit } from './restore-manifests';
 import { RESTORE_CONTAINER, restoreFailureOf } from './restore-manifests';
 import { etcdVersionOfImage } from './upgrade-images';
+import { memberImage } from './etcd-images';
 import { createUpgradeActivities } from './upgrade-activities';
 import { createRolloutActivities } from './rollout-activities';
 import type { ClaimLike } from './rollout-observation';
@@ -50,7 +51,7 @@ export interface ActivityDeps {
   kube: KubeObjects;
   etcd: EtcdAdmin;
   events: EventRecorder;
-  /** The image for an etcd version, or undefined when none is known for it. */
+  /** The operator's image for an etcd version (spec.image overrides it: memberImage), or undefined when none is known. */
   imageFor: (version: string) => string | undefined;
   /** Metrics hook: the status on the apiserver before a write and the status written (worker/operator-metrics.ts). */
   onStatusWritten?: (before: EtcdClusterStatus | undefined, after: EtcdClusterStatus) => void;
@@ -190,7 +191,7 @@ export function createActivities(deps: ActivityDeps) {
     const { ref } = input;
     const versionKnown = deps.imageFor(input.version) !== undefined;
     // With the spec, each Pod is compared with the template it asks for (rollouts); without, nothing is said of it.
-    const image = input.spec ? deps.imageFor(input.spec.version) : undefined;
+    const image = input.spec ? memberImage(input.spec, deps.imageFor) : undefined;
     // A CA bundle that cannot be read now (a Secret being replaced) leaves Pods unjudged rather than all out of date.
     const tlsHash = input.spec
       ? await memberTLSHash(kube, ref, input.spec).catch(() => undefined)
@@ -483,7 +484,7 @@ export function createActivities(deps: ActivityDeps) {
       restore?: RestoreInit;
     }): Promise<'created' | 'exists'> {
       const { ref, spec, member, mode } = input;
-      const image = deps.imageFor(spec.version);
+      const image = memberImage(spec, deps.imageFor);
       if (!image) {
         throw ApplicationFailure.nonRetryable(
           `no etcd image is known for version ${spec.version}`,

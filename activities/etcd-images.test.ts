@@ -1,4 +1,4 @@
-import { etcdImageFor } from './etcd-images';
+import { etcdImageFor, memberImage } from './etcd-images';
 
 describe('etcdImageFor', () => {
   test.each([
@@ -13,5 +13,34 @@ describe('etcdImageFor', () => {
 
   test('a custom repository is used as given', () => {
     expect(etcdImageFor('3.6.16', 'registry.example/etcd')).toBe('registry.example/etcd:v3.6.16');
+  });
+});
+
+describe('memberImage', () => {
+  const operator = (v: string) => etcdImageFor(v, 'quay.io/coreos/etcd');
+  test.each([
+    ["no spec.image: the operator's repository", { version: '3.6.16' }, 'quay.io/coreos/etcd:v3.6.16'],
+    [
+      'a mirror repository gets the version tag',
+      { version: '3.5.26', image: { repository: 'registry.example.com:5000/mirror/etcd' } },
+      'registry.example.com:5000/mirror/etcd:v3.5.26',
+    ],
+    [
+      'a ref is used whole, digest and all',
+      { version: '3.6.16', image: { ref: 'registry.example.com/etcd:v3.6.16@sha256:' + 'a'.repeat(64) } },
+      'registry.example.com/etcd:v3.6.16@sha256:' + 'a'.repeat(64),
+    ],
+    [
+      'an unknown version has no image, whatever the spec names',
+      { version: '3.6.99', image: { ref: 'registry.example.com/etcd:v3.6.99' } },
+      undefined,
+    ],
+    [
+      'an unknown version with a mirror has none either',
+      { version: '3.4.30', image: { repository: 'r/etcd' } },
+      undefined,
+    ],
+  ])('%s', (_name, spec, want) => {
+    expect(memberImage(spec, operator)).toBe(want);
   });
 });

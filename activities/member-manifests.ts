@@ -41,11 +41,6 @@ function commonLabels(cluster: string): Record<string, string> {
   };
 }
 
-/** Image reference for an etcd version; `repository` is the operator's setting (e.g. quay.io/coreos/etcd). */
-export function etcdImage(repository: string, version: string): string {
-  return `${repository}:v${version}`;
-}
-
 export type MemberRole = 'voter' | 'learner';
 
 export interface MemberPodInput {

@@ -15,6 +15,7 @@ import {
   STORAGE_MEDIA,
 } from './etcd-cluster';
 import type {
+  EtcdImageSpec,
   BackupDestination,
   BackupPvcLocation,
   BackupS3Location,
@@ -54,6 +55,7 @@ const specFields = {
   nodeSelector: { shape: 'map', required: false },
   tolerations: { shape: 'array', required: false },
   priorityClassName: { shape: 'string', required: false },
+  image: { shape: 'object', required: false },
   imagePullSecrets: { shape: 'array', required: false },
   podLabels: { shape: 'map', required: false },
   podAnnotations: { shape: 'map', required: false },
@@ -90,6 +92,11 @@ const issuerRefFields = {
 const authFields = {
   rootSecretRef: { shape: 'object', required: true },
 } as const satisfies Mirror<EtcdClusterAuth>;
+
+const imageFields = {
+  repository: { shape: 'string', required: false },
+  ref: { shape: 'string', required: false },
+} as const satisfies Mirror<EtcdImageSpec>;
 
 const maintenanceFields = {
   defrag: { shape: 'object', required: false },
@@ -245,6 +252,7 @@ describe('the EtcdCluster CRD and its TypeScript types', () => {
     ['spec.tls.client', at(root, 'spec', 'tls', 'client'), clientTLSFields],
     ['spec.tls.peer.issuerRef', at(root, 'spec', 'tls', 'peer', 'issuerRef'), issuerRefFields],
     ['spec.tls.client.issuerRef', at(root, 'spec', 'tls', 'client', 'issuerRef'), issuerRefFields],
+    ['spec.image', at(root, 'spec', 'image'), imageFields],
     ['spec.maintenance', at(root, 'spec', 'maintenance'), maintenanceFields],
     ['spec.maintenance.defrag', at(root, 'spec', 'maintenance', 'defrag'), defragFields],
     ['spec.backup.destination', at(root, 'spec', 'backup', 'destination'), backupDestinationFields],

@@ -261,6 +261,13 @@ export interface EtcdMaintenanceSpec {
  * What the user asks for. Fields with a schema default are required here because the apiserver always
  * fills them in before anyone reads the object.
  */
+/** A mirror of quay.io/coreos/etcd (tag v<version> appended), or one whole reference carrying that tag. */
+export interface EtcdImageSpec {
+  repository?: string;
+  /** e.g. registry.example.com/etcd:v3.6.16@sha256:...; the apiserver checks it carries spec.version's tag. */
+  ref?: string;
+}
+
 export interface EtcdClusterSpec {
   /** 0..9; 0 pauses the cluster and keeps its last member's data. */
   replicas: number;
@@ -274,6 +281,8 @@ export interface EtcdClusterSpec {
   nodeSelector?: Record<string, string>;
   tolerations?: Toleration[];
   priorityClassName?: string;
+  /** Where member Pods pull etcd from (activities/etcd-images.ts memberImage); Jobs run the operator's image. */
+  image?: EtcdImageSpec;
   /** Pull Secrets for member Pods and the cluster's Jobs. */
   imagePullSecrets?: { name: string }[];
   podLabels?: Record<string, string>;

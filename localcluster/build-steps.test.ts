@@ -6,6 +6,7 @@ import {
   ETCD_TOOLS,
   KUBERNETES_NODE_TOOL,
   PAUSE_TOOL,
+  LINCHECK_TOOL,
   RUNC_TOOL,
   HELM_TOOL,
   KUBERNETES_TOOL,
@@ -130,6 +131,14 @@ describe('buildSteps', () => {
       'write go.mod',
       'copy main.go',
       'go build -trimpath -ldflags -s -w -o /c/tools/pause-1/bin/pause .',
+    ]);
+  });
+  it('builds the linearizability checker from the repository against the pinned porcupine', () => {
+    expect(goArgs(buildSteps('/c', LINCHECK_TOOL))).toEqual([
+      'write go.mod',
+      'copy main.go',
+      'go get github.com/anishathalye/porcupine@v1.3.1',
+      'go build -trimpath -ldflags -s -w -o /c/tools/lincheck-1/bin/lincheck .',
     ]);
   });
   it('does not re-run go mod init in an existing wrapper', () => {

@@ -2,7 +2,7 @@
 import { join } from 'node:path';
 import { CNI_PLUGIN_NAMES, certManagerCrdDir, toolDirs, type ToolSpec } from './tool-cache';
 import { repoRoot } from './stack-info';
-import { KUBERNETES_STAGING_VERSION, MINIO_MODULE_VERSION } from './versions';
+import { KUBERNETES_STAGING_VERSION, MINIO_MODULE_VERSION, PORCUPINE_VERSION } from './versions';
 
 export type BuildStep =
   | {
@@ -271,6 +271,33 @@ export function buildSteps(root: string, spec: ToolSpec): BuildStep[] {
           kind: 'go',
           label: 'go build',
           args: ['build', '-trimpath', '-ldflags', LDFLAGS, '-o', join(binDir, 'pause'), '.'],
+          cwd: buildDir,
+        },
+      ];
+    case 'lincheck':
+      return [
+        {
+          kind: 'write',
+          label: 'write go.mod',
+          path: join(buildDir, 'go.mod'),
+          content: 'module local/lincheck\n\ngo 1.22\n',
+        },
+        {
+          kind: 'copy',
+          label: 'copy main.go',
+          from: join(repoRoot(), 'localcluster', 'lincheck', 'main.go'),
+          to: join(buildDir, 'main.go'),
+        },
+        {
+          kind: 'go',
+          label: 'go get',
+          args: ['get', `github.com/anishathalye/porcupine@v${PORCUPINE_VERSION}`],
+          cwd: buildDir,
+        },
+        {
+          kind: 'go',
+          label: 'go build',
+          args: ['build', '-trimpath', '-ldflags', LDFLAGS, '-o', join(binDir, 'lincheck'), '.'],
           cwd: buildDir,
         },
       ];

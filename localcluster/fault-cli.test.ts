@@ -12,6 +12,8 @@ describe('parseFaultArgs', () => {
     [['partition', 'node-a', '30'], { kind: 'partition', node: 'node-a', seconds: 30 }],
     [['heal'], { kind: 'heal', node: undefined }],
     [['heal', 'node-a'], { kind: 'heal', node: 'node-a' }],
+    [['fill', 'ns/etcd-1', '60'], { kind: 'fill', namespace: 'ns', pod: 'etcd-1', seconds: 60 }],
+    [['release', 'ns/etcd-1'], { kind: 'release', namespace: 'ns', pod: 'etcd-1' }],
   ])('%j', (args, expected) => {
     expect(parseFaultArgs(args)).toEqual(expected);
   });
@@ -27,6 +29,11 @@ describe('parseFaultArgs', () => {
     [['node-stop', 'node-a', '901'], 'from 1 to 900'],
     [['partition'], 'needs a node name'],
     [['heal', 'node-a', '3'], 'heal takes no duration'],
+    [['fill', 'ns/etcd-1'], 'needs a duration'],
+    [['fill', 'ns/etcd-1', '601'], 'from 1 to 600'],
+    [['fill', 'etcd-1', '60'], 'needs <namespace>/<pod>'],
+    [['fill', 'ns/etcd-1/etcd', '60'], "a Pod's volume, not a container"],
+    [['release', 'ns/etcd-1', '5'], 'release takes no duration'],
   ])('refuses %j: %s', (args, message) => {
     const r = parseFaultArgs(args);
     expect('error' in r ? r.error : '').toContain(message);

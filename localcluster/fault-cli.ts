@@ -13,14 +13,18 @@ export type FaultRequest =
   | { kind: 'freeze'; namespace: string; pod: string; container: string; seconds: number }
   | { kind: 'node-stop'; node: string; seconds: number }
   | { kind: 'partition'; node: string; seconds: number }
-  | { kind: 'heal'; node: string | undefined };
+  | { kind: 'heal'; node: string | undefined }
+  | { kind: 'fill'; namespace: string; pod: string; seconds: number }
+  | { kind: 'release'; namespace: string; pod: string };
 
 export const FAULT_USAGE = `usage: npm run fault -- <kind> <target> [seconds]
   kill      <namespace>/<pod>[/<container>]             SIGKILL the container (default container: etcd)
   freeze    <namespace>/<pod>[/<container>] <seconds>   freeze it (cgroup freezer), thaw after <seconds>
   node-stop <node> <seconds>                            power the node off (kubelet, containerd, containers), start it after <seconds>
   partition <node> <seconds>                            cut the node off from the other nodes both ways, heal after <seconds>
-  heal      [<node>]                                    remove partition rules now (of every node when none is named)`;
+  heal      [<node>]                                    remove partition rules now (of every node when none is named)
+  fill      <namespace>/<pod> <seconds>                 fill the Pod's volume to the last byte (StorageClass local-path-sized only), free it after <seconds>
+  release   <namespace>/<pod>                           free what fill took now`;
 
 /** Pure: the request the arguments describe, or the reason they describe none. */
 export function parseFaultArgs(args: string[]): FaultRequest | { error: string } {
@@ -60,6 +64,19 @@ export function parseFaultArgs(args: string[]): FaultRequest | { error: string }
     case 'heal':
       if (secondsArg !== undefined) return { error: 'heal takes no duration' };
       return { kind, node: target };
+    case 'fill':
+    case 'release': {
+      const t = podTarget();
+      if ('error' in t) return t;
+      if (t.container !== 'etcd' || (target ?? '').split('/').length > 2)
+        return { error: `${kind} needs <namespace>/<pod> (a Pod's volume, not a container), not ${target}` };
+      if (kind === 'release') {
+        if (secondsArg !== undefined) return { error: 'release takes no duration' };
+        return { kind, namespace: t.namespace, pod: t.pod };
+      }
+      const s = seconds(600);
+      return typeof s === 'number' ? { kind, namespace: t.namespace, pod: t.pod, seconds: s } : s;
+    }
     default:
       return { error: kind ? `unknown fault kind ${kind}` : 'no fault kind given' };
   }
@@ -99,6 +116,12 @@ export async function runFault(
     case 'heal':
       await faults.heal(request.node);
       return;
+    case 'fill':
+      await faults.fillVolumeFor(request.namespace, request.pod, request.seconds);
+      return;
+    case 'release':
+      await faults.releaseVolume(request.namespace, request.pod);
+      return;
   }
 }
 
@@ -132,6 +155,8 @@ async function runProcessNodeFault(
       return;
     case 'partition':
     case 'heal':
+    case 'fill':
+    case 'release':
       throw new Error(
         `${request.kind} needs real nodes (npm run up -- --real-nodes): process-backed nodes share the host's network`,
       );

@@ -16,6 +16,7 @@ import { installClusterDns } from './real-nodes/cluster-dns';
 import { startLocalPathStorage } from './real-nodes/local-path-storage';
 import { startUpstreamDnsRelay } from './real-nodes/upstream-dns';
 import { startHostNames } from './real-nodes/host-names';
+import { startClaimResizer } from './real-nodes/claim-resizer';
 import { startHostServiceRelays } from './real-nodes/host-service-relays';
 import { installOperatorChart, OPERATOR_CHART_NAMESPACE, OPERATOR_CHART_RELEASE } from './operator-chart';
 import { renderEnvFile } from './env-file';
@@ -261,6 +262,8 @@ export async function startStack(opts: StartStackOptions): Promise<RunningStack>
       // Stopped before the nodes (stops run in reverse), so no helper Pod is started on a node going away.
       onStop('local-path-provisioner', () => provisioner.stop(5000));
       track(provisioner);
+      const resizer = startClaimResizer({ kubeconfig: servicesKubeconfig, log });
+      onStop('claim resizer', () => resizer.stop());
       const hostNames = startHostNames({ kubeconfig: servicesKubeconfig, stateDir: layout.stateDir, log });
       onStop('host names', () => hostNames.stop());
       const relays = await startHostServiceRelays(

@@ -35,6 +35,7 @@ describe('toolDirs', () => {
       'minio-20260212201848',
       'helm-4.3.1',
       'cert-manager-1.20.3',
+      'lincheck-1',
       'kubernetes-1.35.4',
       'pause-1',
       'cni-plugins-1.10.0',

@@ -9,6 +9,7 @@ import {
   COREDNS_VERSION,
   CRI_TOOLS_VERSION,
   PAUSE_VERSION,
+  LINCHECK_VERSION,
   RUNC_VERSION,
   ETCD_VERSIONS,
   HELM_VERSION,
@@ -32,6 +33,7 @@ export type ToolName =
   | 'cni-plugins'
   | 'crictl'
   | 'pause'
+  | 'lincheck'
   | 'coredns'
   | 'local-path-provisioner';
 
@@ -103,6 +105,13 @@ export const CRICTL_TOOL: ToolSpec = { name: 'crictl', version: CRI_TOOLS_VERSIO
 /** The sandbox ("pause") program of the real nodes' Pods, built from localcluster/pause/main.go. */
 export const PAUSE_TOOL: ToolSpec = { name: 'pause', version: PAUSE_VERSION, binaries: ['pause'] };
 
+/** The soak's linearizability checker (porcupine against etcd's key-value model), built from localcluster/lincheck/main.go. */
+export const LINCHECK_TOOL: ToolSpec = {
+  name: 'lincheck',
+  version: LINCHECK_VERSION,
+  binaries: ['lincheck'],
+};
+
 export const COREDNS_TOOL: ToolSpec = { name: 'coredns', version: COREDNS_VERSION, binaries: ['coredns'] };
 
 /** The real nodes' default StorageClass provisioner (see real-nodes/local-path-storage.ts); it runs on the host. */
@@ -131,6 +140,7 @@ export const ALL_TOOLS: ToolSpec[] = [
   MINIO_TOOL,
   HELM_TOOL,
   CERT_MANAGER_TOOL,
+  LINCHECK_TOOL,
   KUBERNETES_TOOL,
   // After the control plane: kubelet and kube-proxy then reuse most of its compiled packages.
   ...REAL_NODE_TOOLS,
@@ -206,6 +216,7 @@ export interface ToolPaths {
   cniBinDir: string;
   crictl: string;
   pause: string;
+  lincheck: string;
   coredns: string;
   localPathProvisioner: string;
 }
@@ -232,6 +243,7 @@ export function toolPaths(root: string): ToolPaths {
     cniBinDir: toolDirs(root, CNI_PLUGINS_TOOL).binDir,
     crictl: binaryPath(root, CRICTL_TOOL, 'crictl'),
     pause: binaryPath(root, PAUSE_TOOL, 'pause'),
+    lincheck: binaryPath(root, LINCHECK_TOOL, 'lincheck'),
     coredns: binaryPath(root, COREDNS_TOOL, 'coredns'),
     localPathProvisioner: binaryPath(root, LOCAL_PATH_PROVISIONER_TOOL, 'local-path-provisioner'),
   };

@@ -38,6 +38,10 @@ export const CNI_PLUGINS_VERSION = '1.10.0';
 export const CRI_TOOLS_VERSION = '1.37.0';
 /** Our own pause program (localcluster/pause/main.go); bump when that file changes so the cache rebuilds it. */
 export const PAUSE_VERSION = '1';
+/** The soak's linearizability checker (localcluster/lincheck/main.go); bump when that file changes so the cache rebuilds it. */
+export const LINCHECK_VERSION = '1';
+/** porcupine, the checker etcd's robustness tests use; v1.3.1 builds from the Go module proxy. */
+export const PORCUPINE_VERSION = '1.3.1';
 /** CoreDNS for cluster DNS on the real nodes; installs straight from the proxy (no replace directives). */
 export const COREDNS_VERSION = '1.15.0';
 

@@ -1,5 +1,155 @@
-// The safety rules every planner shares, as tables: quorum, which removal keeps it, catch-up, who serves, who leads next.
-import { canRemove, caughtUp, isServing, leaderSuccessor, learnerCaughtUp, quorum } from './cluster-state';
+// The member views and safety rules every planner shares, as tables: where a member stands, who votes now,
+// quorum, which removal keeps it, catch-up, who serves, who leads next.
+import {
+  canRemove,
+  caughtUp,
+  clusterMembers,
+  dataKept,
+  isServing,
+  leaderSuccessor,
+  learnerCaughtUp,
+  memberState,
+  ordinalFor,
+  quorum,
+  servingView,
+  votesNow,
+} from './cluster-state';
+import type { KubeMemberView } from './plan-types';
+
+type Pod = NonNullable<KubeMemberView['pod']>;
+const pod = (over: Partial<Pod> = {}): Pod => ({
+  phase: 'Running',
+  ready: true,
+  terminating: false,
+  ...over,
+});
+const claim = (over: Partial<NonNullable<KubeMemberView['claim']>> = {}) => ({
+  terminating: false,
+  dataLost: false,
+  ...over,
+});
+const kube = (over: Partial<KubeMemberView> = {}): KubeMemberView => ({ name: 'c-0', ...over });
+const etcdMember = (started: boolean, reachable = started) => ({
+  id: '1',
+  name: 'c-0',
+  isLearner: false,
+  started,
+  reachable,
+});
+
+describe('member views', () => {
+  test.each([
+    [
+      'a live Pod on a kept claim runs',
+      etcdMember(true),
+      kube({ pod: pod(), claim: claim() }),
+      '',
+      'running',
+    ],
+    [
+      'a kept claim without a Pod misses its Pod',
+      etcdMember(true),
+      kube({ claim: claim() }),
+      '',
+      'podMissing',
+    ],
+    [
+      'a Pod being deleted on a kept claim is terminating',
+      etcdMember(true),
+      kube({ pod: pod({ terminating: true }), claim: claim() }),
+      '',
+      'terminating',
+    ],
+    ['a started member whose claim is gone is lost', etcdMember(true), kube({ pod: pod() }), '', 'lost'],
+    [
+      'a started member on a claim marked data-lost is lost',
+      etcdMember(true),
+      kube({ pod: pod(), claim: claim({ dataLost: true }) }),
+      '',
+      'lost',
+    ],
+    ['a started Memory member without a live Pod is lost', etcdMember(true), kube(), 'Memory', 'lost'],
+    ['a Memory member with a live Pod runs', etcdMember(true), kube({ pod: pod() }), 'Memory', 'running'],
+    ['a member that never started and has nothing is a zombie', etcdMember(false), undefined, '', 'zombie'],
+    [
+      'a member that never started, with a Pod that failed, on its claim misses its Pod',
+      etcdMember(false),
+      kube({ pod: pod({ phase: 'Failed' }), claim: claim() }),
+      '',
+      'podMissing',
+    ],
+  ] as const)('%s', (_, m, k, medium, state) => {
+    expect(memberState(m, k, medium)).toBe(state);
+  });
+
+  test.each([
+    ['started, answering, live Pod', etcdMember(true), kube({ pod: pod() }), true],
+    [
+      'started, answering, Pod not Ready yet (still votes)',
+      etcdMember(true),
+      kube({ pod: pod({ ready: false }) }),
+      true,
+    ],
+    ['started but not answering', etcdMember(true, false), kube({ pod: pod() }), false],
+    ['never started', etcdMember(false, true), kube({ pod: pod() }), false],
+    [
+      'answering, but its Pod is being deleted',
+      etcdMember(true),
+      kube({ pod: pod({ terminating: true }) }),
+      false,
+    ],
+    [
+      'answering, but its Pod has Succeeded',
+      etcdMember(true),
+      kube({ pod: pod({ phase: 'Succeeded' }) }),
+      false,
+    ],
+    ['answering, no Pod at all', etcdMember(true), undefined, false],
+  ])('votes now: %s -> %s', (_, m, k, votes) => {
+    expect(votesNow(m, k)).toBe(votes);
+  });
+
+  test.each([
+    ['Disk (""): a kept claim', kube({ claim: claim() }), '', true],
+    ['Disk (""): a claim being deleted', kube({ claim: claim({ terminating: true }) }), '', false],
+    ['Disk (""): no claim, a live Pod', kube({ pod: pod() }), '', false],
+    ['Memory: a live Pod', kube({ pod: pod() }), 'Memory', true],
+    ['Memory: a kept claim, no Pod', kube({ claim: claim() }), 'Memory', false],
+  ] as const)('data kept: %s -> %s', (_, k, medium, kept) => {
+    expect(dataKept(k, medium)).toBe(kept);
+  });
+
+  test('ordinals: names the operator did not give sort last', () => {
+    expect(ordinalFor('c', 'c-3')).toBe(3);
+    expect(ordinalFor('c', 'someone-else')).toBe(Number.MAX_SAFE_INTEGER);
+  });
+
+  test('clusterMembers joins etcd and Kubernetes views by name; servingView is what rolling planners read', () => {
+    const members = clusterMembers(
+      {
+        clusterId: '99',
+        members: [
+          { id: '10', name: 'c-1', isLearner: false, started: true, reachable: true, raftIndex: '7' },
+          { id: '11', name: 'c-0', isLearner: true, started: true, reachable: true },
+        ],
+      },
+      [
+        kube({ name: 'c-0', pod: pod({ ready: false }), claim: claim() }),
+        kube({ name: 'c-1', claim: claim() }),
+      ],
+      'c',
+      '',
+    );
+    expect(members.map((m) => [m.name, m.state, m.healthy, m.ordinal])).toEqual([
+      ['c-1', 'podMissing', false, 1],
+      ['c-0', 'running', true, 0],
+    ]);
+    expect(members.map((m, i) => servingView(m, i === 1 ? { ready: false } : undefined))).toEqual([
+      { id: '10', name: 'c-1', ordinal: 1, isLearner: false, healthy: false, ready: false },
+      { id: '11', name: 'c-0', ordinal: 0, isLearner: true, healthy: true, ready: false },
+    ]);
+  });
+});
 
 describe('quorum arithmetic', () => {
   test.each([

@@ -1,8 +1,133 @@
-// The one home of the safety rules every planner applies to members: quorum arithmetic, which removal keeps
-// quorum, who counts as serving, when a member is caught up, and who takes over leadership.
+// The one home of the member views and the safety rules every planner applies to members: where a member stands
+// (its Pod and claim against etcd's list), who votes now, who serves, quorum arithmetic, which removal keeps
+// quorum, when a member is caught up, and who takes over leadership.
 //
-// Pure and sandbox-safe. The planners (plan.ts, rollout-plan.ts, upgrade-plan.ts, defrag-plan.ts) decide
-// with these functions and never restate them, so the rules that keep quorum cannot drift apart.
+// Pure and sandbox-safe. The planners (plan.ts and its chains, rollout-plan.ts, upgrade-plan.ts, defrag-plan.ts),
+// status (conditions.ts) and the operations decide with these functions and never restate them, so the rules
+// that keep quorum cannot drift apart.
+import type { StorageMedium } from '../crds/etcd-cluster';
+import { memberName, memberOrdinal } from '../crds/labels';
+import type { EtcdMemberView, EtcdView, KubeMemberView, Observed } from './plan-types';
+
+// ---------------------------------------------------------------------------------------------------
+// Member views
+
+/**
+ * Where one etcd member stands once its Kubernetes objects are taken into account:
+ * - running:     its Pod exists (healthy or not yet);
+ * - podMissing:  its data survives (claim kept) but no live Pod runs it: recreate the Pod, same member;
+ * - terminating: its Pod is being deleted: wait for it to go before starting another;
+ * - lost:        it has started once but its data is gone (claim missing or marked, or a Memory Pod gone):
+ *                it must be removed and a fresh member added, never restarted on empty data under its id;
+ * - zombie:      it never started and nothing can run it (no Pod, no claim), e.g. MemberAddAsLearner
+ *                succeeded and the claim and Pod were never created: remove it, a later AddMember redoes it.
+ */
+export type MemberState = 'running' | 'podMissing' | 'terminating' | 'lost' | 'zombie';
+
+export function podLive(k: KubeMemberView | undefined): boolean {
+  const pod = k?.pod;
+  return pod !== undefined && !pod.terminating && pod.phase !== 'Failed' && pod.phase !== 'Succeeded';
+}
+
+export function dataKept(k: KubeMemberView | undefined, medium: StorageMedium): boolean {
+  if (medium === 'Memory') return podLive(k);
+  return k?.claim !== undefined && !k.claim.terminating && !k.claim.dataLost;
+}
+
+export function memberState(
+  m: EtcdMemberView,
+  k: KubeMemberView | undefined,
+  medium: StorageMedium,
+): MemberState {
+  const kept = dataKept(k, medium);
+  if (m.started && !kept) return 'lost';
+  if (podLive(k)) return 'running';
+  if (k?.pod?.terminating) return 'terminating';
+  if (kept) return 'podMissing';
+  return 'zombie';
+}
+
+// Names the operator did not give sort last, so they are never preferred as "lowest" and go first as "newest".
+export function ordinalFor(cluster: string, name: string): number {
+  return memberOrdinal(cluster, name) ?? Number.MAX_SAFE_INTEGER;
+}
+
+/**
+ * The lowest ordinal no etcd member and no Pod or claim uses. Lowest-free keeps names dense like a
+ * StatefulSet's, so "newest" is "highest ordinal" and a replaced member gets its old name back once the
+ * old objects are gone; names still being deleted count as used, so a new member never inherits them.
+ */
+export function nextMemberName(cluster: string, used: Iterable<string>): string {
+  const taken = new Set<number>();
+  for (const name of used) {
+    const ordinal = memberOrdinal(cluster, name);
+    if (ordinal !== undefined) taken.add(ordinal);
+  }
+  let ordinal = 0;
+  while (taken.has(ordinal)) ordinal++;
+  return memberName(cluster, ordinal);
+}
+
+/** Members the cluster has now: etcd's count when it answers, else the member Pods that run. */
+export function currentSize(observed: Observed): number {
+  if (observed.etcd) return observed.etcd.members.length;
+  return observed.kube.filter((k) => podLive(k)).length;
+}
+
+/** One etcd member as the planner sees it: etcd's view, where it stands, whether it votes now, its ordinal. */
+export interface ClusterMember extends EtcdMemberView {
+  state: MemberState;
+  healthy: boolean;
+  ordinal: number;
+}
+
+/**
+ * Whether a member votes now: etcd lists it as started, its status answers, and its Pod is live. A member
+ * marked data-lost still votes until it is removed, so it counts for quorum even though it is about to go.
+ */
+export function votesNow(
+  m: Pick<EtcdMemberView, 'started' | 'reachable'>,
+  k: KubeMemberView | undefined,
+): boolean {
+  return m.started && m.reachable && podLive(k);
+}
+
+/** Every member etcd lists, with its Kubernetes objects taken into account. */
+export function clusterMembers(
+  etcd: EtcdView,
+  kube: readonly KubeMemberView[],
+  cluster: string,
+  medium: StorageMedium,
+): ClusterMember[] {
+  const byName = new Map(kube.map((k) => [k.name, k]));
+  return etcd.members.map((m) => ({
+    ...m,
+    state: memberState(m, byName.get(m.name), medium),
+    healthy: votesNow(m, byName.get(m.name)),
+    ordinal: ordinalFor(cluster, m.name),
+  }));
+}
+
+/**
+ * A member as the rolling planners (upgrade, downgrade, rollout, defrag) read it: who it is, whether it votes
+ * now, and whether its Pod is Ready (what isServing judges).
+ */
+export function servingView(
+  m: Pick<ClusterMember, 'id' | 'name' | 'ordinal' | 'isLearner' | 'healthy'>,
+  pod: { ready: boolean } | undefined,
+): { id: string; name: string; ordinal: number; isLearner: boolean; healthy: boolean; ready: boolean } {
+  return {
+    id: m.id,
+    name: m.name,
+    ordinal: m.ordinal,
+    isLearner: m.isLearner,
+    healthy: m.healthy,
+    ready: pod?.ready === true,
+  };
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Safety rules
 
 /** What the rules read of a member: etcd's member id and whether it votes. */
 interface MemberIdentity {

@@ -14,11 +14,10 @@ import type {
   OperationResult,
   OperationType,
 } from '../crds/etcd-cluster';
-import { memberOrdinal } from '../crds/labels';
-import { currentSize, MEMBER_PROBLEM_REASONS, memberState, operationFor, podLive } from './plan';
+import { MEMBER_PROBLEM_REASONS, operationFor } from './plan';
 import { DEFAULT_QUOTA_BACKEND_BYTES, NOSPACE_ALARM, noSpaceMessage } from './defrag-plan';
 import type { Decision, Desired, EtcdMemberView, KubeMemberView, Observed } from './plan';
-import { quorum } from './cluster-state';
+import { currentSize, memberState, ordinalFor, quorum, votesNow } from './cluster-state';
 
 export interface StatusInput {
   /** metadata.generation of the spec these inputs were computed for. */
@@ -64,7 +63,7 @@ const haltedReason: Record<Exclude<OperationResult, 'Succeeded'>, Reason> = {
 
 /** A member is ready when it answers from a live Pod; a voter's Pod must also be Ready (learners fail /readyz by design). */
 export function memberReady(m: EtcdMemberView, k: KubeMemberView | undefined): boolean {
-  return m.started && m.reachable && podLive(k) && (m.isLearner || k?.pod?.ready === true);
+  return votesNow(m, k) && (m.isLearner || k?.pod?.ready === true);
 }
 
 type Verdict = { status: ConditionStatus; reason: Reason; message: string };
@@ -76,7 +75,7 @@ export function hexMemberId(id: string): string {
 
 function members(input: StatusInput): MemberStatus[] {
   const { observed, previous, desired } = input;
-  const ordinal = (name: string) => memberOrdinal(desired.cluster, name) ?? Number.MAX_SAFE_INTEGER;
+  const ordinal = (name: string) => ordinalFor(desired.cluster, name);
   const byName = (a: MemberStatus, b: MemberStatus) =>
     ordinal(a.name) - ordinal(b.name) || a.id.localeCompare(b.id);
   const kube = new Map(observed.kube.map((k) => [k.name, k]));
@@ -133,7 +132,7 @@ function available(input: StatusInput): Verdict {
   }
   const voters = etcd.members.filter((m) => !m.isLearner);
   const kube = new Map(observed.kube.map((k) => [k.name, k]));
-  const voting = voters.filter((m) => m.started && m.reachable && podLive(kube.get(m.name))).length;
+  const voting = voters.filter((m) => votesNow(m, kube.get(m.name))).length;
   const needed = quorum(voters.length);
   const message = `${voting} of ${voters.length} voters answer; ${needed} needed`;
   if (voting >= needed) return { status: 'True', reason: Reasons.ClusterAvailable, message };

@@ -10,7 +10,6 @@ import type { DefragActivities } from '../activities/defrag-activities';
 import type { ClusterObservation } from '../contracts/observation';
 import { FailureTypes } from '../crds/conditions';
 import type { EtcdClusterSpec } from '../crds/etcd-cluster';
-import { memberOrdinal } from '../crds/labels';
 import type { DefragMemberView } from './defrag-plan';
 import {
   NOSPACE_ALARM,
@@ -19,7 +18,7 @@ import {
   describeDefragDecision,
   planDefragMember,
 } from './defrag-plan';
-import { podLive } from './plan';
+import { ordinalFor, votesNow } from './cluster-state';
 import type { ClusterRef } from '../contracts/cluster-ref';
 import type { DefragmentResult } from '../contracts/defrag';
 import { ActivityKinds } from './activity-kinds';
@@ -40,9 +39,9 @@ export function defragViews(ref: Pick<ClusterRef, 'name'>, o: ClusterObservation
   return (o.etcd?.members ?? []).map((m) => ({
     id: m.id,
     name: m.name,
-    ordinal: memberOrdinal(ref.name, m.name) ?? Number.MAX_SAFE_INTEGER,
+    ordinal: ordinalFor(ref.name, m.name),
     isLearner: m.isLearner,
-    healthy: m.started && m.reachable && podLive(kube.get(m.name)),
+    healthy: votesNow(m, kube.get(m.name)),
     ready: kube.get(m.name)?.pod?.ready === true,
     ...(m.dbSize !== undefined ? { dbSize: m.dbSize } : {}),
     ...(m.dbSizeInUse !== undefined ? { dbSizeInUse: m.dbSizeInUse } : {}),

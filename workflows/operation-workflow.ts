@@ -13,6 +13,7 @@ import {
   setCurrentDetails,
   setHandler,
   sleep,
+  upsertMemo,
   workflowInfo,
 } from '@temporalio/workflow';
 import type { ClusterActivities } from '../activities/cluster-activities';
@@ -58,12 +59,58 @@ const WAIT_BACKOFF_PATCH = 'operation-wait-backoff';
  * cluster workflow reads why an operation waits instead of parsing the line.
  */
 const STEP_AS_DATA_PATCH = 'operation-step-as-data';
+/**
+ * The patch behind keeping the step line in the workflow's memo as well as in its current details: `temporal workflow
+ * describe` prints the memo (current details need `temporal workflow metadata`, a query). One history event per
+ * changed line, the same count as the signal that tells the cluster workflow.
+ */
+const STEP_IN_MEMO_PATCH = 'operation-step-in-memo';
 /** How long a member that is starting (no answer yet) is watched closely before its wait backs off. */
 const ACTIVE_WAIT_MS = 30_000;
 /** The first pause of a wait that backs off. */
 const BACKOFF_FIRST_MS = 1000;
 /** Continue as new past this many history events even if the server has not suggested it yet. */
 const CONTINUE_AS_NEW_EVENTS = 5000;
+
+/**
+ * Tells an operation's step line: always as the Temporal UI's current details; when it changed, also in the memo
+ * (`temporal workflow describe`) and to the cluster workflow, which mirrors it into status.currentOperation.step.
+ */
+function stepTeller(input: OperationInput, steps: () => number) {
+  const carried = input.carried;
+  const parent = workflowInfo().parent;
+  const told = {
+    /** The step line last told: a Stalled operation names where it stopped. */
+    lastLine: carried?.lastDetails ?? 'starting',
+    lastDetails: carried?.lastDetails,
+  };
+  /** Only a changed step line is sent (WAIT_BACKOFF_PATCH): a repeated one would cost both histories and a status write. */
+  let sendChangedOnly: boolean | undefined = carried ? true : undefined;
+  /** Whether the step goes to the cluster workflow as data, with its wait reason (STEP_AS_DATA_PATCH). */
+  let stepAsData: boolean | undefined = carried ? true : undefined;
+  /** Asked of patched() in every run, carried or not: a run carried over from older code never wrote the memo. */
+  let stepInMemo: boolean | undefined;
+  const details = (line: string, waitReason?: string) => {
+    told.lastLine = line;
+    setCurrentDetails(`**${input.summary}**\n\nstep ${steps()}: ${line}\n\ngeneration ${input.generation}`);
+    sendChangedOnly ??= patched(WAIT_BACKOFF_PATCH);
+    if (sendChangedOnly && line === told.lastDetails) return;
+    told.lastDetails = line;
+    stepInMemo ??= patched(STEP_IN_MEMO_PATCH);
+    if (stepInMemo) upsertMemo({ step: `step ${steps()}: ${line}` });
+    // The cluster workflow mirrors the step into status.currentOperation.step; losing one update is harmless.
+    if (!parent) return;
+    stepAsData ??= patched(STEP_AS_DATA_PATCH);
+    void getExternalWorkflowHandle(parent.workflowId)
+      .signal(operationStepSignal, stepAsData ? { line, ...(waitReason ? { waitReason } : {}) } : line)
+      .catch(() => undefined);
+  };
+  /** The memo's last word (a cancel), written only where the memo carries the step at all. */
+  const memo = (text: string) => {
+    if (stepInMemo) upsertMemo({ step: text });
+  };
+  return { details, told, memo };
+}
 
 export async function clusterOperationWorkflow(input: OperationInput): Promise<OperationOutcome> {
   const { ref, spec, type } = input;
@@ -77,27 +124,8 @@ export async function clusterOperationWorkflow(input: OperationInput): Promise<O
     worldChanged = true;
   });
 
-  const parent = workflowInfo().parent;
-  /** The step line last told: a Stalled operation names where it stopped. */
-  let lastLine = carried?.lastDetails ?? 'starting';
-  let lastDetails = carried?.lastDetails;
-  /** Only a changed step line is sent (WAIT_BACKOFF_PATCH): a repeated one would cost both histories and a status write. */
-  let sendChangedOnly: boolean | undefined = carried ? true : undefined;
-  /** Whether the step goes to the cluster workflow as data, with its wait reason (STEP_AS_DATA_PATCH). */
-  let stepAsData: boolean | undefined = carried ? true : undefined;
-  const details = (line: string, waitReason?: string) => {
-    lastLine = line;
-    setCurrentDetails(`**${input.summary}**\n\nstep ${steps}: ${line}\n\ngeneration ${input.generation}`);
-    sendChangedOnly ??= patched(WAIT_BACKOFF_PATCH);
-    if (sendChangedOnly && line === lastDetails) return;
-    lastDetails = line;
-    // The cluster workflow mirrors the step into status.currentOperation.step; losing one update is harmless.
-    if (!parent) return;
-    stepAsData ??= patched(STEP_AS_DATA_PATCH);
-    void getExternalWorkflowHandle(parent.workflowId)
-      .signal(operationStepSignal, stepAsData ? { line, ...(waitReason ? { waitReason } : {}) } : line)
-      .catch(() => undefined);
-  };
+  const teller = stepTeller(input, () => steps);
+  const details = teller.details;
 
   const ctx: OperationContext = { ref, spec, input, details };
   /** What the steps share with this run; pendingLearner is the learner added and not promoted, the one thing a halt undoes. */
@@ -150,7 +178,7 @@ export async function clusterOperationWorkflow(input: OperationInput): Promise<O
         authSeenEnabled,
         deadlineAt,
         ...(wait ? { wait } : {}),
-        ...(lastDetails !== undefined ? { lastDetails } : {}),
+        ...(teller.told.lastDetails !== undefined ? { lastDetails: teller.told.lastDetails } : {}),
       },
     });
   }
@@ -266,13 +294,14 @@ export async function clusterOperationWorkflow(input: OperationInput): Promise<O
     if (deadlinePassed) {
       return {
         result: 'DeadlineExceeded',
-        message: `no progress within ${spec.progressDeadlineSeconds}s after ${steps} step(s), stalled at: ${lastLine}; ${undone}`,
+        message: `no progress within ${spec.progressDeadlineSeconds}s after ${steps} step(s), stalled at: ${teller.told.lastLine}; ${undone}`,
         steps,
         recorded,
       };
     }
     // Cancelled from outside (e.g. `temporal workflow cancel`): report what was undone, then end as cancelled.
     setCurrentDetails(`**${input.summary}**\n\ncancelled after ${steps} step(s); ${undone}`);
+    teller.memo(`cancelled after ${steps} step(s); ${undone}`);
     throw err;
   }
 }

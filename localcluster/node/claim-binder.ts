@@ -12,7 +12,7 @@ import type { V1PersistentVolume, V1PersistentVolumeClaim } from '@kubernetes/cl
 import { BINDER_LABEL, claimDataDir, planClaims, volumeNameFor } from './claim-plan';
 import type { ClaimAction, ClaimView, VolumeView } from './claim-plan';
 import { startRestartingInformer } from './restarting-informer';
-import { planResizes } from './claim-resize';
+import { applyResize, planResizes } from './claim-resize';
 import type { ResizeAction } from './claim-resize';
 
 export interface ClaimBinderOptions {
@@ -220,18 +220,7 @@ export async function startClaimBinder(options: ClaimBinderOptions): Promise<Cla
 
   // hostPath directories have no size: growing is raising the volume's capacity and the claim's status.
   const resize = async (a: ResizeAction): Promise<void> => {
-    await core.patchPersistentVolume(
-      { name: a.volumeName, body: { spec: { capacity: { storage: a.size } } } },
-      merge,
-    );
-    await core.patchNamespacedPersistentVolumeClaimStatus(
-      {
-        name: a.claimName,
-        namespace: a.namespace,
-        body: { status: { capacity: { storage: a.size }, conditions: null } },
-      },
-      merge,
-    );
+    await applyResize(core, a);
     log(`grew ${a.namespace}/${a.claimName} and ${a.volumeName} to ${a.size}`);
   };
   const schedule = (): void => {

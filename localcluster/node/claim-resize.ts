@@ -4,6 +4,8 @@
 // status.capacity are raised to what the claim asks for. The apiserver's PersistentVolumeClaimResize
 // admission already refuses a bigger request on a claim whose class does not allow expansion; the class is
 // checked again here so that a class changed afterwards is respected the way a real resizer would.
+import type { CoreV1Api } from '@kubernetes/client-node';
+import { PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { parseQuantity } from '../../crds/quantity';
 
 export interface ResizeClaimView {
@@ -61,4 +63,27 @@ export function planResizes(
     }
   }
   return actions;
+}
+
+/**
+ * Carries out one resize on a volume that has no size of its own (a hostPath or local-path folder): raises the
+ * volume's capacity, then the claim's status capacity, which is all that growing such a volume means.
+ */
+export async function applyResize(
+  core: Pick<CoreV1Api, 'patchPersistentVolume' | 'patchNamespacedPersistentVolumeClaimStatus'>,
+  a: ResizeAction,
+): Promise<void> {
+  const merge = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
+  await core.patchPersistentVolume(
+    { name: a.volumeName, body: { spec: { capacity: { storage: a.size } } } },
+    merge,
+  );
+  await core.patchNamespacedPersistentVolumeClaimStatus(
+    {
+      name: a.claimName,
+      namespace: a.namespace,
+      body: { status: { capacity: { storage: a.size }, conditions: null } },
+    },
+    merge,
+  );
 }

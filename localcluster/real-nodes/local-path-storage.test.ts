@@ -13,23 +13,43 @@ const items = (localPathManifests(net) as { items: Item[] }).items;
 describe('local-path storage on real nodes', () => {
   it("keeps each node's volumes inside that node's own folder of the stack, and no other node's", () => {
     expect(provisionerConfig(net)).toMatchObject({
-      nodePathMap: [
-        { node: 'node-a', paths: ['/s/nodes/node-a/volumes'] },
-        { node: 'node-b', paths: ['/s/nodes/node-b/volumes'] },
-        { node: 'node-c', paths: ['/s/nodes/node-c/volumes'] },
-      ],
+      storageClassConfigs: {
+        'local-path': {
+          nodePathMap: [
+            { node: 'node-a', paths: ['/s/nodes/node-a/volumes'] },
+            { node: 'node-b', paths: ['/s/nodes/node-b/volumes'] },
+            { node: 'node-c', paths: ['/s/nodes/node-c/volumes'] },
+          ],
+        },
+        'local-path-sized': {
+          nodePathMap: [
+            { node: 'node-a', paths: ['/s/nodes/node-a/sized-volumes'] },
+            { node: 'node-b', paths: ['/s/nodes/node-b/sized-volumes'] },
+            { node: 'node-c', paths: ['/s/nodes/node-c/sized-volumes'] },
+          ],
+        },
+      },
     });
     // No DEFAULT_PATH_FOR_NON_LISTED_NODES entry: a volume on an unknown node would land outside the stack.
     expect(JSON.stringify(provisionerConfig(net))).not.toContain('DEFAULT_PATH');
   });
 
   it('is the default StorageClass and binds only once the scheduler has chosen the node', () => {
-    const sc = items.find((i) => i.kind === 'StorageClass');
+    const sc = items.find((i) => i.kind === 'StorageClass' && i.metadata.name === 'local-path');
     expect(sc?.metadata.annotations?.['storageclass.kubernetes.io/is-default-class']).toBe('true');
     expect(sc).toMatchObject({
       provisioner: 'rancher.io/local-path',
       volumeBindingMode: 'WaitForFirstConsumer',
       reclaimPolicy: 'Delete',
+    });
+  });
+
+  it('offers a second, non-default class whose volumes live in the size-limited folders', () => {
+    const sc = items.find((i) => i.kind === 'StorageClass' && i.metadata.name === 'local-path-sized');
+    expect(sc?.metadata.annotations).toBeUndefined();
+    expect(sc).toMatchObject({
+      provisioner: 'rancher.io/local-path',
+      volumeBindingMode: 'WaitForFirstConsumer',
     });
   });
 

@@ -12,14 +12,30 @@ import type { RealNodeLayout } from './real-node-layout';
 
 export const STORAGE_NAMESPACE = 'local-path-storage';
 export const STORAGE_CLASS = 'local-path';
+/**
+ * Not the default: volumes in each node's size-limited folder (a tmpfs of SIZED_VOLUMES_BYTES, one per node, shared
+ * by that node's volumes of this class), for tests that fill a member's volume. A claim's requested size is not
+ * enforced by local-path; the folder's filesystem is what runs out.
+ */
+export const SIZED_STORAGE_CLASS = 'local-path-sized';
+/** Room for etcd's first WAL segment (64 MiB, preallocated), its db and snapshots, and a little to fill. */
+export const SIZED_VOLUMES_BYTES = 256 * 1024 * 1024;
 export const PROVISIONER_NAME = 'rancher.io/local-path';
 const CONFIG_MAP = 'local-path-config';
 const SERVICE_ACCOUNT = 'local-path-provisioner-service-account';
 
-/** The provisioner's config.json: every node's volumes in its own folder of the stack; no other node gets any. */
+/**
+ * The provisioner's config.json: every node's volumes in its own folder of the stack (no other node gets any), one
+ * folder per StorageClass: the default class's on the node's disk, the sized class's in its size-limited tmpfs.
+ */
 export function provisionerConfig(net: RealNodeLayout): object {
   return {
-    nodePathMap: net.nodes.map((n) => ({ node: n.name, paths: [n.volumesDir] })),
+    storageClassConfigs: {
+      [STORAGE_CLASS]: { nodePathMap: net.nodes.map((n) => ({ node: n.name, paths: [n.volumesDir] })) },
+      [SIZED_STORAGE_CLASS]: {
+        nodePathMap: net.nodes.map((n) => ({ node: n.name, paths: [n.sizedVolumesDir] })),
+      },
+    },
     // Seconds a helper Pod may take; a node that cannot run one leaves the claim Pending with the provisioner's Event.
     cmdTimeoutSeconds: 120,
   };
@@ -49,7 +65,10 @@ function helperPodYaml(): string {
   });
 }
 
-/** Pure: the namespace, the helper Pods' ServiceAccount, the provisioner's ConfigMap and the default StorageClass. */
+/**
+ * Pure: the namespace, the helper Pods' ServiceAccount, the provisioner's ConfigMap, the default StorageClass and the
+ * size-limited one.
+ */
 export function localPathManifests(net: RealNodeLayout): object {
   return {
     apiVersion: 'v1',
@@ -83,6 +102,14 @@ export function localPathManifests(net: RealNodeLayout): object {
         },
         provisioner: PROVISIONER_NAME,
         // The scheduler picks the node first; the provisioner then makes the folder on that node (it needs one).
+        volumeBindingMode: 'WaitForFirstConsumer',
+        reclaimPolicy: 'Delete',
+      },
+      {
+        apiVersion: 'storage.k8s.io/v1',
+        kind: 'StorageClass',
+        metadata: { name: SIZED_STORAGE_CLASS },
+        provisioner: PROVISIONER_NAME,
         volumeBindingMode: 'WaitForFirstConsumer',
         reclaimPolicy: 'Delete',
       },

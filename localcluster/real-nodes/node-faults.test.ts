@@ -1,5 +1,5 @@
 import { stackLayout } from '../stack-layout';
-import { freezerCgroup, partitionRules, partitionTag } from './node-faults';
+import { fillRefusal, freezerCgroup, MAX_FILL_BYTES, partitionRules, partitionTag } from './node-faults';
 import { realNodeLayout } from './real-node-layout';
 
 const net = realNodeLayout(stackLayout({ repoRoot: '/r', stateDir: '/s', hostIp: '127.20.0.1' }));
@@ -45,5 +45,35 @@ describe('freezerCgroup', () => {
     ].join('\n');
     expect(freezerCgroup(text)).toBe('/etcd-conductor-ec20-node-a/kubepods/podX/abc');
     expect(freezerCgroup('0::/user.slice')).toBeUndefined();
+  });
+});
+
+describe('fillRefusal', () => {
+  const node = net.nodes[0]!;
+  const sized = node.sizedVolumesDir;
+  it.each([
+    ['a volume folder of the sized class', `${sized}/pvc-1_ns_data-m-0`, 256 << 20, undefined],
+    [
+      'a default-class volume (the machine disk)',
+      `${node.volumesDir}/pvc-1_ns_data-m-0`,
+      256 << 20,
+      /not a volume of the size-limited/,
+    ],
+    ['the sized folder itself', sized, 256 << 20, /not a volume of the size-limited/],
+    ['a folder below a volume', `${sized}/pvc-1/member`, 256 << 20, /not a volume of the size-limited/],
+    ['a path that climbs out', `${sized}/..`, 256 << 20, /not a volume of the size-limited/],
+    [
+      "another node's sized folder",
+      `${net.nodes[1]!.sizedVolumesDir}/pvc-2`,
+      256 << 20,
+      /not a volume of the size-limited/,
+    ],
+    ['a look-alike prefix', `${sized}-other/pvc-1`, 256 << 20, /not a volume of the size-limited/],
+    ['a filesystem too big to fill', `${sized}/pvc-1`, MAX_FILL_BYTES + 1, /at most/],
+    ['a filesystem of no size', `${sized}/pvc-1`, 0, /at most/],
+  ])('%s', (_what, dir, bytes, expected) => {
+    const r = fillRefusal(node, dir, bytes);
+    if (expected === undefined) expect(r).toBeUndefined();
+    else expect(r).toMatch(expected);
   });
 });

@@ -1,4 +1,4 @@
-// Faults users meet, on a real-node stack: a container killed (as the OOM killer would), a container frozen for a while
+// Faults users meet, on a real-node stack: a member's volume filled to the last byte (size-limited volumes only), a container killed (as the OOM killer would), a container frozen for a while
 // (cgroup freezer), a node stopped and started again (its kubelet, containerd, shims and containers all killed, as a
 // power cut does, then its runtime and kubelet started again with the very same command lines), and a node partitioned
 // from the other nodes both ways (iptables rules in the node's own network namespace, tagged, so heal and `down` find
@@ -12,7 +12,9 @@ import {
   readFileSync,
   readlinkSync,
   rmSync,
+  statfsSync,
   writeFileSync,
+  writeSync,
 } from 'node:fs';
 import { createConnection } from 'node:net';
 import { join } from 'node:path';
@@ -61,6 +63,25 @@ export function freezerCgroup(procCgroup: string): string | undefined {
     const [, controllers, path] = line.split(':');
     if (controllers?.split(',').includes('freezer') && path !== undefined) return path;
   }
+  return undefined;
+}
+
+/** The file `fill` writes at the root of a volume; `release` removes it, and nothing else. */
+export const FILL_FILE = '.etcd-conductor-fill';
+/** A filesystem bigger than this is not a test volume: `fill` refuses it rather than write gigabytes. */
+export const MAX_FILL_BYTES = 1024 * 1024 * 1024;
+
+/**
+ * Pure: whether `fill` may write into `volumeDir`: only a volume of the size-limited class, a folder directly in its
+ * node's sized folder (a tmpfs of fixed size), never the machine's own disk. Returns the refusal, or undefined.
+ */
+export function fillRefusal(node: RealNode, volumeDir: string, filesystemBytes: number): string | undefined {
+  const inside = volumeDir.startsWith(`${node.sizedVolumesDir}/`);
+  const rest = volumeDir.slice(node.sizedVolumesDir.length + 1);
+  if (!inside || rest === '' || rest.includes('/') || rest === '..' || rest === '.')
+    return `${volumeDir} is not a volume of the size-limited StorageClass on ${node.name} (folders in ${node.sizedVolumesDir}); only those can be filled`;
+  if (!(filesystemBytes > 0 && filesystemBytes <= MAX_FILL_BYTES))
+    return `the filesystem of ${volumeDir} holds ${filesystemBytes} bytes; fill writes only to one of at most ${MAX_FILL_BYTES}`;
   return undefined;
 }
 
@@ -166,6 +187,83 @@ export class RealNodeFaults {
     } finally {
       writeFileSync(state, 'THAWED');
       this.log(`fault: thawed ${namespace}/${pod} ${container}`);
+    }
+  }
+
+  /** The folder on its node that holds the volume of a Pod's claim (the first claim the Pod mounts). */
+  async podVolume(namespace: string, pod: string): Promise<{ node: RealNode; claim: string; dir: string }> {
+    const node = await this.podNode(namespace, pod);
+    const spec = JSON.parse(await this.kubectl(['-n', namespace, 'get', 'pod', pod, '-o', 'json'])) as {
+      spec?: { volumes?: { persistentVolumeClaim?: { claimName?: string } }[] };
+    };
+    const claim = spec.spec?.volumes?.find((v) => v.persistentVolumeClaim?.claimName)?.persistentVolumeClaim
+      ?.claimName;
+    if (!claim) throw new Error(`pod ${namespace}/${pod} mounts no PersistentVolumeClaim`);
+    const pvName = (
+      await this.kubectl(['-n', namespace, 'get', 'pvc', claim, '-o', 'jsonpath={.spec.volumeName}'])
+    ).trim();
+    if (!pvName) throw new Error(`claim ${namespace}/${claim} is not bound`);
+    const pv = JSON.parse(await this.kubectl(['get', 'pv', pvName, '-o', 'json'])) as {
+      spec?: { hostPath?: { path?: string }; local?: { path?: string } };
+    };
+    const dir = pv.spec?.hostPath?.path ?? pv.spec?.local?.path;
+    if (!dir) throw new Error(`volume ${pvName} of ${namespace}/${claim} is not a folder on a node`);
+    return { node, claim, dir };
+  }
+
+  /**
+   * Fills the filesystem of a Pod's volume (of the size-limited class only) until no byte is left: one file of zeros
+   * at the volume's root, written in 1 MiB and then 4 KiB pieces until ENOSPC, never more than the filesystem's
+   * size. The space stays taken until releaseVolume.
+   */
+  async fillVolume(namespace: string, pod: string): Promise<{ node: string; dir: string; bytes: number }> {
+    const { node, dir } = await this.podVolume(namespace, pod);
+    const fs = statfsSync(dir);
+    const total = fs.blocks * fs.bsize;
+    const refusal = fillRefusal(node, dir, total);
+    if (refusal) throw new Error(refusal);
+    const fd = openSync(join(dir, FILL_FILE), 'a');
+    let bytes = 0;
+    try {
+      for (const size of [1024 * 1024, 4096, 512]) {
+        const chunk = Buffer.alloc(size);
+        // Bounded by the filesystem's size whatever the writes report.
+        while (bytes <= total) {
+          try {
+            bytes += writeSync(fd, chunk);
+          } catch (e) {
+            if ((e as NodeJS.ErrnoException).code === 'ENOSPC') break;
+            throw e;
+          }
+        }
+      }
+    } finally {
+      closeSync(fd);
+    }
+    const left = statfsSync(dir);
+    this.log(
+      `fault: filled the volume of ${namespace}/${pod} on ${node.name} (${dir}): ${bytes} bytes written, ${left.bavail * left.bsize} bytes left`,
+    );
+    return { node: node.name, dir, bytes };
+  }
+
+  /** Frees what fillVolume took (removes its file only); safe to call any time. */
+  async releaseVolume(namespace: string, pod: string): Promise<void> {
+    const { node, dir } = await this.podVolume(namespace, pod);
+    const refusal = fillRefusal(node, dir, 1);
+    if (refusal) throw new Error(refusal);
+    rmSync(join(dir, FILL_FILE), { force: true });
+    this.log(`fault: released the volume of ${namespace}/${pod} on ${node.name}`);
+  }
+
+  /** Fill for `seconds`, then release, whatever happens in between. */
+  async fillVolumeFor(namespace: string, pod: string, seconds: number): Promise<void> {
+    if (!(seconds > 0 && seconds <= 600)) throw new Error(`fill for 1-600 s, not ${seconds}`);
+    try {
+      await this.fillVolume(namespace, pod);
+      await sleep(seconds * 1000);
+    } finally {
+      await this.releaseVolume(namespace, pod);
     }
   }
 

@@ -20,6 +20,11 @@ export interface RealNode {
   dir: string;
   /** Where the local-path provisioner keeps this node's volumes; `down` removes it with the node. */
   volumesDir: string;
+  /**
+   * A tmpfs of SIZED_VOLUMES_BYTES mounted here at `up`: the volumes of the size-limited StorageClass, so a test can
+   * fill a member's volume (`fault fill`) without touching the machine's disk. `down` unmounts it with the node.
+   */
+  sizedVolumesDir: string;
   containerdSocket: string;
   /** Client certificate identity `system:node:<name>` (the stack's PKI file stem). */
   pkiFile: string;
@@ -73,6 +78,7 @@ export function realNodeLayout(layout: StackLayout): RealNodeLayout {
         cgroupRoot: `/etcd-conductor-${prefix}-${n.name}`,
         dir,
         volumesDir: join(dir, 'volumes'),
+        sizedVolumesDir: join(dir, 'sized-volumes'),
         containerdSocket: join(dir, 'containerd', 'containerd.sock'),
         pkiFile: n.name,
       };

@@ -25,6 +25,7 @@ import {
   kubeletPaths,
 } from './node-configs';
 import { createCgroupRoot, leftoverCgroups, removeCgroupRoot } from './node-cgroups';
+import { SIZED_VOLUMES_BYTES } from './local-path-storage';
 import { currentMountsUnder, unmountAllUnder } from './node-mounts';
 import { createNodeNetwork, deleteNodeNetwork, leftoverNetwork } from './node-network';
 import { assertMachineCanRunNodes } from './preflight';
@@ -192,6 +193,7 @@ export async function startRealNodes(opts: StartRealNodesOptions): Promise<RealN
     // A fresh node each time: stale containerd and kubelet state of a previous run would only be garbage to collect.
     rmSync(n.dir, { recursive: true, force: true });
     mkdirSync(n.dir, { recursive: true });
+    await mountSizedVolumes(n);
   }
   const processes: ManagedProcess[] = [];
   const nodeProcesses = new Map<string, NodeProcesses>();
@@ -229,6 +231,23 @@ export async function startRealNodes(opts: StartRealNodesOptions): Promise<RealN
   }
 }
 
+/**
+ * The size-limited StorageClass's folder: a tmpfs of fixed size, mounted in the host's mount namespace, which the
+ * node's kubelet and containerd share (they are only in the node's network namespace), so the bind mounts they give
+ * containers see it. tmpfs needs no loop device or mkfs; `down` unmounts it with everything else under the node.
+ */
+async function mountSizedVolumes(n: RealNode): Promise<void> {
+  mkdirSync(n.sizedVolumesDir, { recursive: true });
+  await sh('mount', [
+    '-t',
+    'tmpfs',
+    '-o',
+    `size=${SIZED_VOLUMES_BYTES},mode=0755`,
+    `${n.name}-sized-volumes`,
+    n.sizedVolumesDir,
+  ]);
+}
+
 /** Kills every process of the stack's nodes whose command line names a node folder (containerd shims included). */
 function killNodeProcesses(net: RealNodeLayout): number {
   let killed = 0;
@@ -260,8 +279,10 @@ export async function cleanupRealNodes(layout: StackLayout, log: (line: string) 
   for (const n of net.nodes) left.push(...(await removeCgroupRoot(n.cgroupRoot)).map((d) => `cgroup ${d}`));
   // The nodes' volumes (members' data) go with the stack; never while something is still mounted below them.
   for (const n of net.nodes)
-    if (currentMountsUnder(n.dir).length === 0) rmSync(n.volumesDir, { recursive: true, force: true });
-    else left.push(`volumes ${n.volumesDir} (mounts remain)`);
+    if (currentMountsUnder(n.dir).length === 0) {
+      rmSync(n.volumesDir, { recursive: true, force: true });
+      rmSync(n.sizedVolumesDir, { recursive: true, force: true });
+    } else left.push(`volumes ${n.volumesDir} (mounts remain)`);
   await deleteNodeNetwork(net);
   left.push(...(await leftoverNetwork(net)));
   return left;
@@ -274,6 +295,7 @@ export async function realNodeLeftovers(layout: StackLayout): Promise<string[]> 
     ...net.nodes.flatMap((n) => currentMountsUnder(n.dir).map((m) => `mount ${m}`)),
     ...net.nodes.flatMap((n) => leftoverCgroups(n.cgroupRoot).map((d) => `cgroup ${d}`)),
     ...net.nodes.filter((n) => existsSync(n.volumesDir)).map((n) => `volumes ${n.volumesDir}`),
+    ...net.nodes.filter((n) => existsSync(n.sizedVolumesDir)).map((n) => `volumes ${n.sizedVolumesDir}`),
     ...(await leftoverNetwork(net)),
   ];
 }

@@ -18,6 +18,7 @@ import {
   eventsFor,
   hashObject,
   minioDestination,
+  podS3Endpoint,
   putObject,
   s3Client,
   s3Location,
@@ -101,7 +102,7 @@ describe('restore from an EtcdSnapshot', () => {
         restore: {
           source: {
             s3: {
-              endpoint: h.stack.s3.endpoint,
+              endpoint: podS3Endpoint(h),
               bucket,
               key,
               region: h.stack.s3.region,
@@ -124,7 +125,7 @@ describe('restore from an EtcdSnapshot', () => {
         restore: {
           source: {
             s3: {
-              endpoint: h.stack.s3.endpoint,
+              endpoint: podS3Endpoint(h),
               bucket: h.stack.s3.bucket,
               key: `e2e/${ns}/no-such-snapshot.db`,
               region: h.stack.s3.region,

@@ -228,6 +228,21 @@ describe('the API server refuses bad specs with a message a user understands', (
       { progressDeadlineSeconds: 86401 },
       /progressDeadlineSeconds may be at most 86400 \(24 h\)/,
     ],
+    [
+      'an image repository with a tag',
+      { image: { repository: 'registry.example.com/etcd:v3.6.16' } },
+      /spec.image.repository must be a repository without a tag or digest/,
+    ],
+    [
+      'both an image repository and a ref',
+      { image: { repository: 'registry.example.com/etcd', ref: 'registry.example.com/etcd:v3.6.16' } },
+      /spec.image takes repository or ref, not both/,
+    ],
+    [
+      "an image ref without spec.version's tag",
+      { version: '3.6.16', image: { ref: 'registry.example.com/etcd:v3.6.15@sha256:' + '0'.repeat(64) } },
+      /spec.image.ref must carry the tag of spec.version/,
+    ],
   ];
   test.each(cases)('%s is rejected', async (_name, spec, message) => {
     const ns = 'default';

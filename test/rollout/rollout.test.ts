@@ -3,6 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { StorageV1Api } from '@kubernetes/client-node';
 import type { V1Pod } from '@kubernetes/client-node';
 import { RolloutAnnotations } from '../../activities/rollout-template';
+import { PROVISIONER_NAME as LOCAL_PATH_PROVISIONER } from '../../localcluster/real-nodes/local-path-storage';
 import type { EtcdCluster } from '../../crds/etcd-cluster';
 import type { Harness } from '../support/cluster-harness';
 import { expectAvailability, PLANNED_GAP_BOUND_MS } from '../support/availability';
@@ -28,12 +29,16 @@ const growClass = `rollout-grow-${randomBytes(3).toString('hex')}`;
 beforeAll(async () => {
   h = connect();
   storage = h.kc.makeApiClient(StorageV1Api);
-  // The local claim binder provisions any class; it grows a claim only when its class allows expansion.
+  // Process nodes: the local claim binder provisions any class. Real nodes: local-path-provisioner makes the volume
+  // on the node the scheduler picked, and the stack's resizer grows it. Either grows a claim only when its class
+  // allows expansion.
   await storage.createStorageClass({
     body: {
       metadata: { name: growClass },
-      provisioner: 'etcd-conductor.io/claim-binder',
       allowVolumeExpansion: true,
+      ...(h.realNodes
+        ? { provisioner: LOCAL_PATH_PROVISIONER, volumeBindingMode: 'WaitForFirstConsumer' }
+        : { provisioner: 'etcd-conductor.io/claim-binder' }),
     },
   });
 });
@@ -277,7 +282,7 @@ describe('resources rollout', () => {
 });
 
 describe('storage growth refused', () => {
-  test('claims without a StorageClass keep their size, and status and an Event say why', async () => {
+  test('claims whose StorageClass cannot grow them (none, or one without allowVolumeExpansion) keep their size, and status and an Event say why', async () => {
     const ns = await freshNamespace(h, 'rollout-refused');
     await createCluster(h, ns, 'fixed', { replicas: 1 });
     await waitConverged(h, ns, 'fixed', 1, 300_000);
@@ -294,7 +299,15 @@ describe('storage growth refused', () => {
       300_000,
     );
     expect(progressing(refused)?.status).toBe('False');
-    expect(progressing(refused)?.message).toContain('data-fixed-0 (1Gi) has no StorageClass');
+    // Process nodes leave the claim without a class; on real nodes the default class (local-path, no expansion) takes it.
+    const claimClass = (
+      await h.core.readNamespacedPersistentVolumeClaim({ namespace: ns, name: 'data-fixed-0' })
+    ).spec?.storageClassName;
+    expect(progressing(refused)?.message).toContain(
+      claimClass
+        ? `data-fixed-0 (1Gi) has a StorageClass without allowVolumeExpansion (${claimClass})`
+        : 'data-fixed-0 (1Gi) has no StorageClass',
+    );
     const events = await eventually('the StorageExpansionRefused Event', async () => {
       const list = await h.core.listNamespacedEvent({ namespace: ns });
       const found = list.items.filter((e) => e.reason === 'StorageExpansionRefused');

@@ -1,0 +1,247 @@
+// How the cluster workflow runs one operation: as a child workflow in a scope that deleting the EtcdCluster
+// cancels, its steps mirrored into status while it runs, and its end recorded (last operation, halt, Event).
+// The operation itself is its module's business (workflows/operations/); nothing here names one.
+import {
+  ApplicationFailure,
+  CancellationScope,
+  CancelledFailure,
+  ChildWorkflowCancellationType,
+  ChildWorkflowFailure,
+  ParentClosePolicy,
+  condition,
+  getExternalWorkflowHandle,
+  patched,
+  setCurrentDetails,
+  startChild,
+} from '@temporalio/workflow';
+import type { EventReason } from '../contracts/event-reasons';
+import { membersChangedSignal, SearchAttributes } from '../contracts/messages';
+import { Reasons } from '../crds/conditions';
+import type { EtcdClusterStatus, OperationResult, OperationType } from '../crds/etcd-cluster';
+import type { ClusterRunState } from './cluster-run-state';
+import { clusterActs as acts } from './cluster-run-state';
+import { refreshMembers } from './cluster-status';
+import { clusterOperationWorkflow } from './operation-workflow';
+import type { OperationInput, OperationModule } from './operations/operation-module';
+import { operationModule } from './operations/registry';
+import { membersRunning } from './upgrade-halt';
+
+/** The patch behind refreshing status.members while an Upgrade or Downgrade runs (histories before it did not). */
+const MEMBER_VERSIONS_DURING_UPGRADE_PATCH = 'member-versions-during-upgrade';
+/**
+ * The patch behind the operation mirror that observes once per new step (status follows every operation, and
+ * is written only when it changed), forwards the watcher's member changes to the operation, and lets a new
+ * spec generation supersede an operation waiting on a member Pod that cannot run.
+ */
+const STEP_MIRROR_PATCH = 'operation-step-mirror-v2';
+
+const RESULT_EVENT: Record<OperationResult, { type: 'Normal' | 'Warning'; reason: EventReason }> = {
+  Succeeded: { type: 'Normal', reason: 'OperationSucceeded' },
+  Failed: { type: 'Warning', reason: 'OperationFailed' },
+  Cancelled: { type: 'Warning', reason: 'OperationCancelled' },
+  DeadlineExceeded: { type: 'Warning', reason: Reasons.Stalled },
+};
+
+interface Ending {
+  result: OperationResult;
+  message: string;
+}
+
+/** Runs one operation to its end and records how it ended; the caller has already published its start. */
+export async function runOperation(
+  s: ClusterRunState,
+  type: OperationType,
+  opInput: OperationInput,
+  workflowId: string,
+): Promise<void> {
+  const module = operationModule(type);
+  await announceStart(s, type, opInput, workflowId);
+  const mirrorV2 = patched(STEP_MIRROR_PATCH);
+  s.supersededBy = undefined;
+  s.membersChangedDuringOperation = false;
+  const scope = new CancellationScope();
+  s.operationScope = scope;
+  if (s.deleted) scope.cancel();
+  let ending: Ending;
+  try {
+    const outcome = await scope.run(() => runChild(s, type, opInput, workflowId, module, mirrorV2));
+    ending = { result: outcome.result, message: outcome.message };
+    s.recorded = { ...outcome.recorded, paused: module.pausedAfter ?? s.recorded.paused };
+  } catch (err) {
+    ending = await endingOfFailure(s, err, module, opInput);
+  }
+  await recordEnding(s, type, opInput, workflowId, ending);
+}
+
+async function announceStart(
+  s: ClusterRunState,
+  type: OperationType,
+  opInput: OperationInput,
+  workflowId: string,
+): Promise<void> {
+  s.current = { type, workflowId, startedAt: new Date().toISOString(), step: 'starting' };
+  s.currentWaitReason = undefined;
+  setCurrentDetails(`**${opInput.summary}** running as \`${workflowId}\``);
+  await acts.recordEvent({
+    ref: s.ref,
+    type: 'Normal',
+    reason: `${type}Started`,
+    message: `${opInput.summary} (${workflowId})`,
+  });
+}
+
+async function runChild(
+  s: ClusterRunState,
+  type: OperationType,
+  opInput: OperationInput,
+  workflowId: string,
+  module: OperationModule,
+  mirrorV2: boolean,
+) {
+  const { ref } = s;
+  const child = await startChild(clusterOperationWorkflow, {
+    workflowId,
+    args: [opInput],
+    staticSummary: opInput.summary,
+    staticDetails: `Operation **${type}** on EtcdCluster ${ref.namespace}/${ref.name} for spec generation ${opInput.generation}. Cancel it with \`temporal workflow cancel --workflow-id ${workflowId}\`.`,
+    typedSearchAttributes: [
+      { key: SearchAttributes.clusterNamespace, value: ref.namespace },
+      { key: SearchAttributes.clusterName, value: ref.name },
+      { key: SearchAttributes.clusterUid, value: ref.uid },
+      { key: SearchAttributes.operationType, value: type },
+    ],
+    parentClosePolicy: ParentClosePolicy.REQUEST_CANCEL,
+    cancellationType: ChildWorkflowCancellationType.WAIT_CANCELLATION_COMPLETED,
+  });
+  const done = child.result();
+  let finished = false;
+  void done.then(
+    () => (finished = true),
+    () => (finished = true),
+  );
+  // Mirror the child's current step into status while it runs. Not cancellable: when the scope is
+  // cancelled this loop must keep waiting for the child to finish its compensation, or the workflow
+  // would go on (and end, on deletion) while the child still runs.
+  await CancellationScope.nonCancellable(() => mirrorSteps(s, workflowId, module, mirrorV2, () => finished));
+  return done;
+}
+
+/** Follows the running operation: each new step refreshes status, each member change is passed on. */
+async function mirrorSteps(
+  s: ClusterRunState,
+  workflowId: string,
+  module: OperationModule,
+  mirrorV2: boolean,
+  finished: () => boolean,
+): Promise<void> {
+  let refreshedStep: string | undefined;
+  for (;;) {
+    await condition(() => finished() || s.stepChanged || (mirrorV2 && s.membersChangedDuringOperation));
+    if (finished()) break;
+    if (mirrorV2 && s.membersChangedDuringOperation) {
+      // The operation waits with back-off; a Pod or claim change is worth a look at once.
+      s.membersChangedDuringOperation = false;
+      // By workflow id, not run: the operation may have continued as new since it started.
+      await getExternalWorkflowHandle(workflowId)
+        .signal(membersChangedSignal)
+        .catch(() => undefined);
+      if (!s.stepChanged) continue;
+    }
+    s.stepChanged = false;
+    // During a version change, members restart on the new version one by one: observe again so
+    // status.members[].version follows them (other operations keep members until they end).
+    if (module.changesVersions && s.current && patched(MEMBER_VERSIONS_DURING_UPGRADE_PATCH)) {
+      // A repeated wait line (the child re-sends it every turn) observes nothing new worth a write.
+      if (s.current.step !== refreshedStep) {
+        refreshedStep = s.current.step;
+        await refreshMembers(s);
+      }
+      continue;
+    }
+    if (mirrorV2) {
+      // A new step is a new observation (members, and why a wait waits: a Pod that cannot run shows in
+      // Degraded); a repeated one changes nothing and writes nothing.
+      if (s.current && s.current.step !== refreshedStep) {
+        refreshedStep = s.current.step;
+        await refreshMembers(s);
+      }
+      continue;
+    }
+    if (s.status && s.current) {
+      const next: EtcdClusterStatus = { ...s.status, currentOperation: s.current };
+      if ((await acts.writeStatus({ ref: s.ref, status: next })) === 'written') s.status = next;
+    }
+  }
+}
+
+/** How an operation that did not return ended: cancelled (by whom), or failed; anything else is rethrown. */
+async function endingOfFailure(
+  s: ClusterRunState,
+  err: unknown,
+  module: OperationModule,
+  opInput: OperationInput,
+): Promise<Ending> {
+  if (err instanceof ChildWorkflowFailure && err.cause instanceof CancelledFailure) {
+    let message = s.deleted
+      ? 'cancelled because the EtcdCluster is being deleted'
+      : s.supersededBy !== undefined
+        ? `superseded by spec generation ${s.supersededBy} while it waited (${s.current?.step ?? 'a member could not run'})`
+        : 'cancelled from outside the operator';
+    // A version change stopped half-way leaves mixed versions: say who runs what (the child restarted
+    // any member it had stopped before it ended).
+    if (!s.deleted && module.changesVersions) {
+      const after = await acts.observeCluster({ ref: s.ref, version: opInput.spec.version });
+      message = `${message}; ${membersRunning(after)}`;
+    }
+    return { result: 'Cancelled', message };
+  }
+  if (err instanceof CancelledFailure || (err instanceof ChildWorkflowFailure && s.deleted)) {
+    return { result: 'Cancelled', message: 'cancelled because the EtcdCluster is being deleted' };
+  }
+  if (err instanceof ChildWorkflowFailure) {
+    return {
+      result: 'Failed',
+      message:
+        err.cause instanceof ApplicationFailure
+          ? err.cause.message
+          : String(err.cause?.message ?? err.message),
+    };
+  }
+  throw err;
+}
+
+/** The operation is over: last operation, the halt when it did not succeed, its Event. */
+async function recordEnding(
+  s: ClusterRunState,
+  type: OperationType,
+  opInput: OperationInput,
+  workflowId: string,
+  { result, message }: Ending,
+): Promise<void> {
+  s.current = undefined;
+  s.currentWaitReason = undefined;
+  s.operationScope = undefined;
+  s.lastOperation = {
+    type,
+    result,
+    finishedAt: new Date().toISOString(),
+    message,
+    workflowId,
+    observedGeneration: opInput.generation,
+  };
+  if (result !== 'Succeeded') {
+    s.halted = { generation: opInput.generation, retryToken: s.desired.retryToken ?? '', result };
+  }
+  const event =
+    s.supersededBy !== undefined && result === 'Cancelled'
+      ? { type: 'Normal' as const, reason: Reasons.OperationSuperseded }
+      : RESULT_EVENT[result];
+  s.supersededBy = undefined;
+  await acts.recordEvent({
+    ref: s.ref,
+    type: event.type,
+    reason: event.reason,
+    message: `${opInput.summary}: ${result}. ${message}`,
+  });
+  setCurrentDetails(`last operation: **${opInput.summary}**: ${result}. ${message}`);
+}

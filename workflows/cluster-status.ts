@@ -1,0 +1,84 @@
+// How the cluster workflow turns an observation and a decision into status: computed by conditions.ts, written
+// only when it changed, and a member problem told once as an Event.
+import { patched } from '@temporalio/workflow';
+import { Reasons } from '../crds/conditions';
+import { clusterSelector } from '../crds/labels';
+import { clientEndpointFor } from '../crds/tls-names';
+import type { EventReason } from '../contracts/event-reasons';
+import type { ClusterRunState } from './cluster-run-state';
+import { clusterActs as acts, isHalted } from './cluster-run-state';
+import { computeStatus, statusChanged } from './conditions';
+import { desiredOf } from './observation';
+import type { Decision, Observed } from './plan';
+import { plan } from './plan';
+
+/** Notices told once as an Event: a member Pod that cannot run, an unsupported version. */
+const TOLD_ONCE = [
+  Reasons.ImagePullFailed,
+  Reasons.MemberCrashLooping,
+  Reasons.PodUnschedulable,
+  Reasons.ClaimPending,
+  Reasons.UnsupportedVersion,
+] as const satisfies readonly EventReason[];
+const toldOnce = (reason: string): reason is (typeof TOLD_ONCE)[number] =>
+  (TOLD_ONCE as readonly string[]).includes(reason);
+/** How many told notices are remembered (oldest forgotten first). */
+const TOLD_KEPT = 32;
+/** The patch behind telling member problems and unsupported versions as Events. */
+const TELL_PROBLEMS_PATCH = 'tell-member-problems';
+
+/** Writes the status this observation and decision give, when it differs from the last one written. */
+export async function publish(
+  s: ClusterRunState,
+  observed: Observed,
+  decision: Decision,
+  versionKnown: boolean,
+): Promise<void> {
+  const { ref, desired } = s;
+  const next = computeStatus({
+    generation: desired.generation,
+    desired: desiredOf(ref, desired.spec, versionKnown),
+    observed,
+    decision,
+    ...(s.current ? { currentOperation: s.current } : {}),
+    ...(s.lastOperation ? { lastOperation: s.lastOperation } : {}),
+    halted: isHalted(s),
+    selector: clusterSelector(ref.name),
+    clientEndpoint: clientEndpointFor(desired.spec, ref),
+    ...(s.status ? { previous: s.status } : {}),
+    now: new Date().toISOString(),
+  });
+  const step = decision.step;
+  if (step.kind === 'Wait' && toldOnce(step.reason)) {
+    // Told once per reason and subject (the message up to its first ': ', e.g. `claim data-main-0 is Pending`,
+    // `Pod main-0 cannot pull image "x"`): the kubelet's changing detail after it is no news.
+    const notice = `${step.reason}|${step.message.split(': ')[0] ?? ''}`;
+    if (!s.told.includes(notice) && patched(TELL_PROBLEMS_PATCH)) {
+      s.told = [...s.told, notice].slice(-TOLD_KEPT);
+      await acts.recordEvent({ ref, type: 'Warning', reason: step.reason, message: step.message });
+    }
+  }
+  if (!statusChanged(s.status, next)) return;
+  if ((await acts.writeStatus({ ref, status: next })) === 'cluster-gone') {
+    s.deleted = true;
+    return;
+  }
+  s.status = next;
+}
+
+/** Recomputes status (members, versions, conditions) from a fresh observation while an operation runs. */
+export async function refreshMembers(s: ClusterRunState): Promise<void> {
+  const { ref } = s;
+  // With the spec, so members keep their upToDate verdict (a status without it would be written twice).
+  const spec = s.desired.spec;
+  const observation = await acts.observeCluster({ ref, version: spec.version, spec });
+  const observed: Observed = { kube: observation.kube, recorded: s.recorded };
+  if (observation.etcd) observed.etcd = observation.etcd;
+  // The newest spec (a change may have arrived while the observation ran).
+  await publish(
+    s,
+    observed,
+    plan(desiredOf(ref, s.desired.spec, observation.versionKnown), observed),
+    observation.versionKnown,
+  );
+}

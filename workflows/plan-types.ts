@@ -1,0 +1,192 @@
+// What the planner reads and what it decides: the desired spec reduced to what planning needs, the observed
+// state (etcd's view and Kubernetes' view of each member), and the steps a plan may choose.
+//
+// Types only, besides MEMBER_PROBLEM_REASONS: the planner's pieces (plan.ts, plan-with-etcd.ts,
+// plan-without-etcd.ts, cluster-state.ts) and its callers share them.
+import type { AuthObservation } from '../contracts/auth';
+import type { MemberProblem } from '../contracts/member-problems';
+import type { EtcdMemberObservation, EtcdObservation, PodPhase } from '../contracts/observation';
+import { Reasons } from '../crds/conditions';
+import type { StorageMedium } from '../crds/etcd-cluster';
+import type { AuthWaitReason, EnableAuthStep, RotateAuthStep } from './auth-plan';
+import type { DefragConfig, DefragStep } from './defrag-plan';
+import type { DowngradeObservation, EnableDowngradeStep } from './downgrade-plan';
+import type {
+  ClaimStorageObservation,
+  ExpandClaimStep,
+  PodTemplateObservation,
+  RolloutLeaderStep,
+  RolloutMemberStep,
+  UpdateMemberMetadataStep,
+} from './rollout-plan';
+import type { UpgradeLeaderStep, UpgradeMemberStep } from './upgrade-plan';
+
+// ---------------------------------------------------------------------------------------------------
+// Inputs
+
+/** What the spec asks for, reduced to what planning needs. */
+export interface Desired {
+  /** The EtcdCluster's name; members are `<cluster>-<ordinal>`. */
+  cluster: string;
+  /** spec.replicas; 0 means paused (the last member's claim is kept, its Pod stopped). */
+  replicas: number;
+  /** spec.storage.medium: with Memory, a member's data lives exactly as long as its Pod. */
+  medium: StorageMedium;
+  /** Whether an image exists for spec.version; without one no Pod is started. */
+  versionKnown: boolean;
+  /** spec.version; members whose Pod runs another version are upgraded (absent: no upgrade planning). */
+  version?: string;
+  /** spec.storage.size; claims smaller than it are grown where their class allows (absent: no growth planning). */
+  storageSize?: string;
+  /** spec.auth is set: root must exist with the Secret's password and auth be on (workflows/auth-plan.ts). */
+  auth?: boolean;
+  /** spec.maintenance.defrag with the schedule's due state (absent: only a NOSPACE alarm starts a Defrag). */
+  defrag?: DefragConfig;
+}
+
+/** One member as etcd's member list and its own status describe it (the observer's type, see contracts/observation.ts). */
+export type EtcdMemberView = EtcdMemberObservation;
+
+/** etcd's view of the cluster: present only when a linearizable member list succeeded (so quorum existed). */
+export type EtcdView = EtcdObservation;
+
+export type { PodPhase };
+
+/** What Kubernetes holds for one member name: the Pod and claim labelled with it, either possibly absent. */
+export interface KubeMemberView {
+  name: string;
+  /** What keeps this member from running that the user must act on (image, crash loop, scheduling, claim). */
+  problem?: MemberProblem;
+  /** restoreFailure: the seed's restore init container failed on its latest run; permanent when no restart can fix it. */
+  pod?: {
+    phase: PodPhase;
+    ready: boolean;
+    terminating: boolean;
+    restoreFailure?: { reason: string; message: string; permanent: boolean };
+    /** The etcd version of the Pod's image (from its tag), when it has one. */
+    version?: string;
+    /** Whether the Pod runs the spec's template (workflows/rollout-plan.ts); absent when not compared. */
+    template?: PodTemplateObservation;
+  };
+  /**
+   * `dataLost` is the observer's verdict that the claim cannot hold the member's data: the claim carries
+   * the etcd.conductor.dev/data-lost annotation, or it is not the claim the member started on.
+   */
+  claim?: { terminating: boolean; dataLost: boolean; storage?: ClaimStorageObservation };
+}
+
+export interface Observed {
+  /** Absent when no member answered a member list: nothing runs yet, the cluster is paused, or quorum is gone. */
+  etcd?: EtcdView;
+  /** Every member name that has a Pod or a claim of this cluster. */
+  kube: KubeMemberView[];
+  /**
+   * What status remembers: the cluster id once etcd reported one, and the names of the members it last
+   * listed, and whether it showed the cluster paused (Available=False, reason Paused). Lets planning
+   * tell "never created" from "all data gone", resume the member that really was the last one, and call
+   * restarting a stopped cluster Resume only when the user paused it.
+   */
+  recorded: { clusterId?: string; members: string[]; paused: boolean };
+  /** etcd's cluster/storage versions and downgrade state; read only by a Downgrade operation (workflows/downgrade-plan.ts). */
+  downgrade?: DowngradeObservation;
+  /** Every member refused the TLS handshake with the operator (contracts/observation.ts): members run, but say nothing. */
+  etcdRefused?: string;
+  /** What etcd says about its auth; observed only for a cluster whose spec has auth. */
+  auth?: AuthObservation;
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Outputs
+
+export type RemoveReason = 'ScaleDown' | 'DataLost' | 'Zombie';
+
+export interface MemberRef {
+  name: string;
+  id: string;
+}
+
+/** Waits on a member Pod that cannot run until something outside the operator changes (activities/member-problems.ts). */
+export type MemberProblemWaitReason =
+  | typeof Reasons.ImagePullFailed
+  | typeof Reasons.MemberCrashLooping
+  | typeof Reasons.PodUnschedulable
+  | typeof Reasons.ClaimPending;
+
+export const MEMBER_PROBLEM_REASONS: readonly string[] = [
+  Reasons.ImagePullFailed,
+  Reasons.MemberCrashLooping,
+  Reasons.PodUnschedulable,
+  Reasons.ClaimPending,
+];
+
+/** The reasons a plan may wait for; each is also a Progressing reason (see docs/status.md). */
+export type WaitReason =
+  | typeof Reasons.LearnerCatchingUp
+  | typeof Reasons.MemberNotReady
+  | typeof Reasons.QuorumLost
+  | typeof Reasons.QuorumAtRisk
+  | typeof Reasons.WaitingForDeletion
+  | typeof Reasons.UnsupportedVersion
+  | MemberProblemWaitReason
+  | typeof Reasons.AllMembersLost
+  | typeof Reasons.RestoreFailed
+  | typeof Reasons.UpgradePathRefused
+  | typeof Reasons.WaitingForClusterVersion
+  | AuthWaitReason
+  | typeof Reasons.TLSTrustBroken;
+
+export type Step =
+  /** Create the seed member's claim and Pod with `--initial-cluster-state new`; on a kept data dir etcd ignores that flag, so this is retry-safe. */
+  | { kind: 'Bootstrap'; member: string }
+  /** Create claim and Pod for `member` and MemberAddAsLearner it; the next plan promotes it once caught up. */
+  | { kind: 'AddMember'; member: string }
+  | { kind: 'PromoteLearner'; member: string; id: string }
+  /** MemberRemove, then delete the Pod and claim (a crash in between leaves an orphan, which a later plan deletes). */
+  | { kind: 'RemoveMember'; member: string; id: string; reason: RemoveReason }
+  /** Hand leadership from a member that is about to be removed (for `reason`) to a healthy voter. */
+  | { kind: 'MoveLeader'; from: MemberRef; to: MemberRef; reason: RemoveReason }
+  /** Start a new Pod on the member's kept claim: the same member comes back with its data. */
+  | { kind: 'RecreatePod'; member: string; id?: string }
+  /** Delete the Pod and claim of a name etcd does not list. */
+  | { kind: 'DeleteOrphan'; member: string }
+  /**
+   * Delete a Pod that never ran etcd (no image, never scheduled) and that the spec no longer describes; the
+   * claim stays, and RecreatePod or Bootstrap starts it again from the spec. `why` is the problem it had.
+   */
+  | { kind: 'ReplacePod'; member: string; why: string }
+  /** Stop the last member's Pod and keep its claim. */
+  | { kind: 'Pause'; member: string }
+  /** Start the kept member's Pod again; it comes back with the same cluster id and data. */
+  | { kind: 'Resume'; member: string }
+  /** Restart a member on spec.version: delete its Pod; RecreatePod brings it back on its claim and member id. */
+  | UpgradeMemberStep
+  /** Hand leadership to an upgraded voter before the leader itself is upgraded (last). */
+  | UpgradeLeaderStep
+  /** Validate and enable etcd's downgrade to spec.version's minor before any member restarts on it. */
+  | EnableDowngradeStep
+  /** Config rollout (workflows/rollout-plan.ts): restart an out-of-date member, hand leadership away first, patch metadata, grow a claim. */
+  | RolloutMemberStep
+  | RolloutLeaderStep
+  | UpdateMemberMetadataStep
+  | ExpandClaimStep
+  /** Make sure etcd's root user has the Secret's password and the root role, and auth is on. */
+  | EnableAuthStep
+  /** Defragment members one at a time (workflows/defrag-plan.ts), clearing NOSPACE first when it is raised. */
+  | DefragStep
+  /** Apply the Secret's changed root password to etcd with the applied copy's (workflows/auth-plan.ts). */
+  | RotateAuthStep
+  | { kind: 'Wait'; reason: WaitReason; message: string }
+  | {
+      kind: 'None';
+      reason: typeof Reasons.Converged | typeof Reasons.Paused | typeof Reasons.StorageExpansionRefused;
+      message: string;
+    };
+
+export type StepKind = Step['kind'];
+export type ActionStep = Exclude<Step, { kind: 'Wait' | 'None' }>;
+
+/** A step and the name of the check that chose it. */
+export interface Decision {
+  check: string;
+  step: Step;
+}

@@ -1,0 +1,114 @@
+// The planner's chain when no member answered a member list (nothing runs yet, the cluster is paused, quorum is
+// gone, or members refuse the operator's certificate): it only starts or stops Pods on kept data.
+import { Reasons } from '../crds/conditions';
+import { memberName } from '../crds/labels';
+import { dataKept, ordinalFor, podLive } from './cluster-state';
+import type { Check } from './plan-checks';
+import { replaceStuckPod, wait } from './plan-checks';
+import type { Desired, Observed } from './plan-types';
+
+export interface WithoutEtcd {
+  desired: Desired;
+  observed: Observed;
+}
+
+// The member the cluster last listed comes first, so Resume never starts an orphan left by a crash
+// between MemberRemove and the claim's deletion.
+function preferRecorded(c: WithoutEtcd, names: string[]): string | undefined {
+  const recorded = new Set(c.observed.recorded.members);
+  const ord = (n: string) => ordinalFor(c.desired.cluster, n);
+  return [...names].sort((a, b) => Number(recorded.has(b)) - Number(recorded.has(a)) || ord(a) - ord(b))[0];
+}
+
+// Without etcd's member list the only trustworthy facts are the Kubernetes objects; every step here only
+// starts or stops Pods on kept data, never changes membership.
+export const withoutEtcdChain: Check<WithoutEtcd>[] = [
+  {
+    name: 'replaceStuckPods',
+    run: (c) => replaceStuckPod(c.desired, c.observed.kube, c.observed.recorded.clusterId === undefined),
+  },
+  {
+    // Members that refuse the operator's certificate run and may well have quorum: nothing is started or
+    // stopped on a guess, and status says what is wrong instead of QuorumLost.
+    name: 'operatorTrusted',
+    run: (c) =>
+      c.observed.etcdRefused !== undefined && c.observed.kube.some((k) => podLive(k))
+        ? wait(
+            Reasons.TLSTrustBroken,
+            `every member refuses the TLS handshake with the operator, so it cannot tell whether quorum holds (${c.observed.etcdRefused}); members trust the CA bundle (ca.crt) they started with: the operator's client certificate must be signed by a CA in it, and its ca.crt must hold the CA of the members' serving certificate (docs/operations.md, Rotating the CA)`,
+          )
+        : undefined,
+  },
+  {
+    name: 'stayPaused',
+    run: (c) => {
+      if (c.desired.replicas !== 0) return undefined;
+      const live = c.observed.kube.filter((k) => podLive(k));
+      const stopping = c.observed.kube.filter((k) => k.pod?.terminating);
+      if (live.length === 0 && stopping.length === 0) {
+        return { kind: 'None', reason: Reasons.Paused, message: 'paused; the data is kept on its claim' };
+      }
+      if (live.length === 0) return wait(Reasons.WaitingForDeletion, 'the last member Pod is stopping');
+      const only = live[0];
+      if (live.length === 1 && only) return { kind: 'Pause', member: only.name };
+      return wait(Reasons.MemberNotReady, 'no member answers; pausing needs one member left first');
+    },
+  },
+  {
+    // A recorded cluster id means the cluster existed; starting an empty one under the same name would
+    // make clients see revisions go backwards, so that is left to a person.
+    name: 'bootstrapWhenNothingExists',
+    run: (c) => {
+      const anyData = c.observed.kube.some((k) => dataKept(k, c.desired.medium) || podLive(k));
+      if (anyData) return undefined;
+      if (c.observed.recorded.clusterId !== undefined) {
+        return wait(
+          Reasons.AllMembersLost,
+          `every member's data is gone (cluster ${c.observed.recorded.clusterId})`,
+        );
+      }
+      return { kind: 'Bootstrap', member: memberName(c.desired.cluster, 0) };
+    },
+  },
+  {
+    name: 'startPodsOnKeptData',
+    run: (c) => {
+      const idle = c.observed.kube.filter(
+        (k) => dataKept(k, c.desired.medium) && !podLive(k) && !k.pod?.terminating,
+      );
+      const member = preferRecorded(
+        c,
+        idle.map((k) => k.name),
+      );
+      if (member === undefined) return undefined;
+      if (c.observed.kube.some((k) => podLive(k))) return { kind: 'RecreatePod', member };
+      // Nothing runs. A bootstrap that never reported a cluster id runs again (its seed is started with
+      // `new`, which etcd ignores on a data dir that already has data); a paused cluster resumes; any
+      // other cluster lost all its Pods at once and heals.
+      if (c.observed.recorded.clusterId === undefined) return { kind: 'Bootstrap', member };
+      return c.observed.recorded.paused ? { kind: 'Resume', member } : { kind: 'RecreatePod', member };
+    },
+  },
+  {
+    // A seed whose restore failed holds everything else back (no member can join a cluster that never
+    // started). A refusal no restart can fix (wrong bytes, missing object, bad credentials) is reported as
+    // such; anything else is left to the kubelet, which restarts the init container.
+    name: 'reportRestoreFailure',
+    run: (c) => {
+      const seed = c.observed.kube.find((k) => podLive(k) && k.pod?.restoreFailure);
+      const failure = seed?.pod?.restoreFailure;
+      if (!seed || !failure) return undefined;
+      const text = `restore of ${seed.name} failed: ${failure.reason}: ${failure.message}`;
+      return failure.permanent
+        ? wait(Reasons.RestoreFailed, text)
+        : wait(Reasons.MemberNotReady, `${text}; its init container is retried`);
+    },
+  },
+  {
+    name: 'waitForMembersToAnswer',
+    run: (c) =>
+      c.observed.kube.some((k) => k.pod?.terminating)
+        ? wait(Reasons.WaitingForDeletion, 'a member Pod is being deleted')
+        : wait(Reasons.MemberNotReady, 'member Pods run but no member answers yet'),
+  },
+];
