@@ -18,6 +18,7 @@ import {
   containerdConfig,
   containerdPaths,
   cniConflist,
+  defaultRegistryHostsToml,
   kubeProxyConfig,
   kubeProxyPaths,
   kubeletArgs,
@@ -114,6 +115,8 @@ async function startNode(
   ])
     mkdirSync(d, { recursive: true });
   writeFileSync(cp.config, containerdConfig(node, { runc: tools.runc, cniBinDir: tools.cniBinDir }));
+  mkdirSync(join(cp.registryHostsDir, '_default'), { recursive: true });
+  writeFileSync(join(cp.registryHostsDir, '_default', 'hosts.toml'), defaultRegistryHostsToml());
   writeFileSync(join(cp.cniConfDir, '10-bridge.conflist'), cniConflist(node, net.prefix));
   createCgroupRoot(node.cgroupRoot);
   const path = `${tools.containerdBinDir}:${process.env.PATH ?? '/usr/sbin:/usr/bin:/sbin:/bin'}`;
