@@ -2,10 +2,7 @@
 //
 // Invariant: inputs and results carry names and states only. The password is read from the Secret inside
 // these functions (activities/etcd-auth.ts) and goes to etcd only, so nothing secret reaches Temporal.
-import type { KubernetesObject } from '@kubernetes/client-node';
 import type { Etcd3 } from 'etcd3';
-import { Labels } from '../crds/labels';
-import { memberClientURL } from '../crds/names';
 import type { EtcdAdminOptions } from './etcd-admin';
 import { withEtcdClient } from './etcd-admin';
 import { applyRootPassword, checkPassword } from './auth-rotation';
@@ -19,6 +16,7 @@ import {
 } from './etcd-auth';
 import type { RootCredentials } from './etcd-auth';
 import type { KubeObjects } from './kube-objects';
+import { clusterCallEndpoints } from './etcd-membership';
 import type { ClusterRef } from '../contracts/cluster-ref';
 import type { RotationResult } from '../contracts/auth';
 import type { AuthObservation, EtcdAuthState } from '../contracts/auth';
@@ -41,22 +39,8 @@ const message = (err: unknown) => (err instanceof Error ? err.message : String(e
 export function createAuthActivities(deps: AuthActivityDeps) {
   const { kube } = deps;
 
-  /** Voters' client URLs (learners refuse auth RPCs); any Pod while none is labelled a voter yet. */
-  async function endpointsOf(ref: ClusterRef): Promise<string[]> {
-    const pods = (
-      await kube.list<KubernetesObject & { metadata?: { deletionTimestamp?: unknown } }>(
-        'v1',
-        'Pod',
-        ref.namespace,
-        `${Labels.cluster}=${ref.name}`,
-      )
-    ).filter((p) => !p.metadata?.deletionTimestamp);
-    const voters = pods.filter((p) => p.metadata?.labels?.[Labels.role] === 'voter');
-    return (voters.length > 0 ? voters : pods)
-      .map((p) => p.metadata?.name ?? '')
-      .filter(Boolean)
-      .map((n) => memberClientURL(ref, n));
-  }
+  /** Voters' client URLs (learners refuse auth RPCs), by the one rule in activities/call-targets.ts. */
+  const endpointsOf = (ref: ClusterRef) => clusterCallEndpoints(kube, ref);
 
   async function call<T>(ref: ClusterRef, fn: (c: Etcd3) => Promise<T>): Promise<T> {
     return withEtcdClient(deps.etcd, await endpointsOf(ref), fn, AUTH_CALL_TIMEOUT_MS);

@@ -100,6 +100,15 @@ describe('templateObservation', () => {
     const want = podTemplate({ ref, spec: s, image });
     expect(templateObservation(annotationsOf(spec()), want, s).changed).toEqual(['imagePullSecrets']);
   });
+  it('a new CA bundle is named as such, not as annotations', () => {
+    const s = spec();
+    const before = withRolloutAnnotations(
+      { metadata: { annotations: {} } },
+      { ref, spec: s, image, tlsCAHash: 'old' },
+    );
+    const want = podTemplate({ ref, spec: s, image, tlsCAHash: 'new' });
+    expect(templateObservation(before.metadata.annotations, want, s).changed).toEqual(['trusted CA bundle']);
+  });
   it('resources and options together are both named', () => {
     const s = spec({ options: { 'snapshot-count': '5000' }, resources: { limits: { memory: '1Gi' } } });
     const want = podTemplate({ ref, spec: s, image });

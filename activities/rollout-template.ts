@@ -122,7 +122,9 @@ const READABLE: Record<string, string> = {
   'spec.priorityClassName': 'priorityClassName',
   'spec.imagePullSecrets': 'imagePullSecrets',
   'spec.volumes': 'volumes',
-  'metadata.annotations': 'annotations',
+  // User podAnnotations are kept out of the template (they are patched in place), so the only annotation left in
+  // it is the hash of the CA bundle members trust: a change there is a CA change, and says so.
+  'metadata.annotations': 'trusted CA bundle',
 };
 
 function recordedParts(text: string | undefined): Record<string, string> | undefined {

@@ -202,7 +202,7 @@ export function createSnapshotActivities(deps: SnapshotActivityDeps) {
         cluster: input.spec.clusterRef.name,
         ...(clientTLSSecret ? { clientTLSSecret } : {}),
         ...(authSecretName ? { authSecretName } : {}),
-        placement: jobPlacement(cluster?.spec),
+        placement: jobPlacement(cluster?.spec, input.spec.jobPlacement),
       });
       const outcome = await kube.createIfAbsent(job as KubernetesObject);
       return { jobName: job.metadata.name, created: outcome === 'created' };

@@ -1,4 +1,5 @@
 import type { EtcdClusterSpec } from '../crds/etcd-cluster';
+import type { JobPlacementOverride } from '../crds/etcd-snapshot';
 import {
   credentialEnv,
   jobPlacement,
@@ -309,6 +310,54 @@ describe("jobPlacement: where the cluster's Jobs may run", () => {
     },
   ])('$case', ({ spec, want }) => {
     expect(jobPlacement(spec)).toEqual(want);
+  });
+
+  const clusterPlacement: Partial<EtcdClusterSpec> = {
+    imagePullSecrets: [{ name: 'mirror' }],
+    nodeSelector: { pool: 'etcd' },
+    tolerations: [toleration],
+    priorityClassName: 'system-cluster-critical',
+    affinity: { nodeAffinity, podAntiAffinity },
+  };
+  const backupNodes = { nodeSelector: { pool: 'backup' } };
+  test.each<{ case: string; override: JobPlacementOverride; want: object }>([
+    {
+      case: 'an empty override keeps all of the cluster placement',
+      override: {},
+      want: jobPlacement(clusterPlacement),
+    },
+    {
+      case: 'a nodeSelector replaces the cluster one, the rest is kept',
+      override: backupNodes,
+      want: { ...jobPlacement(clusterPlacement), nodeSelector: { pool: 'backup' } },
+    },
+    {
+      case: 'empty fields clear the cluster ones; pull Secrets stay',
+      override: { nodeSelector: {}, tolerations: [], priorityClassName: '', nodeAffinity: {} },
+      want: { imagePullSecrets: [{ name: 'mirror' }] },
+    },
+    {
+      case: 'tolerations, priority class and node affinity replace the cluster ones',
+      override: {
+        tolerations: [{ key: 'backup', operator: 'Exists' }],
+        priorityClassName: 'low',
+        nodeAffinity: { preferred: true },
+      },
+      want: {
+        imagePullSecrets: [{ name: 'mirror' }],
+        nodeSelector: { pool: 'etcd' },
+        tolerations: [{ key: 'backup', operator: 'Exists' }],
+        priorityClassName: 'low',
+        affinity: { nodeAffinity: { preferred: true } },
+      },
+    },
+  ])('override: $case', ({ override, want }) => {
+    expect(jobPlacement(clusterPlacement, override)).toEqual(want);
+  });
+
+  test('an override places the Job of a cluster that has no placement of its own', () => {
+    expect(jobPlacement({}, backupNodes)).toEqual(backupNodes);
+    expect(jobPlacement(undefined, backupNodes)).toEqual(backupNodes);
   });
 
   test("a snapshot Job's Pod carries it", () => {

@@ -4,7 +4,12 @@
 // value is ever part of the manifest, so none is in workflow inputs, history or status either.
 import type { EtcdClusterSpec, Toleration } from '../crds/etcd-cluster';
 import { API_VERSION } from '../crds/etcd-cluster';
-import type { PvcLocation, S3Location, SnapshotDestination } from '../crds/etcd-snapshot';
+import type {
+  JobPlacementOverride,
+  PvcLocation,
+  S3Location,
+  SnapshotDestination,
+} from '../crds/etcd-snapshot';
 import { ETCD_SNAPSHOT, SnapshotLabels } from '../crds/etcd-snapshot';
 
 /** The project's own image; it runs `etcd-conductor snapshot|restore` (agent/main.ts). */
@@ -147,18 +152,23 @@ export interface JobPlacement {
  * The cluster's pull Secrets, nodeSelector, tolerations, priority class and node affinity, for its snapshot and prune Jobs: nodes
  * kept free of etcd for a reason (or the only ones it may use) are so for its Jobs too. The Pod (anti-)affinity of
  * spec.affinity is left out: it is written about members (keep them apart), and would keep a Job off the very nodes
- * a small cluster's members are on.
+ * a small cluster's members are on. An EtcdSnapshot's or schedule's jobPlacement replaces it field by field (an
+ * empty field clears the cluster's); the pull Secrets are the cluster's, whatever the override.
  */
-export function jobPlacement(spec: Partial<EtcdClusterSpec> | undefined): JobPlacement {
-  const nodeAffinity = spec?.affinity?.['nodeAffinity'];
+export function jobPlacement(
+  spec: Partial<EtcdClusterSpec> | undefined,
+  override?: JobPlacementOverride,
+): JobPlacement {
+  const nodeSelector = override?.nodeSelector ?? spec?.nodeSelector;
+  const tolerations = override?.tolerations ?? spec?.tolerations;
+  const priorityClassName = override?.priorityClassName ?? spec?.priorityClassName;
+  const nodeAffinity = override?.nodeAffinity ?? spec?.affinity?.['nodeAffinity'];
   return {
     ...(spec?.imagePullSecrets?.length ? { imagePullSecrets: spec.imagePullSecrets } : {}),
-    ...(spec?.nodeSelector && Object.keys(spec.nodeSelector).length > 0
-      ? { nodeSelector: spec.nodeSelector }
-      : {}),
-    ...(spec?.tolerations && spec.tolerations.length > 0 ? { tolerations: spec.tolerations } : {}),
-    ...(spec?.priorityClassName ? { priorityClassName: spec.priorityClassName } : {}),
-    ...(nodeAffinity ? { affinity: { nodeAffinity } } : {}),
+    ...(nodeSelector && Object.keys(nodeSelector).length > 0 ? { nodeSelector } : {}),
+    ...(tolerations && tolerations.length > 0 ? { tolerations } : {}),
+    ...(priorityClassName ? { priorityClassName } : {}),
+    ...(nodeAffinity && Object.keys(nodeAffinity).length > 0 ? { affinity: { nodeAffinity } } : {}),
   };
 }
 

@@ -10,7 +10,12 @@ import { ApplicationFailure } from '@temporalio/common';
 import { FailureTypes, ScheduleReasons } from '../crds/conditions';
 import type { EtcdClusterSpec } from '../crds/etcd-cluster';
 import { API_VERSION, ETCD_CLUSTER } from '../crds/etcd-cluster';
-import type { EtcdSnapshot, EtcdSnapshotStatus, SnapshotDestination } from '../crds/etcd-snapshot';
+import type {
+  EtcdSnapshot,
+  EtcdSnapshotStatus,
+  JobPlacementOverride,
+  SnapshotDestination,
+} from '../crds/etcd-snapshot';
 import { ETCD_SNAPSHOT, SnapshotLabels } from '../crds/etcd-snapshot';
 import type {
   EtcdSnapshotSchedule,
@@ -272,6 +277,7 @@ export function createScheduleActivities(deps: ScheduleActivityDeps) {
       name: string;
       clusterName: string;
       destination: SnapshotDestination;
+      jobPlacement?: JobPlacementOverride;
     }): Promise<'created' | 'exists'> {
       const { schedule } = input;
       const body: Omit<EtcdSnapshot, 'status'> = {
@@ -292,7 +298,11 @@ export function createScheduleActivities(deps: ScheduleActivityDeps) {
             } as never,
           ],
         },
-        spec: { clusterRef: { name: input.clusterName }, destination: input.destination },
+        spec: {
+          clusterRef: { name: input.clusterName },
+          destination: input.destination,
+          ...(input.jobPlacement ? { jobPlacement: input.jobPlacement } : {}),
+        },
       };
       return kube.createIfAbsent(body as KubernetesObject);
     },
@@ -333,6 +343,7 @@ export function createScheduleActivities(deps: ScheduleActivityDeps) {
       name: string;
       uri?: string;
       destination: SnapshotDestination;
+      jobPlacement?: JobPlacementOverride;
     }): Promise<'pruned' | 'cr-only'> {
       const { schedule, destination } = input;
       let stored: 'pruned' | 'cr-only' = 'cr-only';
@@ -366,7 +377,7 @@ export function createScheduleActivities(deps: ScheduleActivityDeps) {
             claimName: destination.pvc.claimName,
             subPath: destination.pvc.subPath,
             image: deps.agentImage,
-            placement: jobPlacement(await scheduledClusterSpec(schedule)),
+            placement: jobPlacement(await scheduledClusterSpec(schedule), input.jobPlacement),
           }) as KubernetesObject,
         );
         stored = 'pruned';

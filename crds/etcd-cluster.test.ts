@@ -192,6 +192,8 @@ const memberFields = {
   upToDate: { shape: 'boolean', required: false },
   dbSize: { shape: 'integer', required: false },
   dbSizeInUse: { shape: 'integer', required: false },
+  raftLag: { shape: 'integer', required: false },
+  lastError: { shape: 'string', required: false },
 } as const satisfies Mirror<MemberStatus>;
 
 const conditionFields = {

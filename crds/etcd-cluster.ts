@@ -321,6 +321,13 @@ export interface MemberStatus {
   dbSize?: number;
   /** Bytes of it in use; the rest is free pages a defragmentation gives back. */
   dbSizeInUse?: number;
+  /**
+   * Raft entries it is behind the leader, rounded down to a power of ten (0 within 100, the normal in-flight
+   * window), so that status changes only when the lag does by an order of magnitude.
+   */
+  raftLag?: number;
+  /** Why it is not well, in words: its Pod's problem, an etcd alarm it raised, or that it did not answer. */
+  lastError?: string;
 }
 
 /** The standard metav1.Condition shape. */

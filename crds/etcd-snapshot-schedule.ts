@@ -1,7 +1,12 @@
 // The EtcdSnapshotSchedule API as TypeScript: mirrors crds/etcdsnapshotschedule.yaml field for field (etcd-snapshot.test.ts proves it).
 import type { Condition } from './etcd-cluster';
 import { API_GROUP } from './etcd-cluster';
-import type { ObjectNameRef, SnapshotDestination, SnapshotMetadata } from './etcd-snapshot';
+import type {
+  JobPlacementOverride,
+  ObjectNameRef,
+  SnapshotDestination,
+  SnapshotMetadata,
+} from './etcd-snapshot';
 
 export const ETCD_SNAPSHOT_SCHEDULE = {
   kind: 'EtcdSnapshotSchedule',
@@ -32,6 +37,8 @@ export interface EtcdSnapshotScheduleSpec {
   /** Cron (UTC) or Temporal's @every / @hourly forms. */
   schedule: string;
   destination: SnapshotDestination;
+  /** Copied into every EtcdSnapshot the schedule creates; its prune Jobs follow it too. */
+  jobPlacement?: JobPlacementOverride;
   retention?: SnapshotRetention;
   /** Defaulted to false; true pauses the Temporal Schedule. */
   suspend: boolean;

@@ -7,6 +7,7 @@ import type { Condition } from './etcd-cluster';
 import type {
   EtcdSnapshotSpec,
   EtcdSnapshotStatus,
+  JobPlacementOverride,
   ObjectNameRef,
   PvcLocation,
   S3Location,
@@ -52,7 +53,14 @@ const conditionFields = {
 const snapshotSpecFields = {
   clusterRef: { shape: 'object', required: true },
   destination: { shape: 'object', required: true },
+  jobPlacement: { shape: 'object', required: false },
 } as const satisfies Mirror<EtcdSnapshotSpec>;
+const jobPlacementFields = {
+  nodeSelector: { shape: 'map', required: false },
+  tolerations: { shape: 'array', required: false },
+  priorityClassName: { shape: 'string', required: false },
+  nodeAffinity: { shape: 'object', required: false },
+} as const satisfies Mirror<JobPlacementOverride>;
 const snapshotStatusFields = {
   phase: { shape: 'string', required: false },
   workflowId: { shape: 'string', required: false },
@@ -76,6 +84,7 @@ const scheduleSpecFields = {
   clusterRef: { shape: 'object', required: true },
   schedule: { shape: 'string', required: true },
   destination: { shape: 'object', required: true },
+  jobPlacement: { shape: 'object', required: false },
   retention: { shape: 'object', required: false },
   suspend: { shape: 'boolean', required: true },
 } as const satisfies Mirror<EtcdSnapshotScheduleSpec>;
@@ -120,6 +129,7 @@ describe('the EtcdSnapshot CRD and its TypeScript types', () => {
       ref,
     ],
     ['spec.destination.pvc', at(snap, 'spec', 'destination', 'pvc'), pvcFields],
+    ['spec.jobPlacement', at(snap, 'spec', 'jobPlacement'), jobPlacementFields],
     ['status', at(snap, 'status'), snapshotStatusFields],
     ['status.artifact', at(snap, 'status', 'artifact'), artifactFields],
     ['status.conditions[]', at(snap, 'status', 'conditions', '[]'), conditionFields],
@@ -169,6 +179,7 @@ describe('the EtcdSnapshotSchedule CRD and its TypeScript types', () => {
     ['spec.destination', at(sched, 'spec', 'destination'), destinationFields],
     ['spec.destination.s3', at(sched, 'spec', 'destination', 's3'), s3Fields],
     ['spec.destination.pvc', at(sched, 'spec', 'destination', 'pvc'), pvcFields],
+    ['spec.jobPlacement', at(sched, 'spec', 'jobPlacement'), jobPlacementFields],
     ['spec.retention', at(sched, 'spec', 'retention'), retentionFields],
     ['status', at(sched, 'status'), scheduleStatusFields],
     ['status.conditions[]', at(sched, 'status', 'conditions', '[]'), conditionFields],
@@ -178,6 +189,10 @@ describe('the EtcdSnapshotSchedule CRD and its TypeScript types', () => {
 
   test('the destination schema is the EtcdSnapshot one, so a schedule can hand it on unchanged', () => {
     expect(at(sched, 'spec', 'destination')).toEqual(at(snap, 'spec', 'destination'));
+  });
+
+  test('so is the jobPlacement schema (only its description names the schedule)', () => {
+    expect(at(sched, 'spec', 'jobPlacement').properties).toEqual(at(snap, 'spec', 'jobPlacement').properties);
   });
 
   test('names, group and version in the YAML are the TS constants', () => {

@@ -1,5 +1,5 @@
 // The EtcdSnapshot API as TypeScript: mirrors crds/etcdsnapshot.yaml field for field (etcd-snapshot.test.ts proves it).
-import type { Condition } from './etcd-cluster';
+import type { Condition, Toleration } from './etcd-cluster';
 import { API_GROUP } from './etcd-cluster';
 
 /** Names of the EtcdSnapshot kind, for clients, informers and RBAC. */
@@ -59,9 +59,21 @@ export interface SnapshotDestination {
   pvc?: PvcLocation;
 }
 
+/**
+ * Where a snapshot's (or a schedule's) Jobs run, in place of the cluster's placement: each field given replaces the
+ * cluster's own (an empty one clears it), a field left out keeps the cluster's.
+ */
+export interface JobPlacementOverride {
+  nodeSelector?: Record<string, string>;
+  tolerations?: Toleration[];
+  priorityClassName?: string;
+  nodeAffinity?: Record<string, unknown>;
+}
+
 export interface EtcdSnapshotSpec {
   clusterRef: ObjectNameRef;
   destination: SnapshotDestination;
+  jobPlacement?: JobPlacementOverride;
 }
 
 /** The stored snapshot as the agent reported it; what a restore verifies against. */

@@ -1,5 +1,5 @@
 import type { ManagedProcess } from './managed-process';
-import { restartDelayMs, supervise } from './supervised-process';
+import { restartDelayMs, STABLE_RUN_MS, supervise } from './supervised-process';
 
 describe('restartDelayMs', () => {
   test.each([
@@ -88,5 +88,40 @@ describe('supervise', () => {
     await s.stop();
     await jest.advanceTimersByTimeAsync(60000);
     expect(started).toHaveLength(1);
+  });
+
+  test('a process that ran STABLE_RUN_MS before it exited restarts after the first step; one that dies as it starts backs off', async () => {
+    // The supervisor's clock is Date.now, which the fake timers move.
+    const started: ReturnType<typeof fakeProcess>[] = [];
+    const delays: number[] = [];
+    const s = supervise(
+      () => {
+        const f = fakeProcess(300 + started.length);
+        started.push(f);
+        return f.p;
+      },
+      { onRestart: (_next, _why, delay) => delays.push(delay) },
+    );
+    /** The newest process runs `ranMs`, is killed, and is started again (time stops at the restart). */
+    const exitAfter = async (ranMs: number) => {
+      await jest.advanceTimersByTimeAsync(ranMs);
+      const count = started.length;
+      started.at(-1)?.exit('killed by SIGKILL');
+      await Promise.resolve();
+      for (let waited = 0; started.length === count && waited < 30000; waited += 100)
+        await jest.advanceTimersByTimeAsync(100);
+    };
+    // Dying as it starts, three times: 1 s, 2 s, 4 s.
+    await exitAfter(500);
+    await exitAfter(500);
+    await exitAfter(STABLE_RUN_MS - 100);
+    // Killed after running STABLE_RUN_MS (a kill at a step of an operation), twice: 1 s each time.
+    await exitAfter(STABLE_RUN_MS);
+    await exitAfter(STABLE_RUN_MS + 20000);
+    // Dying as it starts after that grows again from the first step.
+    await exitAfter(100);
+    expect(delays).toEqual([1000, 2000, 4000, 1000, 1000, 2000]);
+    expect(started).toHaveLength(7);
+    await s.stop();
   });
 });

@@ -9,8 +9,15 @@ export function restartDelayMs(consecutiveExits: number): number {
   return Math.min(1000 * 2 ** (consecutiveExits - 1), 30000);
 }
 
-/** A process that ran at least this long before exiting starts the back-off again from the beginning. */
-export const STABLE_RUN_MS = 60000;
+/**
+ * A process that ran at least this long before exiting starts the back-off again from the beginning. The back-off is
+ * there for a process that dies as it starts (a broken build, a bad flag), which dies within a second or two again and
+ * again: that one still waits 1, 2, 4 ... 30 s. The operator is up and polling Temporal within about 2 s, so one that
+ * ran 5 s and was then killed (a crash in the middle of its work, or a test that kills it at each step of an
+ * operation) is not crash-looping and is started again after 1 s. With a minute here, test/faults/operator-kill-steps
+ * spent about four of its six minutes waiting out restart delays of up to 30 s that none of its checks is about.
+ */
+export const STABLE_RUN_MS = 5000;
 
 export interface SupervisedProcess {
   current(): ManagedProcess;

@@ -50,7 +50,19 @@ export function renderStatus(c: EtcdCluster, now: number): string {
     members.length === 0
       ? 'No members listed (etcd has not answered yet, or the cluster is paused).'
       : renderTable(
-          ['name', 'id', 'role', 'ready', 'leader', 'version', 'db size', 'in use', 'up to date'],
+          [
+            'name',
+            'id',
+            'role',
+            'ready',
+            'leader',
+            'version',
+            'db size',
+            'in use',
+            'lag',
+            'up to date',
+            'error',
+          ],
           members.map((m) => [
             m.name,
             hexId(m),
@@ -60,7 +72,9 @@ export function renderStatus(c: EtcdCluster, now: number): string {
             m.version,
             formatBytes(m.dbSize),
             formatBytes(m.dbSizeInUse),
+            m.raftLag,
             m.upToDate,
+            m.lastError,
           ]),
         );
   const conditions = renderTable(

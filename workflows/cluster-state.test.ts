@@ -11,6 +11,7 @@ import {
   memberState,
   ordinalFor,
   quorum,
+  quorumEvidence,
   servingView,
   votesNow,
 } from './cluster-state';
@@ -250,5 +251,71 @@ describe('leaderSuccessor', () => {
     ['a single voter has no successor', [v(0, '5'), v(1, '9', true)], '0', undefined],
   ])('%s', (_name, candidates, from, expected) => {
     expect(leaderSuccessor(candidates, { id: from })?.id).toBe(expected);
+  });
+});
+
+describe('quorumEvidence: what shows that a quorum holds, the one rule for the planner and for Available', () => {
+  type V = {
+    n: number;
+    learner?: boolean;
+    started?: boolean;
+    reachable?: boolean;
+    pod?: 'live' | 'none' | 'gone';
+  };
+  const view = (members: V[]) => ({
+    etcd: {
+      clusterId: '1',
+      leaderId: '0',
+      members: members.map((m) => ({
+        id: String(m.n),
+        name: `c-${m.n}`,
+        isLearner: m.learner ?? false,
+        started: m.started ?? true,
+        reachable: m.reachable ?? true,
+      })),
+    },
+    kube: members.flatMap((m): KubeMemberView[] =>
+      m.pod === 'none' ? [] : [{ name: `c-${m.n}`, pod: pod(m.pod === 'gone' ? { terminating: true } : {}) }],
+    ),
+  });
+  const slow = { reachable: false };
+  test.each([
+    ['no answer from etcd: quorum cannot be shown', undefined, [false, 'none', 0, 0, 0]],
+    ['every voter votes: by votes', view([{ n: 0 }, { n: 1 }, { n: 2 }]), [true, 'votes', 3, 3, 2]],
+    [
+      'exactly a quorum votes: by votes',
+      view([{ n: 0 }, { n: 1 }, { n: 2, ...slow }]),
+      [true, 'votes', 3, 2, 2],
+    ],
+    [
+      '2 of 4 voters answer their status (the soak finding): the linearizable member list shows quorum',
+      view([{ n: 0 }, { n: 1 }, { n: 2, ...slow }, { n: 3, ...slow }]),
+      [true, 'memberList', 4, 2, 3],
+    ],
+    [
+      'learners neither vote nor count toward what is needed',
+      view([
+        { n: 0 },
+        { n: 1, ...slow },
+        { n: 2, ...slow },
+        { n: 3, learner: true },
+        { n: 4, learner: true },
+      ]),
+      [true, 'memberList', 3, 1, 2],
+    ],
+    [
+      'a voter whose Pod is gone does not vote, even if its status answered a moment ago',
+      view([{ n: 0 }, { n: 1, pod: 'none' }, { n: 2, pod: 'gone' }]),
+      [true, 'memberList', 3, 1, 2],
+    ],
+    [
+      'a voter etcd lists as not started does not vote',
+      view([{ n: 0 }, { n: 1, started: false }, { n: 2, started: false }]),
+      [true, 'memberList', 3, 1, 2],
+    ],
+    ['a single voter that answers is a quorum', view([{ n: 0 }]), [true, 'votes', 1, 1, 1]],
+  ])('%s', (_name, observedView, [holds, proof, voters, voting, needed]) => {
+    const q = quorumEvidence(observedView?.etcd, observedView?.kube ?? []);
+    expect(q).toEqual({ holds, proof, voters, voting, needed });
   });
 });

@@ -92,6 +92,41 @@ export function votesNow(
   return m.started && m.reachable && podLive(k);
 }
 
+/**
+ * What proves that a quorum of voters exists, read the same way by the planner and by the `Available` condition:
+ * - votes:      at least a quorum of voters vote now (votesNow: listed as started, status answered, Pod live);
+ * - memberList: fewer voters answered their own status in time, but etcd answered a linearizable member list,
+ *               which only a quorum can serve: the others are slow to answer (a loaded machine, fresh TLS
+ *               connections), and quorum holds. Too few voters are known to vote to change membership safely;
+ * - none:       etcd did not answer a linearizable member list: quorum cannot be shown.
+ */
+export type QuorumProof = 'votes' | 'memberList' | 'none';
+
+export interface QuorumEvidence {
+  holds: boolean;
+  proof: QuorumProof;
+  /** Voters etcd lists, voters that vote now, and the votes a commit needs. */
+  voters: number;
+  voting: number;
+  needed: number;
+}
+
+/** Whether a quorum holds and what shows it: the one rule for the planner and for status. */
+export function quorumEvidence(etcd: EtcdView | undefined, kube: readonly KubeMemberView[]): QuorumEvidence {
+  if (!etcd) return { holds: false, proof: 'none', voters: 0, voting: 0, needed: 0 };
+  const byName = new Map(kube.map((k) => [k.name, k]));
+  const voterViews = etcd.members.filter((m) => !m.isLearner);
+  const voting = voterViews.filter((m) => votesNow(m, byName.get(m.name))).length;
+  const needed = quorum(voterViews.length);
+  const proof: QuorumProof = voting >= needed ? 'votes' : 'memberList';
+  return { holds: true, proof, voters: voterViews.length, voting, needed };
+}
+
+/** Quorum shown only by the member list, in words (status and the planner's wait say the same). */
+export function slowVotersMessage(q: QuorumEvidence): string {
+  return `${q.voting} of ${q.voters} voters answered their status in time, ${q.needed} needed; etcd's linearizable member list answered, so a quorum holds`;
+}
+
 /** Every member etcd lists, with its Kubernetes objects taken into account. */
 export function clusterMembers(
   etcd: EtcdView,

@@ -10,7 +10,7 @@ import { clusterActs as acts, isHalted } from './cluster-run-state';
 import { computeStatus, statusChanged } from './conditions';
 import { desiredOf } from './observation';
 import type { Decision, Observed } from './plan';
-import { plan } from './plan';
+import { planNow } from './plan-now';
 
 /** Notices told once as an Event: a member Pod that cannot run, an unsupported version. */
 const TOLD_ONCE = [
@@ -26,6 +26,8 @@ const toldOnce = (reason: string): reason is (typeof TOLD_ONCE)[number] =>
 const TOLD_KEPT = 32;
 /** The patch behind telling member problems and unsupported versions as Events. */
 const TELL_PROBLEMS_PATCH = 'tell-member-problems';
+/** The patch behind each member's raft lag and last error in status (a run from before wrote status without them). */
+const MEMBER_DETAIL_PATCH = 'member-lag-and-error';
 
 /** Writes the status this observation and decision give, when it differs from the last one written. */
 export async function publish(
@@ -47,6 +49,7 @@ export async function publish(
     clientEndpoint: clientEndpointFor(desired.spec, ref),
     ...(s.status ? { previous: s.status } : {}),
     now: new Date().toISOString(),
+    memberDetail: patched(MEMBER_DETAIL_PATCH),
   });
   const step = decision.step;
   if (step.kind === 'Wait' && toldOnce(step.reason)) {
@@ -78,7 +81,7 @@ export async function refreshMembers(s: ClusterRunState): Promise<void> {
   await publish(
     s,
     observed,
-    plan(desiredOf(ref, s.desired.spec, observation.versionKnown), observed),
+    planNow(desiredOf(ref, s.desired.spec, observation.versionKnown), observed),
     observation.versionKnown,
   );
 }

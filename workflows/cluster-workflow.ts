@@ -36,7 +36,8 @@ import { desiredOf, recordedAfter } from './observation';
 import { withDefragSchedule } from './operations/operation-module';
 import { operationModule, summarize } from './operations/registry';
 import type { ActionStep, Decision, Observed, Step } from './plan';
-import { currentSize, describeStep, operationFor, plan } from './plan';
+import { currentSize, describeStep, operationFor } from './plan';
+import { planNow } from './plan-now';
 import { refusalNotice } from './refusal-notice';
 import { MAX_WAIT_MS, waitBackoffMs } from './wait-backoff';
 
@@ -180,7 +181,7 @@ function decide(
   // The threshold waits out its cooldown after any Defrag; the schedule and NOSPACE do not (defrag-plan.ts).
   const { lastDefragAt } = s.maintenance;
   if (lastDefragAt && desiredNow.defrag) desiredNow.defrag.cooldown = { lastDefragAt, now };
-  const decision = plan(desiredNow, observed);
+  const decision = planNow(desiredNow, observed);
   s.lastDecision = `${decision.check}: ${describeStep(decision.step)}`;
   return { decision, defragDue };
 }

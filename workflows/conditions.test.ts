@@ -5,6 +5,8 @@ import {
   computeStatus,
   hexMemberId,
   equalStatus,
+  memberError,
+  roundedLag,
   findCondition,
   memberReady,
   setCondition,
@@ -131,6 +133,23 @@ describe('conditions', () => {
         "1 of 3 voters answered their status in time, 2 needed; etcd's linearizable member list answered, so a quorum holds",
       ],
       ['False', Reasons.QuorumLost, '1 of 3 voters answer, 2 needed; no membership change can commit'],
+      ['True', Reasons.MemberNotReady, 'main-1, main-2 not ready'],
+    ],
+    [
+      'the same with the member-list rule (quorum-by-member-list): Available and the planner agree, nothing says QuorumLost',
+      input(withMember(2, { reachable: false }, {}, withMember(1, { reachable: false }, {})), {
+        desired: { ...desired(), quorumByMemberList: true },
+      }),
+      [
+        'True',
+        Reasons.ClusterAvailable,
+        "1 of 3 voters answered their status in time, 2 needed; etcd's linearizable member list answered, so a quorum holds",
+      ],
+      [
+        'False',
+        Reasons.MemberNotReady,
+        "1 of 3 voters answered their status in time, 2 needed; etcd's linearizable member list answered, so a quorum holds; membership changes wait for the others",
+      ],
       ['True', Reasons.MemberNotReady, 'main-1, main-2 not ready'],
     ],
     [
@@ -323,6 +342,57 @@ describe('hexMemberId: member ids as etcdctl prints them', () => {
   });
 });
 
+describe('roundedLag: raft entries behind the leader, by order of magnitude', () => {
+  test.each([
+    { case: 'caught up', leader: '5000', member: '5000', want: 0 },
+    { case: 'within the in-flight window of 100', leader: '5099', member: '5000', want: 0 },
+    { case: '100 behind', leader: '5100', member: '5000', want: 100 },
+    { case: '999 behind rounds down', leader: '5999', member: '5000', want: 100 },
+    { case: '12345 behind', leader: '20345', member: '8000', want: 10000 },
+    { case: 'ahead of a stale leader index counts as caught up', leader: '10', member: '50', want: 0 },
+    { case: 'indexes beyond 2^53', leader: '9007199254741993', member: '9007199254740993', want: 1000 },
+    { case: 'an unparsable index says nothing', leader: 'x', member: '1', want: undefined },
+  ])('$case', ({ leader, member, want }) => {
+    expect(roundedLag(leader, member)).toBe(want);
+  });
+});
+
+describe('memberError: what is wrong with a member, in words', () => {
+  const problem = {
+    reason: 'ImagePullFailed' as const,
+    message: 'Pod main-0 cannot pull image "x": not found',
+  };
+  test.each([
+    { case: 'a healthy member: nothing', m: voter(0), k: kube(0), alarms: [], want: undefined },
+    {
+      case: "its Pod's problem comes first",
+      m: voter(0, { reachable: false }),
+      k: kube(0, false, { problem }),
+      alarms: [{ memberId: voter(0).id, alarm: 'NOSPACE' }],
+      want: 'ImagePullFailed: Pod main-0 cannot pull image "x": not found',
+    },
+    {
+      case: 'then the alarms it raised (not those of others)',
+      m: voter(0),
+      k: kube(0),
+      alarms: [
+        { memberId: voter(0).id, alarm: 'NOSPACE' },
+        { memberId: voter(1).id, alarm: 'CORRUPT' },
+      ],
+      want: 'etcd alarm NOSPACE raised on this member',
+    },
+    {
+      case: 'then silence',
+      m: voter(0, { reachable: false }),
+      k: kube(0),
+      alarms: [],
+      want: 'did not answer the operator (etcd status request failed or timed out)',
+    },
+  ])('$case', ({ m, k, alarms, want }) => {
+    expect(memberError(m, k, alarms)).toBe(want);
+  });
+});
+
 describe('status fields', () => {
   test('members are listed by ordinal with role, readiness, leadership and version; learners are not ready replicas', () => {
     const observed: Observed = {
@@ -383,6 +453,42 @@ describe('status fields', () => {
       selector: 'etcd.conductor.dev/cluster=main',
       clientEndpoint: 'http://main-client.default.svc:2379',
     });
+  });
+
+  test('with member detail each member carries its raft lag and last error; without it (older runs) neither', () => {
+    const observed: Observed = {
+      etcd: {
+        clusterId: '77',
+        leaderId: voter(0).id,
+        members: [
+          voter(0, { raftIndex: '50000' }),
+          voter(1, { raftIndex: '49990' }),
+          voter(2, { raftIndex: '1000', reachable: true }),
+        ],
+        alarms: [{ memberId: voter(2).id, alarm: 'NOSPACE' }],
+      },
+      kube: [kube(0), kube(1), kube(2)],
+      recorded,
+    };
+    const detail = computeStatus(input(observed, { memberDetail: true }));
+    expect(detail.members?.map((m) => [m.name, m.raftLag, m.lastError])).toEqual([
+      ['main-0', 0, undefined],
+      ['main-1', 0, undefined],
+      ['main-2', 10000, 'etcd alarm NOSPACE raised on this member'],
+    ]);
+    const plain = computeStatus(input(observed));
+    expect(plain.members?.some((m) => 'raftLag' in m || 'lastError' in m)).toBe(false);
+    // A member that did not answer has no lag, and says so.
+    const silent = computeStatus(
+      input(
+        { ...observed, etcd: { ...observed.etcd!, members: [voter(0), voter(1, { reachable: false })] } },
+        { memberDetail: true },
+      ),
+    );
+    expect(silent.members?.find((m) => m.name === 'main-1')).toMatchObject({
+      lastError: 'did not answer the operator (etcd status request failed or timed out)',
+    });
+    expect(silent.members?.find((m) => m.name === 'main-1')?.raftLag).toBeUndefined();
   });
 
   test('while paused the kept member stays listed, not ready, and the cluster id survives', () => {

@@ -17,7 +17,14 @@ import type {
 import { MEMBER_PROBLEM_REASONS, operationFor } from './plan';
 import { DEFAULT_QUOTA_BACKEND_BYTES, NOSPACE_ALARM, noSpaceMessage } from './defrag-plan';
 import type { Decision, Desired, EtcdMemberView, KubeMemberView, Observed } from './plan';
-import { currentSize, memberState, ordinalFor, quorum, votesNow } from './cluster-state';
+import {
+  currentSize,
+  memberState,
+  ordinalFor,
+  quorumEvidence,
+  slowVotersMessage,
+  votesNow,
+} from './cluster-state';
 
 export interface StatusInput {
   /** metadata.generation of the spec these inputs were computed for. */
@@ -38,6 +45,8 @@ export interface StatusInput {
   previous?: EtcdClusterStatus;
   /** RFC 3339, from the workflow's clock. */
   now: string;
+  /** Each member's raft lag and last error go into status (behind a patch: older runs wrote without them). */
+  memberDetail?: boolean;
 }
 
 const progressingReason: Record<OperationType, Reason> = {
@@ -73,6 +82,27 @@ export function hexMemberId(id: string): string {
   return /^\d+$/.test(id) ? BigInt(id).toString(16) : id;
 }
 
+/** Raft entries behind, rounded down to a power of ten; 0 within the normal in-flight window of 100. */
+export function roundedLag(leaderIndex: string, memberIndex: string): number | undefined {
+  if (!/^\d+$/.test(leaderIndex) || !/^\d+$/.test(memberIndex)) return undefined;
+  const lag = BigInt(leaderIndex) - BigInt(memberIndex);
+  if (lag < 100n) return 0;
+  return 10 ** (lag.toString().length - 1);
+}
+
+/** What is wrong with one member, in words: its Pod's problem first, then an alarm it raised, then silence. */
+export function memberError(
+  m: Pick<EtcdMemberView, 'id' | 'reachable'> | undefined,
+  k: KubeMemberView | undefined,
+  alarms: readonly { memberId: string; alarm: string }[] | undefined,
+): string | undefined {
+  if (k?.problem) return `${k.problem.reason}: ${k.problem.message}`;
+  const raised = (alarms ?? []).filter((a) => a.memberId === m?.id).map((a) => a.alarm);
+  if (raised.length > 0) return `etcd alarm ${[...new Set(raised)].sort().join(', ')} raised on this member`;
+  if (m && !m.reachable) return 'did not answer the operator (etcd status request failed or timed out)';
+  return undefined;
+}
+
 function members(input: StatusInput): MemberStatus[] {
   const { observed, previous, desired } = input;
   const ordinal = (name: string) => ordinalFor(desired.cluster, name);
@@ -84,10 +114,16 @@ function members(input: StatusInput): MemberStatus[] {
     // cluster shows its kept member), but none is ready or leads.
     return (previous?.members ?? [])
       .filter((m) => kube.has(m.name))
-      .map((m) => ({ ...m, ready: false, leader: false }))
+      .map((m) => {
+        if (!input.memberDetail) return { ...m, ready: false, leader: false };
+        const { raftLag: _lag, lastError: _error, ...rest } = m;
+        const lastError = memberError(undefined, kube.get(m.name), undefined);
+        return { ...rest, ready: false, leader: false, ...(lastError ? { lastError } : {}) };
+      })
       .sort(byName);
   }
-  const leaderId = observed.etcd.leaderId;
+  const { leaderId, alarms } = observed.etcd;
+  const leaderIndex = observed.etcd.members.find((m) => m.id === leaderId && m.reachable)?.raftIndex;
   return observed.etcd.members
     .map((m): MemberStatus => {
       const status: MemberStatus = {
@@ -103,6 +139,15 @@ function members(input: StatusInput): MemberStatus[] {
       if (template) status.upToDate = template.upToDate && template.metadataCurrent;
       if (m.dbSize !== undefined) status.dbSize = m.dbSize;
       if (m.dbSizeInUse !== undefined) status.dbSizeInUse = m.dbSizeInUse;
+      if (input.memberDetail) {
+        const lag =
+          leaderIndex !== undefined && m.reachable && m.raftIndex !== undefined
+            ? roundedLag(leaderIndex, m.raftIndex)
+            : undefined;
+        if (lag !== undefined) status.raftLag = lag;
+        const lastError = memberError(m, kube.get(m.name), alarms);
+        if (lastError !== undefined) status.lastError = lastError;
+      }
       return status;
     })
     .sort(byName);
@@ -130,20 +175,14 @@ function available(input: StatusInput): Verdict {
     }
     return { status: 'False', reason: Reasons.QuorumLost, message: 'no member answers' };
   }
-  const voters = etcd.members.filter((m) => !m.isLearner);
-  const kube = new Map(observed.kube.map((k) => [k.name, k]));
-  const voting = voters.filter((m) => votesNow(m, kube.get(m.name))).length;
-  const needed = quorum(voters.length);
-  const message = `${voting} of ${voters.length} voters answer; ${needed} needed`;
-  if (voting >= needed) return { status: 'True', reason: Reasons.ClusterAvailable, message };
-  // etcd answered a linearizable member list, which only a quorum can serve: voters that did not answer their
-  // own status in time (a loaded machine, fresh TLS connections) are slow, and quorum holds. Saying QuorumLost
-  // here would be untrue; Degraded names the members that did not answer.
-  return {
-    status: 'True',
-    reason: Reasons.ClusterAvailable,
-    message: `${voting} of ${voters.length} voters answered their status in time, ${needed} needed; etcd's linearizable member list answered, so a quorum holds`,
-  };
+  // The planner reads quorum by the same rule (cluster-state.ts quorumEvidence). When only the linearizable member
+  // list shows quorum, saying QuorumLost would be untrue; Degraded names the members that did not answer.
+  const q = quorumEvidence(etcd, observed.kube);
+  if (q.proof === 'votes') {
+    const message = `${q.voting} of ${q.voters} voters answer; ${q.needed} needed`;
+    return { status: 'True', reason: Reasons.ClusterAvailable, message };
+  }
+  return { status: 'True', reason: Reasons.ClusterAvailable, message: slowVotersMessage(q) };
 }
 
 function degraded(input: StatusInput, availability: Verdict): Verdict {

@@ -62,11 +62,7 @@ export async function runDefragOperation(input: {
   details: (line: string) => void;
 }): Promise<string> {
   const { ref, spec, details } = input;
-  const observe = () => acts.observeCluster({ ref, version: spec.version });
-  const voters = (o: ClusterObservation) =>
-    (o.etcd?.members ?? []).filter((m) => !m.isLearner && m.reachable).map((m) => m.name);
-
-  const first = await observe();
+  const first = await observe(ref, spec);
   const trigger = defragTrigger({
     members: defragViews(ref, first),
     alarms: first.etcd?.alarms ?? [],
@@ -75,30 +71,54 @@ export async function runDefragOperation(input: {
   if (!trigger) return 'nothing to defragment any more';
   const noSpace = trigger.trigger === 'NoSpace';
   details(trigger.message);
+  if (noSpace) await compactForNoSpace(ref, first, details);
+  const done = await defragmentOneByOne(ref, spec, trigger.members, details);
+  const disarmed = await disarmNoSpace(ref, spec, trigger.members, noSpace, details);
+  return `${trigger.trigger}: ${done.join('; ') || 'no member needed it'}${disarmed}`;
+}
 
-  if (noSpace) {
-    details('compacting to the current revision (only superseded revisions go; every key keeps its value)');
-    const c = await defragActs.compactToCurrentRevision({ ref, voters: voters(first) });
-    await acts.recordEvent({
-      ref,
-      type: 'Normal',
-      reason: 'Compacted',
-      message: c.alreadyCompacted
-        ? `revision ${c.revision} was already compacted`
-        : `compacted to revision ${c.revision} to clear NOSPACE`,
-    });
-  }
+const observe = (ref: ClusterRef, spec: EtcdClusterSpec) =>
+  acts.observeCluster({ ref, version: spec.version });
 
-  let pending = [...trigger.members];
+/** The voters that answer: where compaction and alarm disarming are sent. */
+const voters = (o: ClusterObservation) =>
+  (o.etcd?.members ?? []).filter((m) => !m.isLearner && m.reachable).map((m) => m.name);
+
+/** NOSPACE: compact to the current revision first, so defragmentation has superseded revisions to free. */
+async function compactForNoSpace(
+  ref: ClusterRef,
+  first: ClusterObservation,
+  details: (line: string) => void,
+): Promise<void> {
+  details('compacting to the current revision (only superseded revisions go; every key keeps its value)');
+  const c = await defragActs.compactToCurrentRevision({ ref, voters: voters(first) });
+  await acts.recordEvent({
+    ref,
+    type: 'Normal',
+    reason: 'Compacted',
+    message: c.alreadyCompacted
+      ? `revision ${c.revision} was already compacted`
+      : `compacted to revision ${c.revision} to clear NOSPACE`,
+  });
+}
+
+/** Defragments the members one at a time in defrag-plan's order; returns what each freed. */
+async function defragmentOneByOne(
+  ref: ClusterRef,
+  spec: EtcdClusterSpec,
+  members: readonly string[],
+  details: (line: string) => void,
+): Promise<string[]> {
+  let pending = [...members];
   const done: string[] = [];
   for (;;) {
-    const o = await observe();
+    const o = await observe(ref, spec);
     const decision = planDefragMember({
       members: defragViews(ref, o),
       ...(o.etcd?.leaderId !== undefined ? { leaderId: o.etcd.leaderId } : {}),
       pending,
     });
-    if (decision.kind === 'Done') break;
+    if (decision.kind === 'Done') return done;
     details(describeDefragDecision(decision));
     if (decision.kind === 'Wait') {
       await sleep(WAIT_INTERVAL, { summary: decision.reason });
@@ -118,32 +138,37 @@ export async function runDefragOperation(input: {
       message: describeResult(result),
     });
   }
+}
 
-  const after = await observe();
+/** After every member: disarm NOSPACE if it was the trigger or is still raised; fail if the live data cannot fit. */
+async function disarmNoSpace(
+  ref: ClusterRef,
+  spec: EtcdClusterSpec,
+  members: readonly string[],
+  noSpace: boolean,
+  details: (line: string) => void,
+): Promise<string> {
+  const after = await observe(ref, spec);
   const stillRaised = (after.etcd?.alarms ?? []).some((a) => a.alarm === NOSPACE_ALARM);
-  let disarmed = '';
-  if (noSpace || stillRaised) {
-    const config = defragConfigOf(spec);
-    const inUse = Math.max(0, ...(after.etcd?.members ?? []).map((m) => m.dbSizeInUse ?? 0));
-    if (inUse >= config.quotaBytes) {
-      // Disarming would only let the next write raise it again: the live data itself does not fit.
-      throw ApplicationFailure.nonRetryable(
-        `NOSPACE cannot be cleared: after compaction and defragmentation ${mib(inUse)} is still in use, ` +
-          `at or above quota-backend-bytes ${config.quotaBytes} (${mib(config.quotaBytes)}); raise ` +
-          `spec.options quota-backend-bytes (etcd suggests at most 8 GiB) or delete keys you no longer need`,
-        FailureTypes.NoSpacePersists,
-      );
-    }
-    details('disarming NOSPACE');
-    const ids = await defragActs.disarmNoSpace({ ref, voters: voters(after) });
-    disarmed =
-      ids.length > 0 ? '; NOSPACE disarmed, writes accepted again' : '; NOSPACE was no longer raised';
-    await acts.recordEvent({
-      ref,
-      type: 'Normal',
-      reason: 'NoSpaceCleared',
-      message: `compacted, defragmented ${trigger.members.join(', ')} and disarmed NOSPACE (${ids.length} alarm${ids.length === 1 ? '' : 's'})`,
-    });
+  if (!noSpace && !stillRaised) return '';
+  const config = defragConfigOf(spec);
+  const inUse = Math.max(0, ...(after.etcd?.members ?? []).map((m) => m.dbSizeInUse ?? 0));
+  if (inUse >= config.quotaBytes) {
+    // Disarming would only let the next write raise it again: the live data itself does not fit.
+    throw ApplicationFailure.nonRetryable(
+      `NOSPACE cannot be cleared: after compaction and defragmentation ${mib(inUse)} is still in use, ` +
+        `at or above quota-backend-bytes ${config.quotaBytes} (${mib(config.quotaBytes)}); raise ` +
+        `spec.options quota-backend-bytes (etcd suggests at most 8 GiB) or delete keys you no longer need`,
+      FailureTypes.NoSpacePersists,
+    );
   }
-  return `${trigger.trigger}: ${done.join('; ') || 'no member needed it'}${disarmed}`;
+  details('disarming NOSPACE');
+  const ids = await defragActs.disarmNoSpace({ ref, voters: voters(after) });
+  await acts.recordEvent({
+    ref,
+    type: 'Normal',
+    reason: 'NoSpaceCleared',
+    message: `compacted, defragmented ${members.join(', ')} and disarmed NOSPACE (${ids.length} alarm${ids.length === 1 ? '' : 's'})`,
+  });
+  return ids.length > 0 ? '; NOSPACE disarmed, writes accepted again' : '; NOSPACE was no longer raised';
 }

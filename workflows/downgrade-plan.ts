@@ -52,6 +52,9 @@ export function downgradeTargetVersion(target: string): string | undefined {
  * Without an observation (the cluster workflow plans without one) a cluster whose every member runs a higher
  * minor than the target needs the downgrade enabled first: that step starts the Downgrade operation, which
  * observes etcd and asks again. With one, etcd's cluster and storage versions decide.
+ *
+ * A chain read top to bottom: the roll done (wait for etcd to end the downgrade), etcd's versions (roll, wait,
+ * or go on), the members' health (wait, or enable).
  */
 export function planDowngradeGate(input: {
   target: string;
@@ -61,78 +64,105 @@ export function planDowngradeGate(input: {
   const target = parseVersion(input.target);
   const targetVersion = downgradeTargetVersion(input.target);
   if (!target || !targetVersion) return undefined;
-  const { members, observation } = input;
-  const higher = members.filter((m) => {
+  const higher = input.members.filter((m) => {
     const v = parseVersion(m.podVersion);
     return v !== undefined && above(v, target);
   });
-  const wait = (reason: DowngradeWaitReason, message: string): DowngradeGateDecision => ({
-    kind: 'Wait',
-    reason,
-    message,
+  const gate: Gate = { ...input, targetText: input.target, target, targetVersion, higher };
+  if (higher.length === 0) return afterRoll(gate);
+  const byVersions = byClusterVersion(gate);
+  return byVersions === GO_ON ? enableWhenReady(gate) : byVersions;
+}
+
+/** What each link of planDowngradeGate's chain reads. */
+interface Gate {
+  members: readonly UpgradeMemberView[];
+  observation?: DowngradeObservation;
+  /** spec.version as written, e.g. 3.5.35. */
+  targetText: string;
+  target: Version;
+  /** What etcd's API takes: `3.5.0`. */
+  targetVersion: string;
+  /** The members whose Pods run a higher minor than the target. */
+  higher: readonly UpgradeMemberView[];
+}
+
+/** A link's answer that the next link decides. */
+const GO_ON = 'go on';
+
+const wait = (reason: DowngradeWaitReason, message: string): DowngradeGateDecision => ({
+  kind: 'Wait',
+  reason,
+  message,
+});
+
+/** Whether some member runs the target minor (or lower) already. */
+const runsTargetMinor = (g: Gate) =>
+  g.members.some((m) => {
+    const v = parseVersion(m.version);
+    return v !== undefined && !above(v, g.target);
   });
 
-  if (higher.length === 0) {
-    // Every Pod runs the target minor. etcd ends the downgrade itself once every member runs it; the
-    // operation waits for that so "done" means etcd says so, not only the Pods.
-    const allOnTarget = members.every((m) => m.version === undefined || m.version === input.target);
-    if (observation?.enabled === true && allOnTarget) {
-      return wait(
-        Reasons.WaitingForClusterVersion,
-        `every member runs ${input.target}; waiting for etcd to finish the downgrade to ${minorText(target)}`,
-      );
-    }
-    return undefined;
+/**
+ * Every Pod runs the target minor. etcd ends the downgrade itself once every member runs it; the operation
+ * waits for that so "done" means etcd says so, not only the Pods.
+ */
+function afterRoll(g: Gate): DowngradeGateDecision | undefined {
+  const allOnTarget = g.members.every((m) => m.version === undefined || m.version === g.targetText);
+  if (g.observation?.enabled === true && allOnTarget) {
+    return wait(
+      Reasons.WaitingForClusterVersion,
+      `every member runs ${g.targetText}; waiting for etcd to finish the downgrade to ${minorText(g.target)}`,
+    );
   }
+  return undefined;
+}
 
+/** etcd's cluster and storage versions: roll on (undefined), wait, or GO_ON to the health check and enable. */
+function byClusterVersion(g: Gate): DowngradeGateDecision | undefined | typeof GO_ON {
+  const { observation, target, targetVersion } = g;
   const clusterVersion = parseVersion(observation?.clusterVersion);
   if (!observation || !clusterVersion) {
     // Without etcd's word, the versions members run tell: while one runs the target minor the cluster
     // version is that minor already (a rollback of an unfinished upgrade), so no enable is needed.
-    const runsTargetMinor = members.some((m) => {
-      const v = parseVersion(m.version);
-      return v !== undefined && !above(v, target);
-    });
-    if (runsTargetMinor) return undefined;
+    if (runsTargetMinor(g)) return undefined;
     if (observation) return wait(Reasons.MemberNotReady, "no member reports etcd's cluster version yet");
-  } else if (!above(clusterVersion, target)) {
-    // A cluster version at the target minor with no downgrade enabled and no member running that minor is an
-    // upgrade etcd has not finished: the leader raises the cluster version only a few seconds after the last
-    // member restarted. Rolling now would put a 3.5 binary into what is about to be a 3.6 cluster, which it
-    // cannot join (seen in the bench: a downgrade asked for right after an upgrade). Wait for etcd, then enable.
-    const runsTargetMinor = members.some((m) => {
-      const v = parseVersion(m.version);
-      return v !== undefined && !above(v, target);
-    });
-    if (observation.enabled !== true && !runsTargetMinor) {
-      return wait(
-        Reasons.WaitingForClusterVersion,
-        `every member runs ${minorText(parseVersion(higher[0]?.version) ?? clusterVersion)} but etcd's cluster version is still ${observation.clusterVersion}; waiting for etcd to finish the upgrade before enabling the downgrade`,
-      );
-    }
-    const unmigrated = Object.entries(observation.storageVersions)
-      .filter(([, s]) => {
-        const v = parseVersion(s);
-        return v !== undefined && above(v, target);
-      })
-      .sort(([a], [b]) => a.localeCompare(b));
-    const first = unmigrated[0];
-    if (first) {
-      return wait(
-        Reasons.WaitingForClusterVersion,
-        `the cluster version is ${observation.clusterVersion}; waiting for etcd to migrate the storage version of ${first[0]} (${first[1]}) to ${targetVersion}`,
-      );
-    }
-    return undefined;
-  } else if (observation.enabled === true) {
+    return GO_ON;
+  }
+  if (above(clusterVersion, target)) {
+    if (observation.enabled !== true) return GO_ON;
     return wait(
       Reasons.WaitingForClusterVersion,
       `downgrade to ${minorText(target)} enabled; waiting for etcd to move the cluster version from ${observation.clusterVersion} to ${targetVersion}`,
     );
   }
+  // A cluster version at the target minor with no downgrade enabled and no member running that minor is an
+  // upgrade etcd has not finished: the leader raises the cluster version only a few seconds after the last
+  // member restarted. Rolling now would put a 3.5 binary into what is about to be a 3.6 cluster, which it
+  // cannot join (seen in the bench: a downgrade asked for right after an upgrade). Wait for etcd, then enable.
+  if (observation.enabled !== true && !runsTargetMinor(g)) {
+    return wait(
+      Reasons.WaitingForClusterVersion,
+      `every member runs ${minorText(parseVersion(g.higher[0]?.version) ?? clusterVersion)} but etcd's cluster version is still ${observation.clusterVersion}; waiting for etcd to finish the upgrade before enabling the downgrade`,
+    );
+  }
+  const unmigrated = Object.entries(observation.storageVersions)
+    .filter(([, s]) => {
+      const v = parseVersion(s);
+      return v !== undefined && above(v, target);
+    })
+    .sort(([a], [b]) => a.localeCompare(b));
+  const first = unmigrated[0];
+  if (!first) return undefined;
+  return wait(
+    Reasons.WaitingForClusterVersion,
+    `the cluster version is ${observation.clusterVersion}; waiting for etcd to migrate the storage version of ${first[0]} (${first[1]}) to ${targetVersion}`,
+  );
+}
 
-  // etcd's guide: "the running cluster must be healthy" before the downgrade is enabled.
-  const unready = [...members]
+/** etcd's guide: "the running cluster must be healthy" before the downgrade is enabled. */
+function enableWhenReady(g: Gate): DowngradeGateDecision {
+  const unready = [...g.members]
     .sort((a, b) => a.ordinal - b.ordinal)
     .find((m) => !m.healthy || (!m.isLearner && !m.ready));
   if (unready) {
@@ -141,6 +171,6 @@ export function planDowngradeGate(input: {
       `${unready.name} is not ready; the downgrade is enabled only while every member is`,
     );
   }
-  const from = higher.map((m) => m.podVersion).sort()[0] ?? '?';
-  return { kind: 'EnableDowngrade', from, to: input.target, targetVersion };
+  const from = g.higher.map((m) => m.podVersion).sort()[0] ?? '?';
+  return { kind: 'EnableDowngrade', from, to: g.targetText, targetVersion: g.targetVersion };
 }

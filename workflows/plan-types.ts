@@ -42,6 +42,12 @@ export interface Desired {
   auth?: boolean;
   /** spec.maintenance.defrag with the schedule's due state (absent: only a NOSPACE alarm starts a Defrag). */
   defrag?: DefragConfig;
+  /**
+   * Quorum shown only by etcd's linearizable member list is waited on as slow voters (MemberNotReady), not called
+   * QuorumLost (cluster-state.ts quorumEvidence). Set by the workflows behind a patch (plan-now.ts): a recorded
+   * history decided the older way.
+   */
+  quorumByMemberList?: boolean;
 }
 
 /** One member as etcd's member list and its own status describe it (the observer's type, see contracts/observation.ts). */

@@ -2,7 +2,7 @@
 // membership change, in the order that keeps quorum (workflows/plan.ts runs it; the rules are cluster-state.ts).
 import { Reasons } from '../crds/conditions';
 import { planAuth, planAuthRotation } from './auth-plan';
-import type { ClusterMember as Member } from './cluster-state';
+import type { ClusterMember as Member, QuorumEvidence } from './cluster-state';
 import {
   canRemove,
   clusterMembers,
@@ -10,8 +10,9 @@ import {
   learnerCaughtUp,
   nextMemberName,
   ordinalFor,
-  quorum,
+  quorumEvidence,
   servingView,
+  slowVotersMessage,
 } from './cluster-state';
 import { defragTrigger } from './defrag-plan';
 import { planDowngradeGate } from './downgrade-plan';
@@ -31,7 +32,8 @@ export interface WithEtcd {
   voters: Member[];
   learners: Member[];
   leader: Member | undefined;
-  hasQuorum: boolean;
+  /** Whether a quorum holds and what shows it (cluster-state.ts quorumEvidence, the rule status uses too). */
+  quorumNow: QuorumEvidence;
 }
 
 const byOrdinal = <T extends { ordinal: number }>(a: T, b: T) => a.ordinal - b.ordinal;
@@ -68,20 +70,29 @@ export const withEtcdChain: Check<WithEtcd>[] = [
     run: (c) => replaceStuckPod(c.desired, c.observed.kube),
   },
   {
-    // Without quorum no membership change can commit; the only safe help is to run Pods whose data survives.
+    // Fewer than a quorum of voters known to vote: no membership change is safe (and without quorum none could
+    // commit); the only safe help is to run Pods whose data survives, else to wait for the voters.
     name: 'restoreQuorumFirst',
     run: (c) => {
-      if (c.hasQuorum) return undefined;
+      const q = c.quorumNow;
+      if (q.proof === 'votes') return undefined;
       const missing = c.members.filter((m) => m.state === 'podMissing').sort(byOrdinal);
       const voter = missing.find((m) => !m.isLearner) ?? missing[0];
       if (voter) return { kind: 'RecreatePod', member: voter.name, id: voter.id };
       if (c.members.some((m) => m.state === 'terminating')) {
         return wait(Reasons.WaitingForDeletion, 'a member Pod is being deleted; quorum needs it back');
       }
-      const healthy = c.voters.filter((m) => m.healthy).length;
+      // The member list answered, so quorum holds and the voters are only slow to answer their status: said as
+      // what it is, and waited on as members that do not answer yet (operation-workflow.ts awaitsAnAnswer).
+      if (q.holds && c.desired.quorumByMemberList) {
+        return wait(
+          Reasons.MemberNotReady,
+          `${slowVotersMessage(q)}; membership changes wait for the others`,
+        );
+      }
       return wait(
         Reasons.QuorumLost,
-        `${healthy} of ${c.voters.length} voters answer, ${quorum(c.voters.length)} needed; no membership change can commit`,
+        `${q.voting} of ${q.voters} voters answer, ${q.needed} needed; no membership change can commit`,
       );
     },
   },
@@ -323,6 +334,6 @@ export function withEtcdContext(desired: Desired, observed: Observed, etcd: Etcd
     voters,
     learners: members.filter((m) => m.isLearner),
     leader: members.find((m) => m.id === etcd.leaderId),
-    hasQuorum: voters.filter((m) => m.healthy).length >= quorum(voters.length),
+    quorumNow: quorumEvidence(etcd, observed.kube),
   };
 }

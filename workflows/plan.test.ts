@@ -295,6 +295,50 @@ describe('plan, quorum guards', () => {
       { kind: 'Wait', reason: 'QuorumLost' },
     ],
     [
+      'with the member-list rule, 2 of 4 voters answering their status is slow voters, not QuorumLost: it waits for them',
+      desired(4, { quorumByMemberList: true }),
+      observed([{ n: 0 }, { n: 1 }, { n: 2, reachable: false }, { n: 3, reachable: false }]),
+      {
+        kind: 'Wait',
+        reason: 'MemberNotReady',
+        message:
+          "2 of 4 voters answered their status in time, 3 needed; etcd's linearizable member list answered, so a quorum holds; membership changes wait for the others",
+      },
+      'restoreQuorumFirst',
+    ],
+    [
+      'with the member-list rule, too few voters answering still recreates a missing voter Pod first',
+      desired(3, { quorumByMemberList: true }),
+      observed([{ n: 0 }, { n: 1, reachable: false }, { n: 2, reachable: false, pod: 'none' }]),
+      { kind: 'RecreatePod', member: 'main-2', id: id(2) },
+      'restoreQuorumFirst',
+    ],
+    [
+      'with the member-list rule, a scale-down with too few voters answering waits and removes nobody',
+      desired(1, { quorumByMemberList: true }),
+      observed([{ n: 0 }, { n: 1, reachable: false }, { n: 2, reachable: false }]),
+      { kind: 'Wait', reason: 'MemberNotReady' },
+      'restoreQuorumFirst',
+    ],
+    [
+      'with the member-list rule and a quorum of voters answering, the rule changes nothing (scale-down proceeds)',
+      desired(2, { quorumByMemberList: true }),
+      observed([{ n: 0 }, { n: 1 }, { n: 2, reachable: false }]),
+      { kind: 'RemoveMember', member: 'main-2', reason: 'ScaleDown' },
+      'scaleDown',
+    ],
+    [
+      'without the member-list rule (a history recorded before it), the same slow voters read as QuorumLost',
+      desired(4),
+      observed([{ n: 0 }, { n: 1 }, { n: 2, reachable: false }, { n: 3, reachable: false }]),
+      {
+        kind: 'Wait',
+        reason: 'QuorumLost',
+        message: '2 of 4 voters answer, 3 needed; no membership change can commit',
+      },
+      'restoreQuorumFirst',
+    ],
+    [
       'a data-lost member is kept while removing it would leave the rest without quorum',
       desired(3),
       observed([{ n: 0 }, { n: 1, reachable: false, pod: 'notReady' }, { n: 2, claim: 'lost' }]),

@@ -10,7 +10,7 @@ const name = (n: number) => `main-${n}`;
 const current: PodTemplateObservation = { upToDate: true, changed: [], hash: 'h2', metadataCurrent: true };
 const caChanged: PodTemplateObservation = {
   upToDate: false,
-  changed: ['annotations'],
+  changed: ['trusted CA bundle'],
   hash: 'h2',
   metadataCurrent: true,
 };

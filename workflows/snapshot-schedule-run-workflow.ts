@@ -35,6 +35,7 @@ export async function snapshotScheduleRunWorkflow(input: ScheduleRunInput): Prom
     name,
     clusterName: spec.clusterRef.name,
     destination: spec.destination,
+    ...(spec.jobPlacement ? { jobPlacement: spec.jobPlacement } : {}),
   });
   await acts.writeScheduleStatus({
     schedule,
@@ -61,6 +62,7 @@ export async function snapshotScheduleRunWorkflow(input: ScheduleRunInput): Prom
       name: p.name,
       ...(p.uri ? { uri: p.uri } : {}),
       destination: spec.destination,
+      ...(spec.jobPlacement ? { jobPlacement: spec.jobPlacement } : {}),
     });
     await acts.recordScheduleEvent({
       schedule,

@@ -29,92 +29,124 @@ import { ActivityKinds } from './activity-kinds';
 
 const acts = proxyActivities<ScheduleActivities>(ActivityKinds.entityCall);
 
+/** What the schedule's workflow keeps: the object it serves, the newest change, its Ready condition. */
+interface ScheduleRun {
+  ref: ScheduleWorkflowInput['schedule'];
+  desired: ScheduleChange;
+  deleted: boolean;
+  /** A change arrived since the last apply: apply again. */
+  dirty: boolean;
+  ready: Condition | undefined;
+  readonly scheduleId: string;
+}
+
 export async function etcdSnapshotScheduleWorkflow(
   input: ScheduleWorkflowInput & { readyCondition?: Condition },
 ): Promise<void> {
-  let ref = input.schedule;
-  let desired: ScheduleChange = input.change;
-  let deleted = Boolean(desired.deleted);
-  let dirty = true;
-  let ready = input.readyCondition;
-  const scheduleId = temporalScheduleId(ref.namespace, ref.name);
+  const s: ScheduleRun = {
+    ref: input.schedule,
+    desired: input.change,
+    deleted: Boolean(input.change.deleted),
+    dirty: true,
+    ready: input.readyCondition,
+    scheduleId: temporalScheduleId(input.schedule.namespace, input.schedule.name),
+  };
+  setHandler(scheduleChangedSignal, (change) => onScheduleChanged(s, change));
 
-  setHandler(scheduleChangedSignal, (change) => {
-    if (change.deleted) {
-      if (change.uid === ref.uid) deleted = true;
-    } else if (change.uid !== ref.uid) {
-      // Deleted and created again under the same name before this run saw the deletion: serve the new one.
-      ref = { ...ref, uid: change.uid };
-      desired = change;
-      deleted = false;
-    } else if (change.generation > desired.generation) {
-      desired = change;
-    }
-    dirty = true;
-  });
-
-  while (!deleted) {
+  while (!s.deleted) {
     if (workflowInfo().continueAsNewSuggested) {
       await condition(allHandlersFinished);
       return continueAsNew<typeof etcdSnapshotScheduleWorkflow>({
-        schedule: ref,
-        change: desired,
-        ...(ready ? { readyCondition: ready } : {}),
+        schedule: s.ref,
+        change: s.desired,
+        ...(s.ready ? { readyCondition: s.ready } : {}),
       });
     }
-    dirty = false;
-    const { spec, generation } = desired;
-    let reason: string;
-    let message: string;
-    try {
-      const outcome = await acts.applyTemporalSchedule({
-        schedule: ref,
-        spec,
-        scheduleId,
-        taskQueue: workflowInfo().taskQueue,
-        runWorkflowType: WorkflowTypes.scheduleRun,
-        runWorkflowId: `${scheduleId}/run`,
-        searchAttributes: [
-          { key: SearchAttributes.clusterNamespace, value: ref.namespace },
-          { key: SearchAttributes.clusterName, value: spec.clusterRef.name },
-          { key: SearchAttributes.operationType, value: SNAPSHOT_OPERATION_TYPE },
-        ],
-      });
-      reason = spec.suspend ? ScheduleReasons.ScheduleSuspended : ScheduleReasons.ScheduleActive;
-      message = spec.suspend
-        ? `Temporal Schedule ${scheduleId} is paused (spec.suspend)`
-        : `Temporal Schedule ${scheduleId} runs "${spec.schedule}" (${outcome})`;
-    } catch (err) {
-      if (!(
-        err instanceof ActivityFailure &&
-        err.cause instanceof ApplicationFailure &&
-        err.cause.nonRetryable
-      )) {
-        throw err;
-      }
-      reason = ScheduleReasons.InvalidSchedule;
-      message = err.cause.message;
-    }
-    const status = reason === ScheduleReasons.ScheduleActive ? 'True' : 'False';
-    const now = new Date().toISOString();
-    ready = {
-      type: ScheduleConditionTypes.Ready,
-      status,
-      reason,
-      message,
-      lastTransitionTime: ready && ready.status === status ? ready.lastTransitionTime : now,
-      observedGeneration: generation,
-    };
-    await acts.writeScheduleStatus({
-      schedule: ref,
-      status: { observedGeneration: generation, scheduleId, conditions: [ready] },
-    });
-    if (reason === ScheduleReasons.InvalidSchedule) {
-      await acts.recordScheduleEvent({ schedule: ref, type: 'Warning', reason, message });
-    }
-    setCurrentDetails(`**${ref.namespace}/${ref.name}**: ${reason}: ${message}\n\ngeneration ${generation}`);
-    await condition(() => dirty || deleted);
+    s.dirty = false;
+    await applyDesired(s);
+    await condition(() => s.dirty || s.deleted);
   }
-  await acts.deleteTemporalSchedule({ scheduleId });
-  setCurrentDetails(`**${ref.namespace}/${ref.name}** deleted; Temporal Schedule ${scheduleId} removed`);
+  await acts.deleteTemporalSchedule({ scheduleId: s.scheduleId });
+  setCurrentDetails(
+    `**${s.ref.namespace}/${s.ref.name}** deleted; Temporal Schedule ${s.scheduleId} removed`,
+  );
+}
+
+function onScheduleChanged(s: ScheduleRun, change: ScheduleChange): void {
+  if (change.deleted) {
+    if (change.uid === s.ref.uid) s.deleted = true;
+  } else if (change.uid !== s.ref.uid) {
+    // Deleted and created again under the same name before this run saw the deletion: serve the new one.
+    s.ref = { ...s.ref, uid: change.uid };
+    s.desired = change;
+    s.deleted = false;
+  } else if (change.generation > s.desired.generation) {
+    s.desired = change;
+  }
+  s.dirty = true;
+}
+
+/** Makes the Temporal Schedule what the newest spec says, then tells how that went in status (and an Event if refused). */
+async function applyDesired(s: ScheduleRun): Promise<void> {
+  const { generation } = s.desired;
+  const { reason, message } = await applySchedule(s);
+  const status = reason === ScheduleReasons.ScheduleActive ? 'True' : 'False';
+  const now = new Date().toISOString();
+  s.ready = {
+    type: ScheduleConditionTypes.Ready,
+    status,
+    reason,
+    message,
+    lastTransitionTime: s.ready && s.ready.status === status ? s.ready.lastTransitionTime : now,
+    observedGeneration: generation,
+  };
+  await acts.writeScheduleStatus({
+    schedule: s.ref,
+    status: { observedGeneration: generation, scheduleId: s.scheduleId, conditions: [s.ready] },
+  });
+  if (reason === ScheduleReasons.InvalidSchedule) {
+    await acts.recordScheduleEvent({ schedule: s.ref, type: 'Warning', reason, message });
+  }
+  setCurrentDetails(
+    `**${s.ref.namespace}/${s.ref.name}**: ${reason}: ${message}\n\ngeneration ${generation}`,
+  );
+}
+
+/** Creates or updates the Temporal Schedule; a spec Temporal refuses (a bad cron) reads as InvalidSchedule. */
+async function applySchedule(s: ScheduleRun): Promise<{ reason: string; message: string }> {
+  const { ref, scheduleId } = s;
+  const { spec } = s.desired;
+  try {
+    const outcome = await acts.applyTemporalSchedule({
+      schedule: ref,
+      spec,
+      scheduleId,
+      taskQueue: workflowInfo().taskQueue,
+      runWorkflowType: WorkflowTypes.scheduleRun,
+      runWorkflowId: `${scheduleId}/run`,
+      searchAttributes: [
+        { key: SearchAttributes.clusterNamespace, value: ref.namespace },
+        { key: SearchAttributes.clusterName, value: spec.clusterRef.name },
+        { key: SearchAttributes.operationType, value: SNAPSHOT_OPERATION_TYPE },
+      ],
+    });
+    return spec.suspend
+      ? {
+          reason: ScheduleReasons.ScheduleSuspended,
+          message: `Temporal Schedule ${scheduleId} is paused (spec.suspend)`,
+        }
+      : {
+          reason: ScheduleReasons.ScheduleActive,
+          message: `Temporal Schedule ${scheduleId} runs "${spec.schedule}" (${outcome})`,
+        };
+  } catch (err) {
+    if (!(
+      err instanceof ActivityFailure &&
+      err.cause instanceof ApplicationFailure &&
+      err.cause.nonRetryable
+    )) {
+      throw err;
+    }
+    return { reason: ScheduleReasons.InvalidSchedule, message: err.cause.message };
+  }
 }

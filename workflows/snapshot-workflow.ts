@@ -54,167 +54,205 @@ function refusal(err: unknown): { reason: SnapshotReason; message: string } | un
   return undefined;
 }
 
+/** What one snapshot's run keeps: the status last written, the attempt under way, whether its Job changed. */
+interface SnapshotRun {
+  readonly snapshot: SnapshotWorkflowInput['snapshot'];
+  readonly spec: SnapshotWorkflowInput['spec'];
+  readonly summary: string;
+  status: EtcdSnapshotStatus;
+  attempt: number;
+  jobChanged: boolean;
+}
+
+/** Why the last attempt failed, and whether another Job may fix it. */
+type AttemptEnd =
+  { outcome: SnapshotOutcome } | { failed: { reason: SnapshotReason; message: string }; again: boolean };
+
 export async function etcdSnapshotWorkflow(input: SnapshotWorkflowInput): Promise<SnapshotOutcome> {
   const { snapshot, spec } = input;
   const target = spec.destination.s3
     ? `s3://${spec.destination.s3.bucket}`
     : `pvc ${spec.destination.pvc?.claimName ?? ''}`;
-  const summary = `snapshot ${snapshot.namespace}/${spec.clusterRef.name} -> ${target} as ${snapshot.name}`;
-  let status: EtcdSnapshotStatus = {};
-  let attempt = 0;
-  let jobChanged = false;
+  const r: SnapshotRun = {
+    snapshot,
+    spec,
+    summary: `snapshot ${snapshot.namespace}/${spec.clusterRef.name} -> ${target} as ${snapshot.name}`,
+    status: {},
+    attempt: 0,
+    jobChanged: false,
+  };
   setHandler(snapshotJobChangedSignal, () => {
-    jobChanged = true;
+    r.jobChanged = true;
   });
-
-  const details = (line: string) => setCurrentDetails(`**${summary}**\n\n${line}`);
-  const now = () => new Date().toISOString();
-  async function publish(
-    phase: SnapshotPhase,
-    reason: SnapshotReason,
-    message: string,
-    more: Partial<EtcdSnapshotStatus> = {},
-  ) {
-    status = snapshotStatus(status, phase, reason, message, now(), more);
-    await acts.writeSnapshotStatus({ snapshot, status });
-  }
-  const event = (type: 'Normal' | 'Warning', reason: EventReason, message: string) =>
-    acts.recordSnapshotEvent({ snapshot, type, reason, message });
-
-  async function finish(outcome: SnapshotOutcome): Promise<SnapshotOutcome> {
-    await publish(outcome.phase, outcome.reason, outcome.message, {
-      finishedAt: now(),
-      ...(outcome.artifact ? { artifact: outcome.artifact } : {}),
-    });
-    await event(
-      outcome.phase === 'Succeeded' ? 'Normal' : 'Warning',
-      outcome.phase === 'Succeeded' ? 'SnapshotSucceeded' : 'SnapshotFailed',
-      `${outcome.reason}: ${outcome.message}`,
-    );
-    details(`${outcome.phase}: ${outcome.reason}: ${outcome.message}`);
-    return outcome;
-  }
-
-  /** Waits for one attempt's Job to finish: on the watcher's signal, or a periodic look. */
-  async function waitForJob(
-    jobName: string,
-  ): Promise<Extract<SnapshotJobObservation, { state: 'finished' | 'absent' }>> {
-    for (;;) {
-      jobChanged = false;
-      const seen = await acts.readSnapshotJob({ snapshot, jobName });
-      if (seen.state !== 'running') return seen;
-      await condition(() => jobChanged, JOB_RECHECK);
-    }
-  }
-
-  /** Picks a healthy voter, waiting a little while none answers (a leader election, a restarting member). */
-  async function pickSource(): Promise<{ endpoint: string; member: string } | { why: string }> {
-    for (let wait = 0; ; wait++) {
-      const prep = await acts.prepareSnapshot({ snapshot, spec });
-      if (attempt === 0 && prep.clusterUid) {
-        upsertSearchAttributes([{ key: SearchAttributes.clusterUid, value: prep.clusterUid }]);
-      }
-      if (prep.endpoint && prep.member) return { endpoint: prep.endpoint, member: prep.member };
-      if (wait >= SOURCE_WAITS) return { why: prep.why };
-      details(`waiting for a voter to answer: ${prep.why}`);
-      await sleep(SOURCE_WAIT);
-    }
-  }
-
-  async function run(): Promise<SnapshotOutcome> {
-    await publish('Running', SnapshotReasons.SnapshotRunning, 'checking the cluster and the destination', {
-      workflowId: workflowInfo().workflowId,
-      startedAt: now(),
-    });
-    await event('Normal', 'SnapshotStarted', summary);
-    let last = { reason: SnapshotReasons.JobFailed as SnapshotReason, message: 'no attempt ran' };
-    while (attempt < MAX_SNAPSHOT_ATTEMPTS) {
-      let source: Awaited<ReturnType<typeof pickSource>>;
-      try {
-        source = await pickSource();
-      } catch (err) {
-        const refused = refusal(err);
-        if (!refused) throw err;
-        return finish({ phase: 'Failed', ...refused });
-      }
-      if (!('endpoint' in source)) {
-        last = {
-          reason: SnapshotReasons.EtcdUnavailable,
-          message: `no member to stream from: ${source.why}`,
-        };
-        break;
-      }
-      attempt += 1;
-      const { jobName } = await acts.createSnapshotJob({
-        snapshot,
-        spec,
-        attempt,
-        endpoint: source.endpoint,
-      });
-      details(`attempt ${attempt}/${MAX_SNAPSHOT_ATTEMPTS}: Job ${jobName} streams from ${source.member}`);
-      await publish(
-        'Running',
-        SnapshotReasons.SnapshotRunning,
-        `attempt ${attempt}: Job ${jobName} streams from ${source.member}`,
-        { jobName, attempts: attempt },
-      );
-      const seen = await waitForJob(jobName);
-      if (seen.state === 'finished' && seen.result?.ok && 'artifact' in seen.result) {
-        return finish({
-          phase: 'Succeeded',
-          reason: SnapshotReasons.SnapshotSucceeded,
-          message: `${seen.result.artifact.size} bytes at revision ${seen.result.artifact.revision} from ${source.member}`,
-          artifact: seen.result.artifact,
-        });
-      }
-      if (seen.state === 'finished' && seen.result && !seen.result.ok) {
-        last = { reason: snapshotReasonOf(seen.result.reason), message: seen.result.message };
-        if (!isTransientFailure(seen.result.reason)) return finish({ phase: 'Failed', ...last });
-      } else {
-        last = {
-          reason: SnapshotReasons.JobFailed,
-          message:
-            seen.state === 'absent'
-              ? `Job ${jobName} disappeared before it finished`
-              : `Job ${jobName} ended without a result from the agent (${seen.jobMessage || 'no reason given'})`,
-        };
-      }
-      if (attempt >= MAX_SNAPSHOT_ATTEMPTS) break;
-      const pause = RETRY_PAUSE_MS * 2 ** (attempt - 1);
-      await event(
-        'Warning',
-        'SnapshotRetrying',
-        `attempt ${attempt} failed (${last.reason}: ${last.message}); next in ${pause / 1000}s`,
-      );
-      details(`attempt ${attempt} failed: ${last.reason}: ${last.message}; next attempt in ${pause / 1000}s`);
-      await sleep(pause);
-    }
-    return finish({
-      phase: 'Failed',
-      reason: last.reason,
-      message: `${last.message} (after ${attempt} attempt(s))`,
-    });
-  }
-
   try {
-    return await run();
+    return await run(r);
   } catch (err) {
     if (!isCancellation(err)) throw err;
     // Deleted EtcdSnapshot or `temporal workflow cancel`: take the running Job down, say so, end cancelled.
-    await CancellationScope.nonCancellable(async () => {
-      if (attempt > 0) await acts.deleteSnapshotJob({ snapshot, attempt });
-      status = snapshotStatus(
-        status,
-        'Failed',
-        SnapshotReasons.SnapshotCancelled,
-        'the snapshot workflow was cancelled; its Job was deleted',
-        now(),
-        {
-          finishedAt: now(),
-        },
-      );
-      await acts.writeSnapshotStatus({ snapshot, status });
-    });
+    await CancellationScope.nonCancellable(() => cleanUpCancelled(r));
     throw err;
   }
+}
+
+const details = (r: SnapshotRun, line: string) => setCurrentDetails(`**${r.summary}**\n\n${line}`);
+const now = () => new Date().toISOString();
+
+async function publish(
+  r: SnapshotRun,
+  phase: SnapshotPhase,
+  reason: SnapshotReason,
+  message: string,
+  more: Partial<EtcdSnapshotStatus> = {},
+) {
+  r.status = snapshotStatus(r.status, phase, reason, message, now(), more);
+  await acts.writeSnapshotStatus({ snapshot: r.snapshot, status: r.status });
+}
+
+const event = (r: SnapshotRun, type: 'Normal' | 'Warning', reason: EventReason, message: string) =>
+  acts.recordSnapshotEvent({ snapshot: r.snapshot, type, reason, message });
+
+/** Attempts until one succeeds, one fails for good, no voter answers, or the attempts run out. */
+async function run(r: SnapshotRun): Promise<SnapshotOutcome> {
+  await publish(r, 'Running', SnapshotReasons.SnapshotRunning, 'checking the cluster and the destination', {
+    workflowId: workflowInfo().workflowId,
+    startedAt: now(),
+  });
+  await event(r, 'Normal', 'SnapshotStarted', r.summary);
+  let last = { reason: SnapshotReasons.JobFailed as SnapshotReason, message: 'no attempt ran' };
+  while (r.attempt < MAX_SNAPSHOT_ATTEMPTS) {
+    const end = await runAttempt(r);
+    if ('outcome' in end) return finish(r, end.outcome);
+    last = end.failed;
+    if (!end.again || r.attempt >= MAX_SNAPSHOT_ATTEMPTS) break;
+    const pause = RETRY_PAUSE_MS * 2 ** (r.attempt - 1);
+    await event(
+      r,
+      'Warning',
+      'SnapshotRetrying',
+      `attempt ${r.attempt} failed (${last.reason}: ${last.message}); next in ${pause / 1000}s`,
+    );
+    details(
+      r,
+      `attempt ${r.attempt} failed: ${last.reason}: ${last.message}; next attempt in ${pause / 1000}s`,
+    );
+    await sleep(pause);
+  }
+  return finish(r, {
+    phase: 'Failed',
+    reason: last.reason,
+    message: `${last.message} (after ${r.attempt} attempt(s))`,
+  });
+}
+
+/** One attempt: pick a voter, run a Job streaming from it, read how it ended. */
+async function runAttempt(r: SnapshotRun): Promise<AttemptEnd> {
+  let source: Awaited<ReturnType<typeof pickSource>>;
+  try {
+    source = await pickSource(r);
+  } catch (err) {
+    const refused = refusal(err);
+    if (!refused) throw err;
+    return { outcome: { phase: 'Failed', ...refused } };
+  }
+  if (!('endpoint' in source)) {
+    const message = `no member to stream from: ${source.why}`;
+    return { failed: { reason: SnapshotReasons.EtcdUnavailable, message }, again: false };
+  }
+  r.attempt += 1;
+  const { snapshot, spec, attempt } = r;
+  const { jobName } = await acts.createSnapshotJob({ snapshot, spec, attempt, endpoint: source.endpoint });
+  details(r, `attempt ${attempt}/${MAX_SNAPSHOT_ATTEMPTS}: Job ${jobName} streams from ${source.member}`);
+  await publish(
+    r,
+    'Running',
+    SnapshotReasons.SnapshotRunning,
+    `attempt ${attempt}: Job ${jobName} streams from ${source.member}`,
+    { jobName, attempts: attempt },
+  );
+  return attemptEnd(await waitForJob(r, jobName), jobName, source.member);
+}
+
+/** How a finished (or vanished) Job ended the attempt. */
+function attemptEnd(
+  seen: Extract<SnapshotJobObservation, { state: 'finished' | 'absent' }>,
+  jobName: string,
+  member: string,
+): AttemptEnd {
+  if (seen.state === 'finished' && seen.result?.ok && 'artifact' in seen.result) {
+    const { artifact } = seen.result;
+    return {
+      outcome: {
+        phase: 'Succeeded',
+        reason: SnapshotReasons.SnapshotSucceeded,
+        message: `${artifact.size} bytes at revision ${artifact.revision} from ${member}`,
+        artifact,
+      },
+    };
+  }
+  if (seen.state === 'finished' && seen.result && !seen.result.ok) {
+    const failed = { reason: snapshotReasonOf(seen.result.reason), message: seen.result.message };
+    if (!isTransientFailure(seen.result.reason)) return { outcome: { phase: 'Failed', ...failed } };
+    return { failed, again: true };
+  }
+  const message =
+    seen.state === 'absent'
+      ? `Job ${jobName} disappeared before it finished`
+      : `Job ${jobName} ended without a result from the agent (${seen.jobMessage || 'no reason given'})`;
+  return { failed: { reason: SnapshotReasons.JobFailed, message }, again: true };
+}
+
+async function finish(r: SnapshotRun, outcome: SnapshotOutcome): Promise<SnapshotOutcome> {
+  await publish(r, outcome.phase, outcome.reason, outcome.message, {
+    finishedAt: now(),
+    ...(outcome.artifact ? { artifact: outcome.artifact } : {}),
+  });
+  await event(
+    r,
+    outcome.phase === 'Succeeded' ? 'Normal' : 'Warning',
+    outcome.phase === 'Succeeded' ? 'SnapshotSucceeded' : 'SnapshotFailed',
+    `${outcome.reason}: ${outcome.message}`,
+  );
+  details(r, `${outcome.phase}: ${outcome.reason}: ${outcome.message}`);
+  return outcome;
+}
+
+/** Waits for one attempt's Job to finish: on the watcher's signal, or a periodic look. */
+async function waitForJob(
+  r: SnapshotRun,
+  jobName: string,
+): Promise<Extract<SnapshotJobObservation, { state: 'finished' | 'absent' }>> {
+  for (;;) {
+    r.jobChanged = false;
+    const seen = await acts.readSnapshotJob({ snapshot: r.snapshot, jobName });
+    if (seen.state !== 'running') return seen;
+    await condition(() => r.jobChanged, JOB_RECHECK);
+  }
+}
+
+/** Picks a healthy voter, waiting a little while none answers (a leader election, a restarting member). */
+async function pickSource(r: SnapshotRun): Promise<{ endpoint: string; member: string } | { why: string }> {
+  for (let wait = 0; ; wait++) {
+    const prep = await acts.prepareSnapshot({ snapshot: r.snapshot, spec: r.spec });
+    if (r.attempt === 0 && prep.clusterUid) {
+      upsertSearchAttributes([{ key: SearchAttributes.clusterUid, value: prep.clusterUid }]);
+    }
+    if (prep.endpoint && prep.member) return { endpoint: prep.endpoint, member: prep.member };
+    if (wait >= SOURCE_WAITS) return { why: prep.why };
+    details(r, `waiting for a voter to answer: ${prep.why}`);
+    await sleep(SOURCE_WAIT);
+  }
+}
+
+/** A cancelled snapshot deletes the Job it started and says so in status. */
+async function cleanUpCancelled(r: SnapshotRun): Promise<void> {
+  if (r.attempt > 0) await acts.deleteSnapshotJob({ snapshot: r.snapshot, attempt: r.attempt });
+  r.status = snapshotStatus(
+    r.status,
+    'Failed',
+    SnapshotReasons.SnapshotCancelled,
+    'the snapshot workflow was cancelled; its Job was deleted',
+    now(),
+    { finishedAt: now() },
+  );
+  await acts.writeSnapshotStatus({ snapshot: r.snapshot, status: r.status });
 }

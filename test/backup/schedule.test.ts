@@ -45,12 +45,16 @@ describe('EtcdSnapshotSchedule', () => {
     await createCluster(h, ns, 'main', { replicas: 1 });
     await waitConverged(h, ns, 'main', 1, 300_000);
     await createCredentialsSecret(h, ns, 's3-credentials');
+    // Every snapshot the schedule creates carries its jobPlacement: here, one chosen node.
+    const nodes = (await h.core.listNode()).items.map((n) => n.metadata?.name ?? '').sort();
+    const jobPlacement = { nodeSelector: { 'kubernetes.io/hostname': nodes[0] ?? 'no node' } };
     const spec: Partial<EtcdSnapshotScheduleSpec> = {
       clusterRef: { name: 'main' },
       // Temporal's interval form, which the CRD documents for users; cron's floor would be one minute.
       schedule: '@every 20s',
       destination: minioDestination(h, 's3-credentials', `e2e/${ns}`),
       retention: { keepLast: 2 },
+      jobPlacement,
     };
     await h.custom.createNamespacedCustomObject({
       ...scheduleCrd,
@@ -98,8 +102,9 @@ describe('EtcdSnapshotSchedule', () => {
       2000,
     );
 
-    // Owned and labelled by the schedule.
+    // Owned and labelled by the schedule, and placed as it says.
     for (const s of settled.now) {
+      expect(s.spec.jobPlacement).toEqual(jobPlacement);
       expect(s.metadata.labels?.['etcd.conductor.dev/snapshot-schedule']).toBe('every20s');
       expect(s.metadata.ownerReferences?.[0]).toMatchObject({
         kind: 'EtcdSnapshotSchedule',

@@ -78,5 +78,34 @@ describe('EtcdSnapshot to S3', () => {
     });
     // The credentials are in no status field.
     expect(JSON.stringify(done.status)).not.toContain(h.stack.s3.secretAccessKey);
+
+    // jobPlacement: a snapshot whose Job must run on one chosen node and without the cluster's toleration.
+    const nodes = (await h.core.listNode()).items.map((n) => n.metadata?.name ?? '').sort();
+    const chosen = nodes[nodes.length - 1] ?? 'no node';
+    await createSnapshot(h, ns, 'pinned', {
+      clusterRef: { name: 'main' },
+      destination,
+      jobPlacement: { nodeSelector: { 'kubernetes.io/hostname': chosen }, tolerations: [] },
+    });
+    const pinned = await waitFinished(h, ns, 'pinned');
+    expect(pinned.status?.phase).toBe('Succeeded');
+    const pinnedJobs = await h.kc.makeApiClient(BatchV1Api).listNamespacedJob({
+      namespace: ns,
+      labelSelector: `${SnapshotLabels.snapshot}=pinned`,
+    });
+    expect(
+      pinnedJobs.items.map((j) => ({
+        nodeSelector: j.spec?.template.spec?.nodeSelector,
+        tolerations: j.spec?.template.spec?.tolerations,
+        imagePullSecrets: j.spec?.template.spec?.imagePullSecrets,
+      })),
+    ).toEqual([
+      { nodeSelector: { 'kubernetes.io/hostname': chosen }, tolerations: undefined, imagePullSecrets },
+    ]);
+    const jobPods = await h.core.listNamespacedPod({
+      namespace: ns,
+      labelSelector: `batch.kubernetes.io/job-name=${pinnedJobs.items[0]?.metadata?.name ?? ''}`,
+    });
+    expect(jobPods.items.map((p) => p.spec?.nodeName)).toEqual([chosen]);
   });
 });

@@ -130,7 +130,11 @@ async function underWriter(
     boundMs: FAULT_GAP_BOUND_MS,
     members: after.map((m) => m.name),
   });
-  expectMembership(membership, { what: `operator killed during ${what}`, floor: Math.min(3, before.length) });
+  expectMembership(membership, {
+    what: `operator killed during ${what}`,
+    floor: Math.min(3, before.length),
+    finalVoters: replicas,
+  });
 }
 
 test('scale-up 3 -> 5 with the operator killed at each step', async () => {

@@ -98,6 +98,8 @@ describe('NOSPACE', () => {
     );
     expect(degraded(shown)?.status).toBe('True');
     expect(degraded(shown)?.message).toContain(String(16 * MIB));
+    // The same observation names the member that raised it, in status.members[].lastError.
+    expect(shown.status?.members?.some((m) => m.lastError?.includes('NOSPACE'))).toBe(true);
 
     const cleared = await eventually(
       'the Defrag operation to succeed and NoSpace to go',
@@ -113,6 +115,9 @@ describe('NOSPACE', () => {
     expect(cleared.status?.lastOperation?.result).toBe('Succeeded');
     expect(cleared.status?.lastOperation?.message).toContain('NOSPACE disarmed');
     expect(degraded(cleared)?.status).toBe('False');
+    expect(cleared.status?.members?.map((m) => m.lastError)).toEqual(
+      cleared.status?.members?.map(() => undefined),
+    );
 
     // Writes are accepted again, and the live keys hold their latest values: compaction dropped only history.
     await withClient(ns, name, async (client) => {

@@ -9,10 +9,7 @@
 //
 // Each runs under the strict writer and a member-list sampler: nothing acknowledged lost on any member, equal
 // hashkv, no write gap of 5 s, never more than one learner, never fewer than 3 voters.
-import { join } from 'node:path';
 import { Labels } from '../../crds/labels';
-import { readStackInfo } from '../../localcluster/stack-info';
-import { pidAlive } from '../../localcluster/tools';
 import { expectAvailability, FAULT_GAP_BOUND_MS } from '../support/availability';
 import type { Harness } from '../support/cluster-harness';
 import {
@@ -28,6 +25,7 @@ import {
   writeKeys,
 } from '../support/cluster-harness';
 import { expectMembership, startMembershipSampler } from '../support/membership-sampler';
+import { killOperator } from '../support/operator-process';
 import { holdPodCreation, holdPods } from '../support/pod-hold';
 import { startWriterRunning } from '../support/writer';
 
@@ -35,22 +33,6 @@ let h: Harness;
 beforeAll(() => {
   h = connect();
 });
-
-function operatorPid(): number {
-  const pid = readStackInfo(join(h.stack.stateDir, 'stack.json'))?.pids.operator;
-  if (!pid) throw new Error('the local stack runs no operator');
-  return pid;
-}
-
-/** SIGKILL, as a crash or an OOM kill would; the stack restarts the operator the way a Deployment would. */
-async function killOperator(): Promise<void> {
-  const killed = operatorPid();
-  process.kill(killed, 'SIGKILL');
-  await eventually('the operator is restarted', async () => {
-    const pid = operatorPid();
-    return pid !== killed && pidAlive(pid) && !pidAlive(killed) ? pid : undefined;
-  });
-}
 
 const memberOf = (name: string) => (url: string) => url.includes(`//${name}.`);
 
@@ -100,7 +82,7 @@ describe('the operator killed in the middle of a membership change', () => {
       const pods = await h.core.listNamespacedPod({ namespace: ns });
       expect(pods.items.map((p) => p.metadata?.name)).not.toContain('w-3');
 
-      await killOperator();
+      await killOperator(h);
       await hold.release();
 
       await waitConverged(h, ns, 'w', 4, 300_000);
@@ -113,7 +95,11 @@ describe('the operator killed in the middle of a membership change', () => {
         what: 'operator killed after MemberAddAsLearner (scale-up 3 -> 4)',
         boundMs: FAULT_GAP_BOUND_MS,
       });
-      expectMembership(await sampler.stop(), { what: 'operator killed during scale-up', floor: 3 });
+      expectMembership(await sampler.stop(), {
+        what: 'operator killed during scale-up',
+        floor: 3,
+        finalVoters: 4,
+      });
     } finally {
       await hold.release();
       await writer.stop();
@@ -142,7 +128,7 @@ describe('the operator killed in the middle of a membership change', () => {
         return pod.metadata?.deletionTimestamp ? undefined : gone.name;
       });
 
-      await killOperator();
+      await killOperator(h);
       await hold.release();
 
       await waitConverged(h, ns, 'w', 3, 300_000);
@@ -157,7 +143,11 @@ describe('the operator killed in the middle of a membership change', () => {
         what: 'operator killed after MemberRemove (scale-down 4 -> 3)',
         boundMs: FAULT_GAP_BOUND_MS,
       });
-      expectMembership(await sampler.stop(), { what: 'operator killed during scale-down', floor: 3 });
+      expectMembership(await sampler.stop(), {
+        what: 'operator killed during scale-down',
+        floor: 3,
+        finalVoters: 3,
+      });
     } finally {
       await hold.release();
       await writer.stop();

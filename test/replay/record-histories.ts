@@ -81,6 +81,41 @@ interface Run {
 type Scenario = (run: Run) => Promise<void>;
 
 /** Each scenario ends with the EtcdCluster deleted, so every recorded history is complete. */
+
+/** A schedule workflow started on the fake world, its Temporal Schedule created and then suspended; `deleted` ends it. */
+async function startSuspendedSchedule(
+  world: ReturnType<typeof fakeScheduleWorld>,
+  taskQueue: string,
+  name: string,
+) {
+  const workflowId = scheduleWorkflowId(NAMESPACE, name);
+  const spec: EtcdSnapshotScheduleSpec = {
+    clusterRef: { name: 'main' },
+    schedule: '@every 1h',
+    destination: SPEC.destination,
+    suspend: false,
+  };
+  const schedule = { namespace: NAMESPACE, name, uid: `uid-${name}` };
+  const change = (generation: number, more: Partial<ScheduleChange> = {}): ScheduleChange => ({
+    uid: schedule.uid,
+    generation,
+    spec,
+    ...more,
+  });
+  const handle = await env.client.workflow.start<typeof etcdSnapshotScheduleWorkflow>(
+    WorkflowTypes.schedule,
+    {
+      workflowId,
+      taskQueue,
+      args: [{ schedule, change: change(1) }],
+    },
+  );
+  await until('the schedule created', () => world.statuses.length === 1);
+  await handle.signal(scheduleChangedSignal, change(2, { spec: { ...spec, suspend: true } }));
+  await until('the schedule paused', () => world.statuses.length === 2);
+  return { workflowId, handle, deleted: change(2, { deleted: true }) };
+}
+
 const scenarios: Record<string, { initial: EtcdClusterSpec; options?: FakeClusterOptions; body: Scenario }> =
   {
     // Bootstrap 3, scale 3 -> 5 -> 3, then delete.
@@ -224,8 +259,15 @@ const scenarios: Record<string, { initial: EtcdClusterSpec; options?: FakeCluste
 
 const MIB = 1024 * 1024;
 
-/** The snapshot workflows' scenarios: each starts its workflow on the worker's task queue and sees it end. */
-const snapshotScenarios: Record<string, (taskQueue: string) => Promise<string[]>> = {
+/**
+ * The snapshot workflows' scenarios: each starts its workflow on the worker's task queue and sees it end. It
+ * returns the workflows whose completed histories to write; a scenario stopped mid-way writes them itself
+ * with `capture` while they run, and returns none.
+ */
+const snapshotScenarios: Record<
+  string,
+  (taskQueue: string, capture: (ids: string[]) => Promise<void>) => Promise<string[]>
+> = {
   // One EtcdSnapshot: its Job runs, the watcher signals its change, the agent's result is recorded.
   snapshot: async (taskQueue) => {
     const world = fakeSnapshotWorld([[{ state: 'running' }, finishedJob]]);
@@ -246,28 +288,8 @@ const snapshotScenarios: Record<string, (taskQueue: string) => Promise<string[]>
   schedule: async (taskQueue) => {
     const world = fakeScheduleWorld();
     return withSnapshotWorker(world.activities, taskQueue, async () => {
-      const workflowId = scheduleWorkflowId(NAMESPACE, 'schedule');
-      const spec: EtcdSnapshotScheduleSpec = {
-        clusterRef: { name: 'main' },
-        schedule: '@every 1h',
-        destination: SPEC.destination,
-        suspend: false,
-      };
-      const schedule = { namespace: NAMESPACE, name: 'schedule', uid: 'uid-schedule' };
-      const change = (generation: number, more: Partial<ScheduleChange> = {}): ScheduleChange => ({
-        uid: schedule.uid,
-        generation,
-        spec,
-        ...more,
-      });
-      const handle = await env.client.workflow.start<typeof etcdSnapshotScheduleWorkflow>(
-        WorkflowTypes.schedule,
-        { workflowId, taskQueue, args: [{ schedule, change: change(1) }] },
-      );
-      await until('the schedule created', () => world.statuses.length === 1);
-      await handle.signal(scheduleChangedSignal, change(2, { spec: { ...spec, suspend: true } }));
-      await until('the schedule paused', () => world.statuses.length === 2);
-      await handle.signal(scheduleChangedSignal, change(2, { deleted: true }));
+      const { workflowId, handle, deleted } = await startSuspendedSchedule(world, taskQueue, 'schedule');
+      await handle.signal(scheduleChangedSignal, deleted);
       await handle.result();
       return [workflowId];
     });
@@ -298,6 +320,89 @@ const snapshotScenarios: Record<string, (taskQueue: string) => Promise<string[]>
     });
   },
 };
+
+/** The snapshot and schedule workflows stopped mid-way, as an operator upgrade meets them. */
+Object.assign(snapshotScenarios, {
+  // Attempt 1's Job failed on a transient reason, the retry pause passed, attempt 2's Job still streams.
+  snapshotmidway: async (taskQueue: string, capture: (ids: string[]) => Promise<void>) => {
+    const failedJob: SnapshotJobObservation = {
+      state: 'finished',
+      succeeded: false,
+      result: { ok: false, reason: 'EtcdUnavailable', message: 'the member went away mid-stream' },
+      jobMessage: '',
+    };
+    const world = fakeSnapshotWorld([[{ state: 'running' }, failedJob], [{ state: 'running' }]]);
+    return withSnapshotWorker(world.activities, taskQueue, async () => {
+      const workflowId = snapshotWorkflowId(NAMESPACE, 'snapshotmidway');
+      const handle = await env.client.workflow.start<typeof etcdSnapshotWorkflow>(WorkflowTypes.snapshot, {
+        workflowId,
+        taskQueue,
+        args: [
+          {
+            snapshot: { namespace: NAMESPACE, name: 'snapshotmidway', uid: 'uid-snapshotmidway' },
+            spec: SPEC,
+          },
+        ],
+      });
+      await until('the first Job', () => world.created.length === 1);
+      await handle.signal(snapshotJobChangedSignal);
+      await until('the second Job', () => world.created.length === 2, 60_000);
+      await new Promise((r) => setTimeout(r, 3000));
+      await capture([workflowId]);
+      // Ends as a deleted EtcdSnapshot does: cancelled, its Job deleted.
+      await handle.cancel();
+      await handle.result().catch(() => undefined);
+      return [];
+    });
+  },
+  // A schedule created, then suspended: the workflow waits for the next change.
+  schedulemidway: async (taskQueue: string, capture: (ids: string[]) => Promise<void>) => {
+    const world = fakeScheduleWorld();
+    return withSnapshotWorker(world.activities, taskQueue, async () => {
+      const { workflowId, handle, deleted } = await startSuspendedSchedule(
+        world,
+        taskQueue,
+        'schedulemidway',
+      );
+      await new Promise((r) => setTimeout(r, 2000));
+      await capture([workflowId]);
+      await handle.signal(scheduleChangedSignal, deleted);
+      await handle.result();
+      return [];
+    });
+  },
+  // One run of a schedule waiting for its snapshot, which is still Running.
+  schedulerunmidway: async (taskQueue: string, capture: (ids: string[]) => Promise<void>) => {
+    const world = fakeScheduleWorld();
+    let running = true;
+    let looks = 0;
+    const activities = {
+      ...world.activities,
+      readSnapshotPhase: async (input: Parameters<typeof world.activities.readSnapshotPhase>[0]) => {
+        looks += 1;
+        return running ? ('Running' as const) : world.activities.readSnapshotPhase(input);
+      },
+    };
+    return withSnapshotWorker(activities, taskQueue, async () => {
+      const workflowId = `${scheduleWorkflowId(NAMESPACE, 'schedulerunmidway')}/run-1`;
+      const handle = await env.client.workflow.start<typeof snapshotScheduleRunWorkflow>(
+        WorkflowTypes.scheduleRun,
+        {
+          workflowId,
+          taskQueue,
+          args: [
+            { schedule: { namespace: NAMESPACE, name: 'schedulerunmidway', uid: 'uid-schedulerunmidway' } },
+          ],
+        },
+      );
+      await until('two looks at the Running snapshot', () => looks >= 2, 30_000);
+      await capture([workflowId]);
+      running = false;
+      await handle.result();
+      return [];
+    });
+  },
+});
 
 const finishedJob: SnapshotJobObservation = {
   state: 'finished',
@@ -445,13 +550,15 @@ async function main(): Promise<void> {
       if (scenario) await record(name, scenario, workflowBundle, outDir);
       const snapshotScenario = snapshotScenarios[name];
       if (snapshotScenario) {
-        const ids = await snapshotScenario(`record-${name}`);
-        for (const id of ids) {
-          const history = await env.client.workflow.getHandle(id).fetchHistory();
-          const file = join(outDir, `${id.replaceAll('/', '_')}.json`);
-          writeFileSync(file, `${JSON.stringify(historyToObject(history), null, 2)}\n`);
-          console.log(`recorded ${file}`);
-        }
+        const write = async (ids: string[]) => {
+          for (const id of ids) {
+            const history = await env.client.workflow.getHandle(id).fetchHistory();
+            const file = join(outDir, `${id.replaceAll('/', '_')}.json`);
+            writeFileSync(file, `${JSON.stringify(historyToObject(history), null, 2)}\n`);
+            console.log(`recorded ${file}`);
+          }
+        };
+        await write(await snapshotScenario(`record-${name}`, write));
       }
     }
   } finally {

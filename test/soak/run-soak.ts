@@ -297,6 +297,7 @@ export async function runSoak(o: SoakOptions): Promise<SoakResult> {
       },
       membership,
       floor,
+      ...(after.replicas > 0 ? { expectedVoters: after.replicas } : {}),
     };
     // Settled and serving: every acknowledged write of the step on every member, and hashkv equal.
     if (convergedMs !== undefined && after.replicas > 0 && report.figures.acknowledged > 0) {

@@ -46,6 +46,29 @@ describe('stepViolations', () => {
       ['membership never below the floor'],
     ],
     [
+      'a step that ends with members whose final view shows them passes',
+      { membership: { ...healthy.membership, finalVoters: 5 }, expectedVoters: 5 },
+      [],
+    ],
+    [
+      'a step that ends with members but whose sampler saw none at the end is a violation',
+      { membership: { samples: 0, mostLearners: 0, fewestVoters: 0, mostVoters: 0 }, expectedVoters: 5 },
+      ['membership sampled'],
+    ],
+    [
+      'a final view from a stale member (voters 5..5 through 5 -> 3) is a violation',
+      {
+        membership: { samples: 90, mostLearners: 0, fewestVoters: 5, mostVoters: 5, finalVoters: 5 },
+        expectedVoters: 3,
+      },
+      ['membership sampled'],
+    ],
+    [
+      'a step that did not converge is judged by convergence, not by its final view',
+      { convergedMs: undefined, membership: { ...healthy.membership }, expectedVoters: 5 },
+      ['converges to the spec'],
+    ],
+    [
       'no sample at all (paused) says nothing about voters',
       { membership: { samples: 0, mostLearners: 0, fewestVoters: 0, mostVoters: 0 } },
       [],

@@ -23,8 +23,17 @@ export interface StepObservation {
   };
   /** undefined when not taken (paused, or not converged). */
   hashesEqual?: boolean;
-  membership: { samples: number; mostLearners: number; fewestVoters: number; mostVoters: number };
+  membership: {
+    samples: number;
+    mostLearners: number;
+    fewestVoters: number;
+    mostVoters: number;
+    /** What the sampler's final round saw (membership-sampler.ts); absent when no member answered it. */
+    finalVoters?: number;
+  };
   floor: number;
+  /** The voters the step ends with (its spec's replicas); absent for a pause, which ends with no member answering. */
+  expectedVoters?: number;
 }
 
 export interface Violation {
@@ -51,6 +60,18 @@ export function stepViolations(o: StepObservation): Violation[] {
     add('at most one learner', `${o.membership.mostLearners} learners in one member list`);
   if (o.membership.samples > 0 && o.membership.fewestVoters < o.floor)
     add('membership never below the floor', `${o.membership.fewestVoters} voters, floor ${o.floor}`);
+  // A sampler that saw no member, or only a stale one, at the end could not have vouched for the step either.
+  if (
+    o.convergedMs !== undefined &&
+    o.expectedVoters !== undefined &&
+    o.membership.finalVoters !== o.expectedVoters
+  )
+    add(
+      'membership sampled',
+      o.membership.finalVoters === undefined
+        ? `no member answered the sampler's final view (${o.membership.samples} samples in the step)`
+        : `the sampler's final view shows ${o.membership.finalVoters} voters, ${o.expectedVoters} expected`,
+    );
   return v;
 }
 

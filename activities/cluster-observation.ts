@@ -1,0 +1,291 @@
+// The cluster as it is now, read and never changed: Pods, claims, etcd's member list and each member's status (observeCluster), and a wait for the set of answering members to change (awaitAnswerChange).
+import type { KubernetesObject } from '@kubernetes/client-node';
+import type { EtcdClusterSpec } from '../crds/etcd-cluster';
+import { Annotations, Labels } from '../crds/labels';
+import { claimName, memberClientURL, memberFromPeerURL } from '../crds/names';
+import type { EtcdAdmin } from './etcd-admin';
+import type { KubeObjects } from './kube-objects';
+import type {
+  ClusterObservation,
+  EtcdMemberObservation,
+  KubeMemberObservation,
+} from '../contracts/observation';
+import { reportsLostRaftLog } from './member-failures';
+import type { ProblemClaim, ProblemPod } from './member-problems';
+import { memberProblem } from './member-problems';
+import { RESTORE_CONTAINER, restoreFailureOf } from './restore-manifests';
+import { etcdVersionOfImage } from './upgrade-images';
+import { memberImage } from './etcd-images';
+import type { ClaimLike } from './rollout-observation';
+import { claimStorageOf, readStorageClasses } from './rollout-observation';
+import { podTemplate, templateObservation } from './rollout-template';
+import { memberTLSHash } from './etcd-tls';
+import { readTLSTrust } from './tls-trust';
+import { tlsRefusal } from './tls-refusal';
+import { observeIssuedTLS } from './issued-tls';
+import type { ClusterRef } from '../contracts/cluster-ref';
+import { heartbeat } from './heartbeat';
+import { isoOf, memberPods, ownedByAnother } from './cluster-kube';
+import { ANSWER_POLL_MS, delay } from './etcd-membership';
+
+/**
+ * A member that does not answer its status within this long counts as unreachable for this observation.
+ * A member that is still starting (its name not yet resolvable, its port not yet open) would otherwise hold
+ * every observation for the full call deadline while it joins.
+ */
+const OBSERVE_STATUS_TIMEOUT_MS = 1000;
+
+/** The first value any of `calls` resolves to, all asked at once: one dead member costs no more than a live one's answer. */
+async function firstOf<T>(calls: Promise<T>[]): Promise<T> {
+  if (calls.length === 0) throw new Error('no member Pod to ask');
+  try {
+    return await Promise.any(calls);
+  } catch (err) {
+    throw err instanceof AggregateError ? (err.errors[0] as unknown) : err;
+  }
+}
+
+export interface ObservationDeps {
+  kube: KubeObjects;
+  etcd: EtcdAdmin;
+  imageFor: (version: string) => string | undefined;
+}
+
+/**
+ * Reads Pods, claims and etcd's member list and per-member status; never changes anything. With `spec`,
+ * also whether each Pod matches the spec's template and each claim's size (rollouts).
+ */
+export async function observeCluster(
+  deps: ObservationDeps,
+  input: { ref: ClusterRef; version: string; spec?: EtcdClusterSpec },
+): Promise<ClusterObservation> {
+  const { kube, etcd } = deps;
+  const { ref } = input;
+  const versionKnown = deps.imageFor(input.version) !== undefined;
+  // With the spec, each Pod is compared with the template it asks for (rollouts); without, nothing is said of it.
+  const image = input.spec ? memberImage(input.spec, deps.imageFor) : undefined;
+  // A CA bundle that cannot be read now (a Secret being replaced) leaves Pods unjudged rather than all out of date.
+  const tlsHash = input.spec ? await memberTLSHash(kube, ref, input.spec).catch(() => undefined) : undefined;
+  const template =
+    input.spec && image && tlsHash
+      ? podTemplate({
+          ref,
+          spec: input.spec,
+          image,
+          ...(tlsHash.caHash ? { tlsCAHash: tlsHash.caHash } : {}),
+        })
+      : undefined;
+  const [pods, claims] = await Promise.all([
+    memberPods(kube, ref),
+    kube.list<
+      KubernetesObject & {
+        metadata?: { deletionTimestamp?: unknown };
+        spec?: { storageClassName?: string };
+        status?: { phase?: string };
+      }
+    >('v1', 'PersistentVolumeClaim', ref.namespace, `${Labels.cluster}=${ref.name}`),
+  ]);
+  const kube_: Map<string, KubeMemberObservation> = new Map();
+  const lostRaftLog = new Set<string>();
+  const problemPods = new Map<string, ProblemPod>();
+  const entry = (name: string) => {
+    let e = kube_.get(name);
+    if (!e) kube_.set(name, (e = { name }));
+    return e;
+  };
+  for (const p of pods) {
+    const name = p.metadata?.labels?.[Labels.member];
+    if (!name) continue;
+    const statuses = p.status?.containerStatuses ?? [];
+    const etcdStatus = statuses.find((c) => c.name === 'etcd') ?? statuses[0];
+    const waiting = etcdStatus?.state?.waiting;
+    // The kubelet keeps the tail of a failed etcd's log as its termination message (FallbackToLogsOnError).
+    const exitedLosingData =
+      reportsLostRaftLog(etcdStatus?.state?.terminated?.message) ||
+      reportsLostRaftLog(etcdStatus?.lastState?.terminated?.message);
+    if (exitedLosingData) lostRaftLog.add(name);
+    const restoreFailure = restoreFailureOf(
+      p.status?.initContainerStatuses?.find((c) => c.name === RESTORE_CONTAINER),
+    );
+    const etcdImage = p.spec?.containers?.find((c) => c.name === 'etcd')?.image;
+    const podVersion = etcdVersionOfImage(etcdImage);
+    const lastTerminated = etcdStatus?.lastState?.terminated;
+    problemPods.set(name, {
+      name: p.metadata?.name ?? name,
+      ...(isoOf(p.metadata?.creationTimestamp)
+        ? { creationTimestamp: isoOf(p.metadata?.creationTimestamp) }
+        : {}),
+      conditions: (p.status?.conditions ?? []).map((c) => ({
+        type: c.type,
+        status: c.status,
+        ...(c.reason ? { reason: c.reason } : {}),
+        ...(c.message ? { message: c.message } : {}),
+        ...(c.lastTransitionTime ? { lastTransitionTime: isoOf(c.lastTransitionTime) } : {}),
+      })),
+      etcd: {
+        ...(etcdImage ? { image: etcdImage } : {}),
+        ...(waiting ? { waiting } : {}),
+        ...(lastTerminated ? { lastTerminated } : {}),
+      },
+    });
+    entry(name).pod = {
+      ...(restoreFailure ? { restoreFailure } : {}),
+      ...(podVersion ? { version: podVersion } : {}),
+      phase: (p.status?.phase ?? 'Pending') as NonNullable<KubeMemberObservation['pod']>['phase'],
+      ready: p.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false,
+      terminating: Boolean(p.metadata?.deletionTimestamp) || ownedByAnother(ref, p),
+      ...(waiting?.reason ? { waitingReason: waiting.reason } : {}),
+      restartCount: etcdStatus?.restartCount ?? 0,
+      uid: p.metadata?.uid ?? '',
+      ...(template && input.spec
+        ? { template: templateObservation(p.metadata?.annotations, template, input.spec) }
+        : {}),
+    };
+  }
+  // A restart onto the spec's template would put a member on its CA bundles: only judged when one is due.
+  const due = [...kube_.values()].filter((k) => k.pod?.template?.upToDate === false);
+  if (input.spec?.tls && due.length > 0) {
+    const trust = await readTLSTrust(kube, ref, input.spec).catch(() => undefined);
+    if (trust && !trust.trusted) {
+      for (const k of due) if (k.pod?.template) k.pod.template.untrusted = trust.message;
+    }
+  }
+  const classes = input.spec ? await readStorageClasses(kube, claims as ClaimLike[]) : undefined;
+  const problemClaims = new Map<string, ProblemClaim>();
+  for (const c of claims) {
+    const name = c.metadata?.labels?.[Labels.member];
+    if (!name) continue;
+    const className = c.spec?.storageClassName;
+    problemClaims.set(name, {
+      name: c.metadata?.name ?? claimName(name),
+      ...(c.status?.phase ? { phase: c.status.phase } : {}),
+      ...(isoOf(c.metadata?.creationTimestamp)
+        ? { creationTimestamp: isoOf(c.metadata?.creationTimestamp) }
+        : {}),
+      ...(className ? { storageClassName: className } : {}),
+      ...(className && classes ? { classExists: classes.get(className) !== undefined } : {}),
+    });
+    entry(name).claim = {
+      terminating: Boolean(c.metadata?.deletionTimestamp) || ownedByAnother(ref, c),
+      dataLost:
+        c.metadata?.annotations?.[Annotations.dataLost] === 'true' ||
+        // etcd itself said so: its log was gone or cut short when it restarted on this claim.
+        lostRaftLog.has(name),
+      ...(classes ? { storage: claimStorageOf(c as ClaimLike, classes) } : {}),
+    };
+  }
+
+  const now = Date.now();
+  for (const k of kube_.values()) {
+    if (k.pod?.terminating) continue;
+    const problem = memberProblem(problemPods.get(k.name), problemClaims.get(k.name), now);
+    if (problem) k.problem = problem;
+  }
+
+  const endpoints = [...kube_.values()]
+    .filter((k) => k.pod && !k.pod.terminating)
+    .map((k) => memberClientURL(ref, k.name));
+  let etcdView: ClusterObservation['etcd'];
+  let etcdRefused: string | undefined;
+  try {
+    // Every member is asked at once, each within its own deadline: a dead or frozen member costs one
+    // deadline, not one per member asked before the one that answers.
+    const calls = endpoints.map((e) => etcd.listMembersWithHeader([e], OBSERVE_STATUS_TIMEOUT_MS * 3));
+    const listed = await firstOf(calls).catch(async (err: unknown) => {
+      // Members that all refuse the TLS handshake answer nothing, yet run: said as such, never as lost quorum.
+      const settled = await Promise.allSettled(calls);
+      etcdRefused = tlsRefusal(
+        settled.flatMap((r) => (r.status === 'rejected' ? [r.reason as unknown] : [])),
+      );
+      throw err;
+    });
+    const members: (EtcdMemberObservation & { leaderId?: string })[] = await Promise.all(
+      listed.members.map(async (m) => {
+        const name = memberFromPeerURL(ref, m.peerURLs[0] ?? '') ?? m.name;
+        const base = { id: m.id, name, isLearner: m.isLearner, started: m.name !== '' };
+        try {
+          const s = await etcd.status(memberClientURL(ref, name), OBSERVE_STATUS_TIMEOUT_MS);
+          return {
+            ...base,
+            reachable: true,
+            raftIndex: s.raftIndex,
+            version: s.version,
+            leaderId: s.leaderId,
+            dbSize: s.dbSize,
+            dbSizeInUse: s.dbSizeInUse,
+          };
+        } catch {
+          return { ...base, reachable: false };
+        }
+      }),
+    );
+    const leaderId = members.find((m) => m.leaderId && m.leaderId !== '0')?.leaderId;
+    // NOSPACE and CORRUPT live in etcd's alarm list, not in any member's status; an unanswered question
+    // leaves `alarms` out rather than claiming there are none.
+    const alarms = await firstOf(endpoints.map((e) => etcd.alarms([e], OBSERVE_STATUS_TIMEOUT_MS * 3))).catch(
+      () => undefined,
+    );
+    etcdView = {
+      clusterId: listed.clusterId,
+      ...(leaderId ? { leaderId } : {}),
+      members: members.map(({ leaderId: _l, ...m }) => m),
+      ...(alarms ? { alarms } : {}),
+    };
+  } catch {
+    etcdView = undefined;
+  }
+  // What cert-manager issued against the operator's copies that members mount (only with an issuerRef).
+  const issuedTLS = input.spec
+    ? await observeIssuedTLS(kube, ref, input.spec).catch(() => undefined)
+    : undefined;
+  return {
+    ...(etcdView ? { etcd: etcdView } : {}),
+    ...(!etcdView && etcdRefused ? { etcdRefused } : {}),
+    ...(issuedTLS ? { issuedTLS } : {}),
+    kube: [...kube_.values()].sort((a, b) => a.name.localeCompare(b.name)),
+    versionKnown,
+  };
+}
+
+/** The activities that only read the cluster. */
+export function createObservationActivities(deps: ObservationDeps) {
+  return {
+    /**
+     * Reads Pods, claims and etcd's member list and per-member status; never changes anything. With `spec`,
+     * also whether each Pod matches the spec's template and each claim's size (rollouts).
+     */
+    observeCluster: (input: {
+      ref: ClusterRef;
+      version: string;
+      spec?: EtcdClusterSpec;
+    }): Promise<ClusterObservation> => observeCluster(deps, input),
+
+    /**
+     * Returns once the members that answer (etcd lists them as started and their status answers) differ
+     * from `answering`, or after `maxMs`: an operation waiting for a member to come up hears of it within a
+     * poll. Only reads, like observeCluster, which it repeats.
+     */
+    async awaitAnswerChange(input: {
+      ref: ClusterRef;
+      version: string;
+      answering: string[];
+      maxMs: number;
+    }): Promise<'changed' | 'unchanged'> {
+      const until = Date.now() + input.maxMs;
+      const before = [...input.answering].sort().join(',');
+      for (;;) {
+        heartbeat();
+        const observation = await observeCluster(deps, input);
+        const now = (observation.etcd?.members ?? [])
+          .filter((m) => m.started && m.reachable)
+          .map((m) => m.name)
+          .sort()
+          .join(',');
+        // A member Pod that cannot run (image, crash loop, scheduling, claim) is news too: the wait says why.
+        if (now !== before || observation.kube.some((k) => k.problem)) return 'changed';
+        if (Date.now() + ANSWER_POLL_MS > until) return 'unchanged';
+        await delay(ANSWER_POLL_MS);
+      }
+    },
+  };
+}
