@@ -35,6 +35,9 @@ import { ANSWER_POLL_MS, delay } from './etcd-membership';
  */
 const OBSERVE_STATUS_TIMEOUT_MS = 1000;
 
+/** Set on a claim by the scheduler when its class binds on first consumer: the node its volume is made on. */
+const SELECTED_NODE_ANNOTATION = 'volume.kubernetes.io/selected-node';
+
 /** The first value any of `calls` resolves to, all asked at once: one dead member costs no more than a live one's answer. */
 async function firstOf<T>(calls: Promise<T>[]): Promise<T> {
   if (calls.length === 0) throw new Error('no member Pod to ask');
@@ -79,7 +82,7 @@ export async function observeCluster(
     memberPods(kube, ref),
     kube.list<
       KubernetesObject & {
-        metadata?: { deletionTimestamp?: unknown };
+        metadata?: { deletionTimestamp?: unknown; annotations?: Record<string, string> };
         spec?: { storageClassName?: string };
         status?: { phase?: string };
       }
@@ -164,6 +167,10 @@ export async function observeCluster(
         : {}),
       ...(className ? { storageClassName: className } : {}),
       ...(className && classes ? { classExists: classes.get(className) !== undefined } : {}),
+      ...(className && classes?.get(className)?.bindsOnFirstConsumer ? { bindsOnFirstConsumer: true } : {}),
+      ...(c.metadata?.annotations?.[SELECTED_NODE_ANNOTATION]
+        ? { selectedNode: c.metadata.annotations[SELECTED_NODE_ANNOTATION] }
+        : {}),
     });
     entry(name).claim = {
       terminating: Boolean(c.metadata?.deletionTimestamp) || ownedByAnother(ref, c),

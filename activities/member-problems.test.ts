@@ -117,6 +117,78 @@ describe('memberProblem', () => {
       },
     ],
     [
+      'a claim waiting for its first consumer is no problem while the Pod is placed',
+      pod({ conditions: [] }),
+      claim({
+        phase: 'Pending',
+        storageClassName: 'local-path',
+        classExists: true,
+        bindsOnFirstConsumer: true,
+      }),
+      undefined,
+    ],
+    [
+      "a claim waiting for its first consumer yields to the scheduler's words on the Pod it waits for",
+      unschedulable(60_000),
+      claim({
+        phase: 'Pending',
+        storageClassName: 'local-path',
+        classExists: true,
+        bindsOnFirstConsumer: true,
+      }),
+      {
+        reason: 'PodUnschedulable',
+        message: 'Pod main-0 cannot be scheduled: 0/1 nodes are available: 1 Insufficient cpu.',
+      },
+    ],
+    [
+      'a claim binding immediately that stays Pending is said before an unschedulable Pod',
+      unschedulable(60_000),
+      claim({ phase: 'Pending', storageClassName: 'slow', classExists: true }),
+      {
+        reason: 'ClaimPending',
+        message: 'claim data-main-0 is Pending: no volume of StorageClass "slow" was bound to it yet',
+      },
+    ],
+    [
+      'a claim on a missing class is said even when its class would bind on first consumer',
+      unschedulable(60_000),
+      claim({ phase: 'Pending', storageClassName: 'later', classExists: false, bindsOnFirstConsumer: true }),
+      {
+        reason: 'ClaimPending',
+        message: 'claim data-main-0 is Pending: StorageClass "later" does not exist',
+      },
+    ],
+    [
+      'a claim whose node was picked but has no volume yet names the node',
+      pod({ conditions: [] }),
+      claim({
+        phase: 'Pending',
+        storageClassName: 'local-path',
+        classExists: true,
+        bindsOnFirstConsumer: true,
+        selectedNode: 'node-b',
+      }),
+      {
+        reason: 'ClaimPending',
+        message:
+          'claim data-main-0 is Pending: no volume of StorageClass "local-path" was provisioned for it on node node-b yet',
+      },
+    ],
+    [
+      'a claim whose node was picked a moment ago is not reported yet',
+      pod({ conditions: [] }),
+      claim({
+        phase: 'Pending',
+        creationTimestamp: ago(1000),
+        storageClassName: 'local-path',
+        classExists: true,
+        bindsOnFirstConsumer: true,
+        selectedNode: 'node-b',
+      }),
+      undefined,
+    ],
+    [
       'a claim Pending without a class says so',
       undefined,
       claim({ phase: 'Pending' }),

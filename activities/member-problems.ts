@@ -46,6 +46,13 @@ export interface ProblemClaim {
   storageClassName?: string;
   /** Whether the named StorageClass exists (undefined when the claim names none or it was not read). */
   classExists?: boolean;
+  /**
+   * The class binds on first consumer (volumeBindingMode WaitForFirstConsumer): its claim stays Pending until the
+   * scheduler has picked a node for the Pod, so a Pending claim there is the Pod's problem first.
+   */
+  bindsOnFirstConsumer?: boolean;
+  /** The node the scheduler picked for the claim's volume (annotation volume.kubernetes.io/selected-node). */
+  selectedNode?: string;
 }
 
 const olderThan = (iso: string | undefined, now: number, ms: number) =>
@@ -91,14 +98,26 @@ export function memberProblem(
   claim: ProblemClaim | undefined,
   now: number,
 ): MemberProblem | undefined {
-  if (claim && claim.phase === 'Pending' && olderThan(claim.creationTimestamp, now, PENDING_GRACE_MS)) {
+  const pending =
+    claim?.phase === 'Pending' && olderThan(claim.creationTimestamp, now, PENDING_GRACE_MS)
+      ? claim
+      : undefined;
+  // A class that binds on first consumer binds only once the scheduler has placed the Pod: until a node was picked,
+  // nothing is wrong with the claim, and a Pod that cannot be placed is told below in the scheduler's words.
+  const awaitsPlacement =
+    pending?.classExists === true &&
+    pending.bindsOnFirstConsumer === true &&
+    pending.selectedNode === undefined;
+  if (pending && !awaitsPlacement) {
     const why =
-      claim.storageClassName === undefined
+      pending.storageClassName === undefined
         ? 'it names no StorageClass and no volume was bound to it'
-        : claim.classExists === false
-          ? `StorageClass "${claim.storageClassName}" does not exist`
-          : `no volume of StorageClass "${claim.storageClassName}" was bound to it yet`;
-    return { reason: 'ClaimPending', message: `claim ${claim.name} is Pending: ${why}` };
+        : pending.classExists === false
+          ? `StorageClass "${pending.storageClassName}" does not exist`
+          : pending.selectedNode !== undefined
+            ? `no volume of StorageClass "${pending.storageClassName}" was provisioned for it on node ${pending.selectedNode} yet`
+            : `no volume of StorageClass "${pending.storageClassName}" was bound to it yet`;
+    return { reason: 'ClaimPending', message: `claim ${pending.name} is Pending: ${why}` };
   }
   if (!pod) return undefined;
   const scheduled = pod.conditions?.find((c) => c.type === 'PodScheduled');

@@ -28,6 +28,14 @@ describe('local-path storage on real nodes', () => {
             { node: 'node-c', paths: ['/s/nodes/node-c/sized-volumes'] },
           ],
         },
+        // Served, though `up` creates no such class: a test creates it after the claims that name it.
+        'local-path-late': {
+          nodePathMap: [
+            { node: 'node-a', paths: ['/s/nodes/node-a/volumes'] },
+            { node: 'node-b', paths: ['/s/nodes/node-b/volumes'] },
+            { node: 'node-c', paths: ['/s/nodes/node-c/volumes'] },
+          ],
+        },
       },
     });
     // No DEFAULT_PATH_FOR_NON_LISTED_NODES entry: a volume on an unknown node would land outside the stack.
@@ -51,6 +59,13 @@ describe('local-path storage on real nodes', () => {
       provisioner: 'rancher.io/local-path',
       volumeBindingMode: 'WaitForFirstConsumer',
     });
+  });
+
+  it('creates no late class: tests create it after the claims that name it', () => {
+    expect(items.filter((i) => i.kind === 'StorageClass').map((i) => i.metadata.name)).toEqual([
+      'local-path',
+      'local-path-sized',
+    ]);
   });
 
   it('runs helper Pods from the image built here, never pulled', () => {

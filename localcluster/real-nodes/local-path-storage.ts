@@ -20,13 +20,19 @@ export const STORAGE_CLASS = 'local-path';
 export const SIZED_STORAGE_CLASS = 'local-path-sized';
 /** Room for etcd's first WAL segment (64 MiB, preallocated), its db and snapshots, and a little to fill. */
 export const SIZED_VOLUMES_BYTES = 256 * 1024 * 1024;
+/**
+ * Served by the provisioner but never created by `up`: for tests that create a StorageClass after the claims that
+ * name it (local-path refuses a class its config does not list, "Got request for unexpected storage class").
+ */
+export const LATE_STORAGE_CLASS = 'local-path-late';
 export const PROVISIONER_NAME = 'rancher.io/local-path';
 const CONFIG_MAP = 'local-path-config';
 const SERVICE_ACCOUNT = 'local-path-provisioner-service-account';
 
 /**
  * The provisioner's config.json: every node's volumes in its own folder of the stack (no other node gets any), one
- * folder per StorageClass: the default class's on the node's disk, the sized class's in its size-limited tmpfs.
+ * folder per StorageClass: the default class's (and the late one's) on the node's disk, the sized class's in its
+ * size-limited tmpfs.
  */
 export function provisionerConfig(net: RealNodeLayout): object {
   return {
@@ -35,6 +41,7 @@ export function provisionerConfig(net: RealNodeLayout): object {
       [SIZED_STORAGE_CLASS]: {
         nodePathMap: net.nodes.map((n) => ({ node: n.name, paths: [n.sizedVolumesDir] })),
       },
+      [LATE_STORAGE_CLASS]: { nodePathMap: net.nodes.map((n) => ({ node: n.name, paths: [n.volumesDir] })) },
     },
     // Seconds a helper Pod may take; a node that cannot run one leaves the claim Pending with the provisioner's Event.
     cmdTimeoutSeconds: 120,
