@@ -17,10 +17,7 @@ import {
 } from '../support/cluster-harness';
 import type { EtcdCluster } from '../../crds/etcd-cluster';
 import { containerFaults } from '../support/container-faults';
-import {
-  LATE_STORAGE_CLASS,
-  PROVISIONER_NAME as LOCAL_PATH_PROVISIONER,
-} from '../../localcluster/real-nodes/local-path-storage';
+import { PROVISIONER_NAME as LOCAL_PATH_PROVISIONER } from '../../localcluster/real-nodes/local-path-storage';
 
 // Connected at load, not in beforeAll: Jest starts concurrent tests before the file's beforeAll hooks run.
 const h: Harness = connect();
@@ -263,10 +260,9 @@ describe('why a cluster waits', () => {
     'a claim on a StorageClass that does not exist yet is reported, and creating the class lets the cluster start by itself',
     async () => {
       const ns = await freshNamespace(h, 'claim');
-      // Cluster-scoped, deleted at the end. On real nodes the one late class the stack's provisioner serves
-      // (local-path refuses a class its config does not list, as a user's provisioner would need configuring for a
-      // new class); on process nodes named after the namespace.
-      const className = h.realNodes ? LATE_STORAGE_CLASS : `later-${ns}`;
+      // Cluster-scoped, named after the namespace, deleted at the end (the stack's provisioners serve any class
+      // that names them, as a user's would).
+      const className = `later-${ns}`;
       const storage = h.kc.makeApiClient(StorageV1Api);
       // A class left by an interrupted run would make the claim bind at once.
       await storage.deleteStorageClass({ name: className }).catch(() => undefined);
