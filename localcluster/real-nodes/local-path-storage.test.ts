@@ -28,8 +28,16 @@ describe('local-path storage on real nodes', () => {
             { node: 'node-c', paths: ['/s/nodes/node-c/sized-volumes'] },
           ],
         },
-        // Served, though `up` creates no such class: a test creates it after the claims that name it.
+        // Served, though `up` creates no such class: tests create them (one after the claims that name it, one that
+        // allows expansion).
         'local-path-late': {
+          nodePathMap: [
+            { node: 'node-a', paths: ['/s/nodes/node-a/volumes'] },
+            { node: 'node-b', paths: ['/s/nodes/node-b/volumes'] },
+            { node: 'node-c', paths: ['/s/nodes/node-c/volumes'] },
+          ],
+        },
+        'local-path-grow': {
           nodePathMap: [
             { node: 'node-a', paths: ['/s/nodes/node-a/volumes'] },
             { node: 'node-b', paths: ['/s/nodes/node-b/volumes'] },
@@ -61,7 +69,7 @@ describe('local-path storage on real nodes', () => {
     });
   });
 
-  it('creates no late class: tests create it after the claims that name it', () => {
+  it('creates neither test class: tests create them', () => {
     expect(items.filter((i) => i.kind === 'StorageClass').map((i) => i.metadata.name)).toEqual([
       'local-path',
       'local-path-sized',

@@ -25,13 +25,15 @@ export const SIZED_VOLUMES_BYTES = 256 * 1024 * 1024;
  * name it (local-path refuses a class its config does not list, "Got request for unexpected storage class").
  */
 export const LATE_STORAGE_CLASS = 'local-path-late';
+/** Served but never created by `up`, like the late class: for tests that create a class allowing volume expansion. */
+export const GROW_STORAGE_CLASS = 'local-path-grow';
 export const PROVISIONER_NAME = 'rancher.io/local-path';
 const CONFIG_MAP = 'local-path-config';
 const SERVICE_ACCOUNT = 'local-path-provisioner-service-account';
 
 /**
  * The provisioner's config.json: every node's volumes in its own folder of the stack (no other node gets any), one
- * folder per StorageClass: the default class's (and the late one's) on the node's disk, the sized class's in its
+ * folder per StorageClass: the default class's (and the test classes') on the node's disk, the sized class's in its
  * size-limited tmpfs.
  */
 export function provisionerConfig(net: RealNodeLayout): object {
@@ -42,6 +44,7 @@ export function provisionerConfig(net: RealNodeLayout): object {
         nodePathMap: net.nodes.map((n) => ({ node: n.name, paths: [n.sizedVolumesDir] })),
       },
       [LATE_STORAGE_CLASS]: { nodePathMap: net.nodes.map((n) => ({ node: n.name, paths: [n.volumesDir] })) },
+      [GROW_STORAGE_CLASS]: { nodePathMap: net.nodes.map((n) => ({ node: n.name, paths: [n.volumesDir] })) },
     },
     // Seconds a helper Pod may take; a node that cannot run one leaves the claim Pending with the provisioner's Event.
     cmdTimeoutSeconds: 120,

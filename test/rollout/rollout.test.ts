@@ -3,7 +3,10 @@ import { randomBytes } from 'node:crypto';
 import { StorageV1Api } from '@kubernetes/client-node';
 import type { V1Pod } from '@kubernetes/client-node';
 import { RolloutAnnotations } from '../../activities/rollout-template';
-import { PROVISIONER_NAME as LOCAL_PATH_PROVISIONER } from '../../localcluster/real-nodes/local-path-storage';
+import {
+  GROW_STORAGE_CLASS,
+  PROVISIONER_NAME as LOCAL_PATH_PROVISIONER,
+} from '../../localcluster/real-nodes/local-path-storage';
 import type { EtcdCluster } from '../../crds/etcd-cluster';
 import type { Harness } from '../support/cluster-harness';
 import { expectAvailability, PLANNED_GAP_BOUND_MS } from '../support/availability';
@@ -23,12 +26,19 @@ jest.setTimeout(1_200_000);
 
 let h: Harness;
 let storage: StorageV1Api;
-// Cluster-scoped, so named per run and deleted at the end (namespaces are deleted by the harness).
-const growClass = `rollout-grow-${randomBytes(3).toString('hex')}`;
+// Cluster-scoped, so deleted at the end (namespaces are deleted by the harness). Process nodes: named per run. Real
+// nodes: the class the stack's local-path provisioner serves for it (it refuses a class its config does not list,
+// "Got request for unexpected storage class", and the claim stays Pending).
+let growClass = `rollout-grow-${randomBytes(3).toString('hex')}`;
 
 beforeAll(async () => {
   h = connect();
   storage = h.kc.makeApiClient(StorageV1Api);
+  if (h.realNodes) {
+    growClass = GROW_STORAGE_CLASS;
+    // One left by an interrupted run is replaced: this file decides what the class allows.
+    await storage.deleteStorageClass({ name: growClass }).catch(() => undefined);
+  }
   // Process nodes: the local claim binder provisions any class. Real nodes: local-path-provisioner makes the volume
   // on the node the scheduler picked, and the stack's resizer grows it. Either grows a claim only when its class
   // allows expansion.
