@@ -48,6 +48,29 @@ async function firstOf<T>(calls: Promise<T>[]): Promise<T> {
   }
 }
 
+/**
+ * How the etcd container last exited, when it keeps exiting (CrashLoopBackOff): the kubelet's termination message
+ * is the last 2048 bytes of its log, which a panic's stack trace fills before etcd's own words are reached (a full
+ * volume said nothing then), so the previous run's log tail replaces it when it can be read. Read only for a
+ * container in back-off, so a healthy cluster costs no log reads.
+ */
+async function lastExitOf(
+  kube: KubeObjects,
+  namespace: string,
+  pod: string,
+  status:
+    | {
+        state?: { waiting?: { reason?: string } };
+        lastState?: { terminated?: { exitCode?: number; message?: string } };
+      }
+    | undefined,
+): Promise<{ exitCode?: number; message?: string } | undefined> {
+  const last = status?.lastState?.terminated;
+  if (!last || status?.state?.waiting?.reason !== 'CrashLoopBackOff' || !kube.previousLog) return last;
+  const log = await kube.previousLog(namespace, pod, 'etcd').catch(() => undefined);
+  return log?.trim() ? { ...last, message: log } : last;
+}
+
 export interface ObservationDeps {
   kube: KubeObjects;
   etcd: EtcdAdmin;
@@ -112,7 +135,7 @@ export async function observeCluster(
     );
     const etcdImage = p.spec?.containers?.find((c) => c.name === 'etcd')?.image;
     const podVersion = etcdVersionOfImage(etcdImage);
-    const lastTerminated = etcdStatus?.lastState?.terminated;
+    const lastTerminated = await lastExitOf(kube, ref.namespace, p.metadata?.name ?? name, etcdStatus);
     problemPods.set(name, {
       name: p.metadata?.name ?? name,
       ...(isoOf(p.metadata?.creationTimestamp)

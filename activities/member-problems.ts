@@ -66,26 +66,44 @@ export function pullFailureCause(message: string): string {
     .replace(/^Failed to pull image "[^"]*": /, '');
 }
 
+/** zap's levels that end the process: etcd's last words before it exits. */
+const DYING_LEVELS = new Set(['fatal', 'panic', 'dpanic']);
+
+/** A log line as etcd's zap logger writes it (JSON), or undefined for any other line. */
+function zapEntry(line: string): { level?: unknown; msg?: unknown; error?: unknown } | undefined {
+  if (!line.startsWith('{')) return undefined;
+  try {
+    return JSON.parse(line) as { level?: unknown; msg?: unknown; error?: unknown };
+  } catch {
+    return undefined;
+  }
+}
+
 /**
- * The last line of a termination message, without what changes on every run: etcd logs JSON, whose `msg` and
- * `error` say why it stopped while `ts` and `pid` differ each time.
+ * What etcd said last before it exited, from the tail of its log (the termination message, or the previous run's
+ * log), without what changes on every run: etcd logs JSON, whose `msg` and `error` say why it stopped while `ts`
+ * and `pid` differ each time. A panic prints Go's stack trace after etcd's line, so the line that says why is the
+ * last one logged at fatal or panic level, then Go's own `panic: ` or `fatal error: ` line, then the last line.
  */
 export function lastWords(text: string | undefined): string | undefined {
-  const line = text
-    ?.split('\n')
+  const lines = (text ?? '')
+    .split('\n')
     .map((l) => l.trim())
-    .filter(Boolean)
-    .pop();
+    .filter(Boolean);
+  const dying = lines.findLast((l) => {
+    const level = zapEntry(l)?.level;
+    return typeof level === 'string' && DYING_LEVELS.has(level);
+  });
+  const line =
+    dying ?? lines.findLast((l) => l.startsWith('panic: ') || l.startsWith('fatal error: ')) ?? lines.at(-1);
   if (line === undefined) return undefined;
-  let said = line;
-  try {
-    const entry = JSON.parse(line) as { msg?: unknown; error?: unknown };
-    if (typeof entry.msg === 'string') {
-      said = typeof entry.error === 'string' ? `${entry.msg}: ${entry.error}` : entry.msg;
-    }
-  } catch {
-    // Not JSON: the line as it is.
-  }
+  const entry = zapEntry(line);
+  const said =
+    typeof entry?.msg === 'string'
+      ? typeof entry.error === 'string'
+        ? `${entry.msg}: ${entry.error}`
+        : entry.msg
+      : line;
   return said.length > 300 ? `${said.slice(0, 297)}...` : said;
 }
 
