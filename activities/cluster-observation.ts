@@ -35,6 +35,9 @@ import { ANSWER_POLL_MS, delay } from './etcd-membership';
  */
 const OBSERVE_STATUS_TIMEOUT_MS = 1000;
 
+/** Set on a claim by the scheduler when its class binds on first consumer: the node its volume is made on. */
+const SELECTED_NODE_ANNOTATION = 'volume.kubernetes.io/selected-node';
+
 /** The first value any of `calls` resolves to, all asked at once: one dead member costs no more than a live one's answer. */
 async function firstOf<T>(calls: Promise<T>[]): Promise<T> {
   if (calls.length === 0) throw new Error('no member Pod to ask');
@@ -43,6 +46,29 @@ async function firstOf<T>(calls: Promise<T>[]): Promise<T> {
   } catch (err) {
     throw err instanceof AggregateError ? (err.errors[0] as unknown) : err;
   }
+}
+
+/**
+ * How the etcd container last exited, when it keeps exiting (CrashLoopBackOff): the kubelet's termination message
+ * is the last 2048 bytes of its log, which a panic's stack trace fills before etcd's own words are reached (a full
+ * volume said nothing then), so the previous run's log tail replaces it when it can be read. Read only for a
+ * container in back-off, so a healthy cluster costs no log reads.
+ */
+async function lastExitOf(
+  kube: KubeObjects,
+  namespace: string,
+  pod: string,
+  status:
+    | {
+        state?: { waiting?: { reason?: string } };
+        lastState?: { terminated?: { exitCode?: number; message?: string } };
+      }
+    | undefined,
+): Promise<{ exitCode?: number; message?: string } | undefined> {
+  const last = status?.lastState?.terminated;
+  if (!last || status?.state?.waiting?.reason !== 'CrashLoopBackOff' || !kube.previousLog) return last;
+  const log = await kube.previousLog(namespace, pod, 'etcd').catch(() => undefined);
+  return log?.trim() ? { ...last, message: log } : last;
 }
 
 export interface ObservationDeps {
@@ -79,7 +105,7 @@ export async function observeCluster(
     memberPods(kube, ref),
     kube.list<
       KubernetesObject & {
-        metadata?: { deletionTimestamp?: unknown };
+        metadata?: { deletionTimestamp?: unknown; annotations?: Record<string, string> };
         spec?: { storageClassName?: string };
         status?: { phase?: string };
       }
@@ -109,7 +135,7 @@ export async function observeCluster(
     );
     const etcdImage = p.spec?.containers?.find((c) => c.name === 'etcd')?.image;
     const podVersion = etcdVersionOfImage(etcdImage);
-    const lastTerminated = etcdStatus?.lastState?.terminated;
+    const lastTerminated = await lastExitOf(kube, ref.namespace, p.metadata?.name ?? name, etcdStatus);
     problemPods.set(name, {
       name: p.metadata?.name ?? name,
       ...(isoOf(p.metadata?.creationTimestamp)
@@ -164,6 +190,10 @@ export async function observeCluster(
         : {}),
       ...(className ? { storageClassName: className } : {}),
       ...(className && classes ? { classExists: classes.get(className) !== undefined } : {}),
+      ...(className && classes?.get(className)?.bindsOnFirstConsumer ? { bindsOnFirstConsumer: true } : {}),
+      ...(c.metadata?.annotations?.[SELECTED_NODE_ANNOTATION]
+        ? { selectedNode: c.metadata.annotations[SELECTED_NODE_ANNOTATION] }
+        : {}),
     });
     entry(name).claim = {
       terminating: Boolean(c.metadata?.deletionTimestamp) || ownedByAnother(ref, c),

@@ -4,6 +4,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import { FailureTypes } from '../crds/conditions';
 import {
   ApiException,
+  CoreV1Api,
   CustomObjectsApi,
   KubernetesObjectApi,
   PatchStrategy,
@@ -32,7 +33,16 @@ export interface KubeObjects {
   ): Promise<T[]>;
   /** JSON merge patch; on a `/status` target, patches the status subresource. */
   mergePatch(ref: ObjectRef, patch: object, subresource?: 'status'): Promise<void>;
+  /**
+   * The last lines of a container's previous run's log (pods/log, previous=true); undefined when there is none or
+   * it may not be read (an older chart's RBAC). Optional: fakes that do not test it leave it out.
+   */
+  previousLog?(namespace: string, pod: string, container: string): Promise<string | undefined>;
 }
+
+/** How much of a previous run's log is read: etcd's last words and the Go stack trace of a panic that follows them. */
+export const PREVIOUS_LOG_TAIL_LINES = 200;
+const PREVIOUS_LOG_LIMIT_BYTES = 256 * 1024;
 
 export interface ObjectRef {
   apiVersion: string;
@@ -132,6 +142,23 @@ export function createKubeObjects(kc: KubeConfig): KubeObjects {
         labelSelector,
       );
       return res.items;
+    },
+
+    async previousLog(namespace, pod, container) {
+      try {
+        return await kc.makeApiClient(CoreV1Api).readNamespacedPodLog({
+          namespace,
+          name: pod,
+          container,
+          previous: true,
+          tailLines: PREVIOUS_LOG_TAIL_LINES,
+          limitBytes: PREVIOUS_LOG_LIMIT_BYTES,
+        });
+      } catch (err) {
+        // No previous run (400), Pod gone (404), or not allowed (403): the termination message is all there is.
+        if (isStatus(err, 400) || isStatus(err, 403) || isStatus(err, 404)) return undefined;
+        throw err;
+      }
     },
 
     async mergePatch(ref, patch, subresource) {

@@ -117,6 +117,78 @@ describe('memberProblem', () => {
       },
     ],
     [
+      'a claim waiting for its first consumer is no problem while the Pod is placed',
+      pod({ conditions: [] }),
+      claim({
+        phase: 'Pending',
+        storageClassName: 'local-path',
+        classExists: true,
+        bindsOnFirstConsumer: true,
+      }),
+      undefined,
+    ],
+    [
+      "a claim waiting for its first consumer yields to the scheduler's words on the Pod it waits for",
+      unschedulable(60_000),
+      claim({
+        phase: 'Pending',
+        storageClassName: 'local-path',
+        classExists: true,
+        bindsOnFirstConsumer: true,
+      }),
+      {
+        reason: 'PodUnschedulable',
+        message: 'Pod main-0 cannot be scheduled: 0/1 nodes are available: 1 Insufficient cpu.',
+      },
+    ],
+    [
+      'a claim binding immediately that stays Pending is said before an unschedulable Pod',
+      unschedulable(60_000),
+      claim({ phase: 'Pending', storageClassName: 'slow', classExists: true }),
+      {
+        reason: 'ClaimPending',
+        message: 'claim data-main-0 is Pending: no volume of StorageClass "slow" was bound to it yet',
+      },
+    ],
+    [
+      'a claim on a missing class is said even when its class would bind on first consumer',
+      unschedulable(60_000),
+      claim({ phase: 'Pending', storageClassName: 'later', classExists: false, bindsOnFirstConsumer: true }),
+      {
+        reason: 'ClaimPending',
+        message: 'claim data-main-0 is Pending: StorageClass "later" does not exist',
+      },
+    ],
+    [
+      'a claim whose node was picked but has no volume yet names the node',
+      pod({ conditions: [] }),
+      claim({
+        phase: 'Pending',
+        storageClassName: 'local-path',
+        classExists: true,
+        bindsOnFirstConsumer: true,
+        selectedNode: 'node-b',
+      }),
+      {
+        reason: 'ClaimPending',
+        message:
+          'claim data-main-0 is Pending: no volume of StorageClass "local-path" was provisioned for it on node node-b yet',
+      },
+    ],
+    [
+      'a claim whose node was picked a moment ago is not reported yet',
+      pod({ conditions: [] }),
+      claim({
+        phase: 'Pending',
+        creationTimestamp: ago(1000),
+        storageClassName: 'local-path',
+        classExists: true,
+        bindsOnFirstConsumer: true,
+        selectedNode: 'node-b',
+      }),
+      undefined,
+    ],
+    [
       'a claim Pending without a class says so',
       undefined,
       claim({ phase: 'Pending' }),
@@ -142,6 +214,34 @@ describe('the words kept', () => {
     ['a plain last line', 'one\ntwo\n', 'two'],
     ['a JSON line without an error keeps its msg', '{"msg":"stopped","ts":"t"}', 'stopped'],
     ['no text', undefined, undefined],
+    [
+      "a panic's stack trace after etcd's line: etcd's panic-level line says why",
+      [
+        '{"level":"info","ts":"t1","msg":"applied"}',
+        '{"level":"panic","ts":"t2","caller":"wal/wal.go:800","msg":"failed to write WAL","error":"write /var/lib/etcd/member/wal/0.tmp: no space left on device","stacktrace":"go.etcd.io/etcd/server/v3/storage/wal.(*WAL).Save\\n\\t/wal.go:800"}',
+        'panic: failed to write WAL',
+        '',
+        'goroutine 177 [running]:',
+        'go.uber.org/zap/zapcore.CheckWriteAction.OnWrite(0x2, 0xc0001, {0x0, 0x0, 0x0})',
+        '\t/go/pkg/mod/go.uber.org/zap@v1.27.0/zapcore/entry.go:196 +0x65',
+      ].join('\n'),
+      'failed to write WAL: write /var/lib/etcd/member/wal/0.tmp: no space left on device',
+    ],
+    [
+      "a fatal line before etcd's closing info lines still says why",
+      '{"level":"fatal","msg":"failed to start","error":"mkdir /var/lib/etcd/member: no space left on device"}\n{"level":"info","msg":"closing"}',
+      'failed to start: mkdir /var/lib/etcd/member: no space left on device',
+    ],
+    [
+      "a tail cut before etcd's line falls back to Go's panic line",
+      'ded\npanic: runtime error: index out of range [3] with length 3\n\ngoroutine 1 [running]:\nmain.main()\n\t/main.go:9 +0x1d',
+      'panic: runtime error: index out of range [3] with length 3',
+    ],
+    [
+      'an error-level line is no last word when the process did not die of it',
+      '{"level":"error","msg":"request timed out"}\n{"level":"info","msg":"bye"}',
+      'bye',
+    ],
   ])('%s', (_name, text, words) => {
     expect(lastWords(text)).toBe(words);
   });

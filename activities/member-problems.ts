@@ -46,6 +46,13 @@ export interface ProblemClaim {
   storageClassName?: string;
   /** Whether the named StorageClass exists (undefined when the claim names none or it was not read). */
   classExists?: boolean;
+  /**
+   * The class binds on first consumer (volumeBindingMode WaitForFirstConsumer): its claim stays Pending until the
+   * scheduler has picked a node for the Pod, so a Pending claim there is the Pod's problem first.
+   */
+  bindsOnFirstConsumer?: boolean;
+  /** The node the scheduler picked for the claim's volume (annotation volume.kubernetes.io/selected-node). */
+  selectedNode?: string;
 }
 
 const olderThan = (iso: string | undefined, now: number, ms: number) =>
@@ -59,26 +66,44 @@ export function pullFailureCause(message: string): string {
     .replace(/^Failed to pull image "[^"]*": /, '');
 }
 
+/** zap's levels that end the process: etcd's last words before it exits. */
+const DYING_LEVELS = new Set(['fatal', 'panic', 'dpanic']);
+
+/** A log line as etcd's zap logger writes it (JSON), or undefined for any other line. */
+function zapEntry(line: string): { level?: unknown; msg?: unknown; error?: unknown } | undefined {
+  if (!line.startsWith('{')) return undefined;
+  try {
+    return JSON.parse(line) as { level?: unknown; msg?: unknown; error?: unknown };
+  } catch {
+    return undefined;
+  }
+}
+
 /**
- * The last line of a termination message, without what changes on every run: etcd logs JSON, whose `msg` and
- * `error` say why it stopped while `ts` and `pid` differ each time.
+ * What etcd said last before it exited, from the tail of its log (the termination message, or the previous run's
+ * log), without what changes on every run: etcd logs JSON, whose `msg` and `error` say why it stopped while `ts`
+ * and `pid` differ each time. A panic prints Go's stack trace after etcd's line, so the line that says why is the
+ * last one logged at fatal or panic level, then Go's own `panic: ` or `fatal error: ` line, then the last line.
  */
 export function lastWords(text: string | undefined): string | undefined {
-  const line = text
-    ?.split('\n')
+  const lines = (text ?? '')
+    .split('\n')
     .map((l) => l.trim())
-    .filter(Boolean)
-    .pop();
+    .filter(Boolean);
+  const dying = lines.findLast((l) => {
+    const level = zapEntry(l)?.level;
+    return typeof level === 'string' && DYING_LEVELS.has(level);
+  });
+  const line =
+    dying ?? lines.findLast((l) => l.startsWith('panic: ') || l.startsWith('fatal error: ')) ?? lines.at(-1);
   if (line === undefined) return undefined;
-  let said = line;
-  try {
-    const entry = JSON.parse(line) as { msg?: unknown; error?: unknown };
-    if (typeof entry.msg === 'string') {
-      said = typeof entry.error === 'string' ? `${entry.msg}: ${entry.error}` : entry.msg;
-    }
-  } catch {
-    // Not JSON: the line as it is.
-  }
+  const entry = zapEntry(line);
+  const said =
+    typeof entry?.msg === 'string'
+      ? typeof entry.error === 'string'
+        ? `${entry.msg}: ${entry.error}`
+        : entry.msg
+      : line;
   return said.length > 300 ? `${said.slice(0, 297)}...` : said;
 }
 
@@ -91,14 +116,26 @@ export function memberProblem(
   claim: ProblemClaim | undefined,
   now: number,
 ): MemberProblem | undefined {
-  if (claim && claim.phase === 'Pending' && olderThan(claim.creationTimestamp, now, PENDING_GRACE_MS)) {
+  const pending =
+    claim?.phase === 'Pending' && olderThan(claim.creationTimestamp, now, PENDING_GRACE_MS)
+      ? claim
+      : undefined;
+  // A class that binds on first consumer binds only once the scheduler has placed the Pod: until a node was picked,
+  // nothing is wrong with the claim, and a Pod that cannot be placed is told below in the scheduler's words.
+  const awaitsPlacement =
+    pending?.classExists === true &&
+    pending.bindsOnFirstConsumer === true &&
+    pending.selectedNode === undefined;
+  if (pending && !awaitsPlacement) {
     const why =
-      claim.storageClassName === undefined
+      pending.storageClassName === undefined
         ? 'it names no StorageClass and no volume was bound to it'
-        : claim.classExists === false
-          ? `StorageClass "${claim.storageClassName}" does not exist`
-          : `no volume of StorageClass "${claim.storageClassName}" was bound to it yet`;
-    return { reason: 'ClaimPending', message: `claim ${claim.name} is Pending: ${why}` };
+        : pending.classExists === false
+          ? `StorageClass "${pending.storageClassName}" does not exist`
+          : pending.selectedNode !== undefined
+            ? `no volume of StorageClass "${pending.storageClassName}" was provisioned for it on node ${pending.selectedNode} yet`
+            : `no volume of StorageClass "${pending.storageClassName}" was bound to it yet`;
+    return { reason: 'ClaimPending', message: `claim ${pending.name} is Pending: ${why}` };
   }
   if (!pod) return undefined;
   const scheduled = pod.conditions?.find((c) => c.type === 'PodScheduled');

@@ -10,16 +10,25 @@ export interface ClaimLike extends KubernetesObject {
 
 interface StorageClassLike extends KubernetesObject {
   allowVolumeExpansion?: boolean;
+  volumeBindingMode?: string;
 }
 
-/** The StorageClasses the claims name, read once each: name -> allowVolumeExpansion, undefined when absent. */
+/** What the operator needs of a StorageClass. */
+export interface StorageClassView {
+  /** allowVolumeExpansion */
+  expandable: boolean;
+  /** volumeBindingMode WaitForFirstConsumer: claims bind only once the scheduler placed their Pod. */
+  bindsOnFirstConsumer: boolean;
+}
+
+/** The StorageClasses the claims name, read once each: name -> what matters of it, undefined when absent. */
 export async function readStorageClasses(
   kube: KubeObjects,
   claims: readonly ClaimLike[],
-): Promise<Map<string, boolean | undefined>> {
+): Promise<Map<string, StorageClassView | undefined>> {
   const names = [...new Set(claims.map((c) => c.spec?.storageClassName).filter((n): n is string => !!n))];
   const entries = await Promise.all(
-    names.map(async (name): Promise<[string, boolean | undefined]> => {
+    names.map(async (name): Promise<[string, StorageClassView | undefined]> => {
       // A class the operator may not read (RBAC) counts as not found: observing must not fail over it.
       const sc = await kube
         .read<StorageClassLike>({
@@ -29,7 +38,15 @@ export async function readStorageClasses(
           name,
         })
         .catch(() => undefined);
-      return [name, sc ? sc.allowVolumeExpansion === true : undefined];
+      return [
+        name,
+        sc
+          ? {
+              expandable: sc.allowVolumeExpansion === true,
+              bindsOnFirstConsumer: sc.volumeBindingMode === 'WaitForFirstConsumer',
+            }
+          : undefined,
+      ];
     }),
   );
   return new Map(entries);
@@ -37,12 +54,12 @@ export async function readStorageClasses(
 
 export function claimStorageOf(
   claim: ClaimLike,
-  classes: ReadonlyMap<string, boolean | undefined>,
+  classes: ReadonlyMap<string, StorageClassView | undefined>,
 ): ClaimStorageObservation {
   const className = claim.spec?.storageClassName;
   const requested = claim.spec?.resources?.requests?.['storage'];
   const capacity = claim.status?.capacity?.['storage'];
-  const allows = className ? classes.get(className) : undefined;
+  const allows = className ? classes.get(className)?.expandable : undefined;
   const expansion: ClaimExpansion = !className
     ? 'NoStorageClass'
     : allows === undefined

@@ -11,7 +11,7 @@ import { ensureImages } from './images';
 import { ensureProjectImage } from './project-image';
 import { FAULT_USAGE, parseFaultArgs, runFault } from './fault-cli';
 import { realNodeLayout } from './real-nodes/real-node-layout';
-import { cleanupRealNodes } from './real-nodes/real-nodes';
+import { cleanupRealNodes, networkOwnerOf } from './real-nodes/real-nodes';
 import { assertMachineCanRunNodes, RealNodesUnsupportedError } from './real-nodes/preflight';
 import { ALL_TOOLS, REAL_NODE_TOOLS, cacheRoot, isInstalled, toolId, toolPaths } from './tool-cache';
 import { ensureTools } from './tools';
@@ -155,9 +155,17 @@ async function main(argv: string[]): Promise<number> {
   const cleanups = [
     () => removeHostsBlock(layout.stateDir),
     // Real nodes leave namespaces, links, mounts and cgroups that no process scan finds; only root can have made them.
+    // Only the network this folder's stack made (its record names the host IP it used): the names derive from the host
+    // IP alone, so cleaning by the command line's host IP would tear down another folder's running stack.
     async () => {
       if (process.getuid?.() !== 0) return;
-      const left = await cleanupRealNodes(layout, log);
+      const owner = networkOwnerOf(layout);
+      if (!owner) return;
+      const own =
+        owner.hostIp === layout.hostIp
+          ? layout
+          : stackLayout({ repoRoot: REPO_ROOT, stateDir: cli.stateDir, hostIp: owner.hostIp });
+      const left = await cleanupRealNodes(own, log);
       if (left.length > 0) log(`down: could not remove ${left.join(', ')}`);
     },
   ];

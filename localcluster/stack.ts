@@ -250,7 +250,7 @@ export async function startStack(opts: StartStackOptions): Promise<RunningStack>
       const relay = await startUpstreamDnsRelay(real.net.bridgeIp, log);
       if (relay) onStop('upstream DNS relay', () => relay.stop());
       await installClusterDns(tools.kubectl, layout.paths.adminKubeconfig, dnsServiceIp, log, relay?.address);
-      const provisioner = await startLocalPathStorage({
+      const provisioners = await startLocalPathStorage({
         layout,
         net: real.net,
         kubectl: tools.kubectl,
@@ -260,8 +260,10 @@ export async function startStack(opts: StartStackOptions): Promise<RunningStack>
         log,
       });
       // Stopped before the nodes (stops run in reverse), so no helper Pod is started on a node going away.
-      onStop('local-path-provisioner', () => provisioner.stop(5000));
-      track(provisioner);
+      for (const provisioner of provisioners) {
+        onStop(provisioner.name, () => provisioner.stop(5000));
+        track(provisioner);
+      }
       const resizer = startClaimResizer({ kubeconfig: servicesKubeconfig, log });
       onStop('claim resizer', () => resizer.stop());
       const hostNames = startHostNames({ kubeconfig: servicesKubeconfig, stateDir: layout.stateDir, log });
@@ -295,7 +297,8 @@ export async function startStack(opts: StartStackOptions): Promise<RunningStack>
       phase: 'ready',
       stateDir: layout.stateDir,
       hostIp: layout.hostIp,
-      podCidr: layout.podCidr,
+      // On real nodes Pods take their addresses from the nodes' Pod CIDRs, not the process runtime's loopback range.
+      podCidr: opts.realNodes ? realNodeLayout(layout).clusterPodCidr : layout.podCidr,
       serviceCidr: layout.serviceCidr,
       ownerPid: process.pid,
       pids,

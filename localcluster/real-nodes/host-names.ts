@@ -44,7 +44,13 @@ export function hostEntries(services: ServiceFacts[], slices: SliceFacts[]): Hos
   return entries;
 }
 
-function writeBlock(hostsPath: string, stackId: string, block: string | undefined): void {
+/**
+ * Puts this stack's block into the hosts file as it is now; writes (by rename) only when the file differs. Every
+ * stack on the machine splices its own block by read-modify-rename, so one stack's write can carry another's older
+ * block back: callers run this on every poll, not only when their own block changed, so a lost block is restored
+ * within a poll.
+ */
+export function writeHostsBlock(hostsPath: string, stackId: string, block: string | undefined): void {
   const current = readFileSync(hostsPath, 'utf8');
   const next = spliceHostsBlock(current, stackId, block);
   if (next === current) return;
@@ -53,7 +59,10 @@ function writeBlock(hostsPath: string, stackId: string, block: string | undefine
   renameSync(tmp, hostsPath);
 }
 
-/** Polls Services and EndpointSlices every second (bounded: it stops with the stack) and rewrites the block on change. */
+/**
+ * Polls Services and EndpointSlices every second (bounded: it stops with the stack) and rewrites the block whenever
+ * the file's differs.
+ */
 export function startHostNames(opts: {
   kubeconfig: string;
   stateDir: string;
@@ -67,7 +76,6 @@ export function startHostNames(opts: {
   const stackId = hostsStackId(opts.stateDir);
   const hostsPath = opts.hostsPath ?? '/etc/hosts';
   let stopped = false;
-  let last = '';
   const sync = async () => {
     const [services, slices] = await Promise.all([
       core.listServiceForAllNamespaces(),
@@ -85,11 +93,8 @@ export function startHostNames(opts: {
         endpoints: (s.endpoints ?? []).map((e) => ({ hostname: e.hostname, addresses: e.addresses })),
       })),
     );
-    const block = renderHostsBlock(stackId, entries);
-    if (block !== last && !stopped) {
-      writeBlock(hostsPath, stackId, block);
-      last = block;
-    }
+    // Compared with the file, not with what this stack wrote last: another stack's write may have undone it.
+    if (!stopped) writeHostsBlock(hostsPath, stackId, renderHostsBlock(stackId, entries));
   };
   const loop = (async () => {
     while (!stopped) {
@@ -106,7 +111,7 @@ export function startHostNames(opts: {
     async stop() {
       stopped = true;
       await loop;
-      writeBlock(hostsPath, stackId, undefined);
+      writeHostsBlock(hostsPath, stackId, undefined);
     },
   };
 }

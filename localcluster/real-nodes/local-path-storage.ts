@@ -20,22 +20,49 @@ export const STORAGE_CLASS = 'local-path';
 export const SIZED_STORAGE_CLASS = 'local-path-sized';
 /** Room for etcd's first WAL segment (64 MiB, preallocated), its db and snapshots, and a little to fill. */
 export const SIZED_VOLUMES_BYTES = 256 * 1024 * 1024;
+/** Serves every StorageClass that names it, as local-path does on kind: the user's own classes work too. */
 export const PROVISIONER_NAME = 'rancher.io/local-path';
-const CONFIG_MAP = 'local-path-config';
+/** A second provisioner, for the size-limited folders only. */
+export const SIZED_PROVISIONER_NAME = 'etcd-conductor.dev/local-path-sized';
 const SERVICE_ACCOUNT = 'local-path-provisioner-service-account';
 
 /**
- * The provisioner's config.json: every node's volumes in its own folder of the stack (no other node gets any), one
- * folder per StorageClass: the default class's on the node's disk, the sized class's in its size-limited tmpfs.
+ * One local-path-provisioner process. local-path picks a folder per class only from a list of classes in its
+ * config, and then refuses every class not listed ("BUG: Got request for unexpected storage class"), so a class a
+ * user (or a test) creates would never be provisioned. Instead each process has one folder per node and serves every
+ * class of its provisioner name: the default one for the node's disk, a second one for the size-limited folders.
  */
-export function provisionerConfig(net: RealNodeLayout): object {
+export interface ProvisionerInstance {
+  /** The process's name in logs and stops. */
+  name: string;
+  provisioner: string;
+  configMap: string;
+  /** The folder on a node that holds this provisioner's volumes. */
+  folder: (node: RealNodeLayout['nodes'][number]) => string;
+}
+
+export const PROVISIONERS: readonly [ProvisionerInstance, ProvisionerInstance] = [
+  {
+    name: 'local-path-provisioner',
+    provisioner: PROVISIONER_NAME,
+    configMap: 'local-path-config',
+    folder: (n) => n.volumesDir,
+  },
+  {
+    name: 'local-path-provisioner-sized',
+    provisioner: SIZED_PROVISIONER_NAME,
+    configMap: 'local-path-sized-config',
+    folder: (n) => n.sizedVolumesDir,
+  },
+];
+
+/**
+ * A provisioner's config.json: every node's volumes in its own folder of the stack (no other node gets any, and no
+ * default entry for nodes not listed). No `storageClassConfigs`: with it, local-path refuses every class not listed.
+ */
+export function provisionerConfig(net: RealNodeLayout, instance: ProvisionerInstance): object {
   return {
-    storageClassConfigs: {
-      [STORAGE_CLASS]: { nodePathMap: net.nodes.map((n) => ({ node: n.name, paths: [n.volumesDir] })) },
-      [SIZED_STORAGE_CLASS]: {
-        nodePathMap: net.nodes.map((n) => ({ node: n.name, paths: [n.sizedVolumesDir] })),
-      },
-    },
+    nodePathMap: net.nodes.map((n) => ({ node: n.name, paths: [instance.folder(n)] })),
     // Seconds a helper Pod may take; a node that cannot run one leaves the claim Pending with the provisioner's Event.
     cmdTimeoutSeconds: 120,
   };
@@ -66,7 +93,7 @@ function helperPodYaml(): string {
 }
 
 /**
- * Pure: the namespace, the helper Pods' ServiceAccount, the provisioner's ConfigMap, the default StorageClass and the
+ * Pure: the namespace, the helper Pods' ServiceAccount, each provisioner's ConfigMap, the default StorageClass and the
  * size-limited one.
  */
 export function localPathManifests(net: RealNodeLayout): object {
@@ -82,17 +109,17 @@ export function localPathManifests(net: RealNodeLayout): object {
         metadata: { name: SERVICE_ACCOUNT, namespace: STORAGE_NAMESPACE },
         automountServiceAccountToken: false,
       },
-      {
+      ...PROVISIONERS.map((instance) => ({
         apiVersion: 'v1',
         kind: 'ConfigMap',
-        metadata: { name: CONFIG_MAP, namespace: STORAGE_NAMESPACE },
+        metadata: { name: instance.configMap, namespace: STORAGE_NAMESPACE },
         data: {
-          'config.json': JSON.stringify(provisionerConfig(net)),
+          'config.json': JSON.stringify(provisionerConfig(net, instance)),
           setup: SETUP,
           teardown: TEARDOWN,
           'helperPod.yaml': helperPodYaml(),
         },
-      },
+      })),
       {
         apiVersion: 'storage.k8s.io/v1',
         kind: 'StorageClass',
@@ -109,7 +136,7 @@ export function localPathManifests(net: RealNodeLayout): object {
         apiVersion: 'storage.k8s.io/v1',
         kind: 'StorageClass',
         metadata: { name: SIZED_STORAGE_CLASS },
-        provisioner: PROVISIONER_NAME,
+        provisioner: SIZED_PROVISIONER_NAME,
         volumeBindingMode: 'WaitForFirstConsumer',
         reclaimPolicy: 'Delete',
       },
@@ -117,14 +144,14 @@ export function localPathManifests(net: RealNodeLayout): object {
   };
 }
 
-export function provisionerArgs(kubeconfig: string): string[] {
+export function provisionerArgs(kubeconfig: string, instance: ProvisionerInstance): string[] {
   return [
     'start',
     `--kubeconfig=${kubeconfig}`,
     `--namespace=${STORAGE_NAMESPACE}`,
-    `--configmap-name=${CONFIG_MAP}`,
+    `--configmap-name=${instance.configMap}`,
     `--service-account-name=${SERVICE_ACCOUNT}`,
-    `--provisioner-name=${PROVISIONER_NAME}`,
+    `--provisioner-name=${instance.provisioner}`,
     `--helper-image=${LOCAL_PATH_HELPER_IMAGE}`,
   ];
 }
@@ -153,26 +180,32 @@ export interface StartLocalPathStorageOptions {
   log: (line: string) => void;
 }
 
-/** Applies the manifests, then runs the provisioner (it reads its ConfigMap once at start, so the order matters). */
-export async function startLocalPathStorage(opts: StartLocalPathStorageOptions): Promise<ManagedProcess> {
+/** Applies the manifests, then runs the provisioners (each reads its ConfigMap once at start, so the order matters). */
+export async function startLocalPathStorage(opts: StartLocalPathStorageOptions): Promise<ManagedProcess[]> {
   const t0 = Date.now();
   await kubectlApply(opts.kubectl, opts.adminKubeconfig, localPathManifests(opts.net));
-  const proc = startProcess({
-    name: 'local-path-provisioner',
-    command: opts.binary,
-    args: provisionerArgs(opts.kubeconfig),
-    cwd: opts.layout.stateDir,
-    logFile: join(opts.layout.paths.logsDir, 'local-path-provisioner.log'),
-    stackDir: opts.layout.stateDir,
-  });
-  // It logs nothing when ready; a start-up error (bad config, no API) makes it exit within a second or two.
-  await waitFor('local-path-provisioner to stay up', async () => Promise.resolve(Date.now() - t0 > 1500), {
-    timeoutMs: 10000,
-    intervalMs: 250,
-    process: proc,
-  });
-  opts.log(
-    `real nodes: StorageClass ${STORAGE_CLASS} (default) served by local-path-provisioner in ${Date.now() - t0} ms`,
+  const procs = PROVISIONERS.map((instance) =>
+    startProcess({
+      name: instance.name,
+      command: opts.binary,
+      args: provisionerArgs(opts.kubeconfig, instance),
+      cwd: opts.layout.stateDir,
+      logFile: join(opts.layout.paths.logsDir, `${instance.name}.log`),
+      stackDir: opts.layout.stateDir,
+    }),
   );
-  return proc;
+  // They log nothing when ready; a start-up error (bad config, no API) makes one exit within a second or two.
+  await Promise.all(
+    procs.map((proc) =>
+      waitFor(`${proc.name} to stay up`, async () => Promise.resolve(Date.now() - t0 > 1500), {
+        timeoutMs: 10000,
+        intervalMs: 250,
+        process: proc,
+      }),
+    ),
+  );
+  opts.log(
+    `real nodes: StorageClass ${STORAGE_CLASS} (default) and every class of ${PROVISIONER_NAME} served by local-path-provisioner in ${Date.now() - t0} ms`,
+  );
+  return procs;
 }

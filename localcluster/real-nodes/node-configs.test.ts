@@ -1,5 +1,12 @@
 import { stackLayout } from '../stack-layout';
-import { cniConflist, containerdConfig, kubeProxyConfig, kubeletArgs, kubeletConfig } from './node-configs';
+import {
+  cniConflist,
+  containerdConfig,
+  defaultRegistryHostsToml,
+  kubeProxyConfig,
+  kubeletArgs,
+  kubeletConfig,
+} from './node-configs';
 import { realNodeLayout } from './real-node-layout';
 
 const net = realNodeLayout(stackLayout({ repoRoot: '/r', stateDir: '/s', hostIp: '127.60.0.1' }));
@@ -19,11 +26,21 @@ describe('containerdConfig', () => {
       'bin_dirs = ["/t/cni"]\n  conf_dir = "/s/nodes/node-b/cni/net.d"',
     ],
     [
+      'reads registry hosts from its own directory, where every registry is a closed local port',
+      'config_path = "/s/nodes/node-b/containerd/certs.d"',
+    ],
+    [
       'turns NRI off, whose socket path is shared by every containerd',
       'disabled_plugins = ["io.containerd.nri.v1.nri"]',
     ],
   ])('%s', (_why, line) => {
     expect(toml).toContain(line);
+  });
+});
+
+describe('defaultRegistryHostsToml', () => {
+  it('sends every pull to a closed port on the node itself, so an image not imported fails at once', () => {
+    expect(defaultRegistryHostsToml()).toMatch(/^server = "http:\/\/127\.0\.0\.1:1"$/m);
   });
 });
 

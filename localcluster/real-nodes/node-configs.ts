@@ -16,6 +16,8 @@ export const containerdPaths = (node: RealNode) => {
     root: join(base, 'root'),
     state: join(base, 'state'),
     runcRoot: join(base, 'runc'),
+    /** containerd's registry hosts directory; `_default/hosts.toml` applies to every registry. */
+    registryHostsDir: join(base, 'certs.d'),
     cniConfDir: join(node.dir, 'cni', 'net.d'),
     cniDataDir: join(node.dir, 'cni', 'ipam'),
   };
@@ -102,6 +104,9 @@ disabled_plugins = ["io.containerd.nri.v1.nri"]
 [plugins."io.containerd.cri.v1.images".pinned_images]
   sandbox = ${q(PAUSE_IMAGE)}
 
+[plugins."io.containerd.cri.v1.images".registry]
+  config_path = ${q(p.registryHostsDir)}
+
 [${runtime}]
   enable_selinux = false
   restrict_oom_score_adj = true
@@ -122,6 +127,20 @@ disabled_plugins = ["io.containerd.nri.v1.nri"]
   bin_dirs = [${q(bins.cniBinDir)}]
   conf_dir = ${q(p.cniConfDir)}
   max_conf_num = 1
+`;
+}
+
+/**
+ * Every registry, for a node's containerd: a closed port on the node's own loopback. No registry is reachable from the
+ * node network (its FORWARD rules keep it closed, and the host's resolver is out of its reach), so an image that was
+ * not imported is a pull failure whatever happens; without this each pull first waits ~50 s for DNS to time out, and
+ * the kubelet's ErrImagePull (which the operator reports as ImagePullFailed) comes that much later than on a cluster
+ * whose registry answers "not found". The error still names the image reference.
+ */
+export const UNREACHABLE_REGISTRY = 'http://127.0.0.1:1';
+export function defaultRegistryHostsToml(): string {
+  return `# Written by the local stack: no registry is reachable from the node network; pulls fail at once.
+server = ${q(UNREACHABLE_REGISTRY)}
 `;
 }
 

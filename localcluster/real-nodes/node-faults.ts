@@ -385,6 +385,21 @@ export class RealNodeFaults {
     this.log(`fault: ${nodeName} started again`);
   }
 
+  /**
+   * Undoes every lasting fault of this tool: partitions healed, stopped nodes started. For a stack that outlives a
+   * test file (the default stack the suites share), so the next file finds every node as the stack brought it up.
+   */
+  async restoreAll(): Promise<string[]> {
+    await this.heal();
+    const started: string[] = [];
+    for (const node of this.opts.net.nodes)
+      if (existsSync(this.savedFile(node))) {
+        await this.startNode(node.name);
+        started.push(node.name);
+      }
+    return started;
+  }
+
   async stopNodeFor(nodeName: string, seconds: number): Promise<void> {
     if (!(seconds > 0 && seconds <= 900)) throw new Error(`stop a node for 1-900 s, not ${seconds}`);
     await this.stopNode(nodeName);

@@ -13,11 +13,13 @@ import { listProcesses } from '../process-scan';
 import type { StackLayout } from '../stack-layout';
 import type { ToolPaths } from '../tool-cache';
 import { waitFor } from '../wait-for';
-import { sh } from './host-commands';
+import { sh, shQuiet } from './host-commands';
+import { forgetOwner, readOwner, recordOwner, startDecision, type NetworkOwnerRecord } from './network-owner';
 import {
   containerdConfig,
   containerdPaths,
   cniConflist,
+  defaultRegistryHostsToml,
   kubeProxyConfig,
   kubeProxyPaths,
   kubeletArgs,
@@ -114,6 +116,8 @@ async function startNode(
   ])
     mkdirSync(d, { recursive: true });
   writeFileSync(cp.config, containerdConfig(node, { runc: tools.runc, cniBinDir: tools.cniBinDir }));
+  mkdirSync(join(cp.registryHostsDir, '_default'), { recursive: true });
+  writeFileSync(join(cp.registryHostsDir, '_default', 'hosts.toml'), defaultRegistryHostsToml());
   writeFileSync(join(cp.cniConfDir, '10-bridge.conflist'), cniConflist(node, net.prefix));
   createCgroupRoot(node.cgroupRoot);
   const path = `${tools.containerdBinDir}:${process.env.PATH ?? '/usr/sbin:/usr/bin:/sbin:/bin'}`;
@@ -186,7 +190,17 @@ export async function startRealNodes(opts: StartRealNodesOptions): Promise<RealN
   const images = await ensureImages(opts.cacheRoot, opts.tools, log);
   const projectImage = await ensureProjectImage(opts.cacheRoot, layout.repoRoot, opts.tools, log);
   if (projectImage) images.push(projectImage);
+  const decision = startDecision({
+    bridge: net.bridge,
+    bridgeExists: await shQuiet('ip', ['link', 'show', net.bridge]),
+    recorded: networkOwnerOf(layout),
+    prefix: net.prefix,
+    hostIp: layout.hostIp,
+    stateDir: layout.stateDir,
+  });
+  if (decision.action === 'refuse') throw new Error(decision.message);
   await cleanupRealNodes(layout, log);
+  recordOwner(layout, net.prefix);
   for (const n of net.nodes) {
     if (currentMountsUnder(n.dir).length > 0)
       throw new Error(`mounts remain under ${n.dir}; cannot start a fresh node there`);
@@ -285,7 +299,21 @@ export async function cleanupRealNodes(layout: StackLayout, log: (line: string) 
     } else left.push(`volumes ${n.volumesDir} (mounts remain)`);
   await deleteNodeNetwork(net);
   left.push(...(await leftoverNetwork(net)));
+  if (left.length === 0) forgetOwner(layout.stateDir);
   return left;
+}
+
+/**
+ * The real-node network this stack folder made, if any: its record (network-owner.ts), or, for a stack started before
+ * records were kept, its own nodes' kubelet configs (process nodes have none). `down` tears down only this.
+ */
+export function networkOwnerOf(layout: StackLayout): NetworkOwnerRecord | undefined {
+  const recorded = readOwner(layout.stateDir);
+  if (recorded) return recorded;
+  const net = realNodeLayout(layout);
+  return net.nodes.some((n) => existsSync(join(n.dir, 'kubelet-config.yaml')))
+    ? { hostIp: layout.hostIp, prefix: net.prefix }
+    : undefined;
 }
 
 /** What of the stack's real nodes remains on the host (processes aside); for `down` and tests. */

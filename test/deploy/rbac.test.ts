@@ -110,7 +110,6 @@ describe.each(['namespace', 'cluster'])('the chart RBAC with rbac.scope=%s', (sc
 
   it.each([
     ['create', 'pods/exec'],
-    ['get', 'pods/log'],
     ['update', 'etcdclusters.etcd.conductor.dev/status'],
     ['list', 'secrets'],
     ['watch', 'secrets'],

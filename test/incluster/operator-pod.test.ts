@@ -10,7 +10,7 @@ import { readFileSync } from 'node:fs';
 import type { V1Pod } from '@kubernetes/client-node';
 import { parseAllDocuments } from 'yaml';
 import { helmTemplate } from '../../localcluster/render-chart';
-import { repoRoot } from '../../localcluster/stack-info';
+import { nodeRuntimeOf, repoRoot } from '../../localcluster/stack-info';
 import { IN_CLUSTER_NAMESPACE } from '../../localcluster/stack';
 import type { Harness } from '../support/cluster-harness';
 import {
@@ -66,6 +66,25 @@ function containerPid(pod: V1Pod): number {
   return pid;
 }
 
+/**
+ * A file of the operator process's /proc: on process nodes the container is a host process whose pid the runtime puts
+ * in the containerID; on real nodes it is PID 1 of the container, read with `kubectl exec` (the image has `cat`).
+ */
+function operatorProcFile(pod: V1Pod, file: 'environ' | 'mountinfo'): string {
+  if (nodeRuntimeOf(h.stack) !== 'real') return readFileSync(`/proc/${containerPid(pod)}/${file}`, 'utf8');
+  return kubectl([
+    '-n',
+    ns,
+    'exec',
+    pod.metadata?.name ?? '',
+    '-c',
+    'operator',
+    '--',
+    'cat',
+    `/proc/1/${file}`,
+  ]);
+}
+
 beforeAll(async () => {
   h = connect();
   // A run that was interrupted leaves the namespace behind; start from nothing.
@@ -95,17 +114,22 @@ afterAll(async () => {
 
 describe('the operator installed from the chart, running as a Pod', () => {
   it('comes up Ready on its in-cluster credentials, creates a cluster of 1 and scales it to 3 on its own task queue', async () => {
+    const real = nodeRuntimeOf(h.stack) === 'real';
+    // On real nodes the Pod has a network of its own: Temporal is where Pods reach the host (the bridge address).
+    const temporalAddress = real ? h.stack.podReachable?.temporalAddress : h.stack.temporal.address;
+    if (!temporalAddress) throw new Error('stack.json names no Pod-reachable Temporal address on real nodes');
     const rendered = helmTemplate(repoRoot(), {
       release: RELEASE,
       namespace: ns,
       set: [
         'rbac.scope=namespace',
-        `temporal.address=${h.stack.temporal.address}`,
+        `temporal.address=${temporalAddress}`,
         `temporal.namespace=${h.stack.temporal.namespace}`,
         `temporal.taskQueue=${taskQueue}`,
         // One replica: the machine is shared; two replicas on one queue are the runtime tests' subject.
         'replicaCount=1',
-        // Pods here are host processes: 0.0.0.0 would be every address of the machine, shared by every stack.
+        // On process nodes Pods are host processes: 0.0.0.0 would be every address of the machine, shared by every
+        // stack. On real nodes the Pod IP is the Pod's own address.
         'http.host=$(POD_IP)',
         'logLevel=debug',
       ],
@@ -140,18 +164,24 @@ describe('the operator installed from the chart, running as a Pod', () => {
 
     // In-cluster config: the process has no kubeconfig, the kubernetes Service variables, and the token volume
     // mounted where client libraries look for it.
-    const pid = containerPid(pod);
     const environ = new Map(
-      readFileSync(`/proc/${pid}/environ`, 'utf8')
+      operatorProcFile(pod, 'environ')
         .split('\0')
         .filter(Boolean)
         .map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)] as const),
     );
     expect(environ.has('KUBECONFIG')).toBe(false);
-    expect(environ.get('KUBERNETES_SERVICE_HOST')).toBe(new URL(h.stack.apiserverUrl).hostname);
-    expect(environ.get('HOME')).toBe('/');
+    // The kubelet names the apiserver by the `kubernetes` Service's ClusterIP on real nodes (kube-proxy routes it);
+    // the process nodes give the apiserver's own address.
+    const apiHost = real
+      ? (await h.core.readNamespacedService({ namespace: 'default', name: 'kubernetes' })).spec?.clusterIP
+      : new URL(h.stack.apiserverUrl).hostname;
+    expect(environ.get('KUBERNETES_SERVICE_HOST')).toBe(apiHost);
+    // The image's HOME (the Dockerfile's ENV: /tmp, the one writable place under a read-only /) on real nodes; the
+    // process nodes set no image environment and give /.
+    expect(environ.get('HOME')).toBe(real ? '/tmp' : '/');
     expect(environ.get('OPERATOR_HTTP_ADDRESS')).toBe(`${pod.status?.podIP}:9464`);
-    expect(readFileSync(`/proc/${pid}/mountinfo`, 'utf8')).toMatch(
+    expect(operatorProcFile(pod, 'mountinfo')).toMatch(
       / \/(var\/)?run\/secrets\/kubernetes\.io\/serviceaccount ro,/,
     );
     expect(pod.spec?.serviceAccountName).toBe(RELEASE);

@@ -1,6 +1,14 @@
-// etcd runs in Pods on the process-backed nodes and is reached the way a cluster client would: by DNS name and through a ClusterIP Service.
+// etcd runs in Pods on the default stack's nodes and is reached the way a cluster client would: by DNS name and through a ClusterIP Service.
 import { connect, createNamespace, deleteNamespace, eventually, type Kube } from './kube';
 import { clientService, dnsName, etcdctl, etcdMemberPod, headlessService, isReady } from './etcd-pod';
+
+/** Whether an IPv4 address lies in a CIDR: the stack's Pod and Service ranges differ by node runtime (stack.json). */
+function inCidr(ip: string, cidr: string): boolean {
+  const toInt = (a: string) => a.split('.').reduce((n, o) => n * 256 + Number(o), 0);
+  const [base = '', bits = '32'] = cidr.split('/');
+  const size = 2 ** (32 - Number(bits));
+  return /^\d+\.\d+\.\d+\.\d+$/.test(ip) && Math.floor(toInt(ip) / size) === Math.floor(toInt(base) / size);
+}
 
 describe('etcd Pods on the local stack', () => {
   let kube: Kube;
@@ -26,7 +34,7 @@ describe('etcd Pods on the local stack', () => {
     });
     await ready('solo-0');
     const pod = await kube.core.readNamespacedPod({ namespace: ns, name: 'solo-0' });
-    expect(pod.status?.podIP).toMatch(/^127\./);
+    expect(inCidr(pod.status?.podIP ?? '', kube.info.podCidr)).toBe(true);
     const endpoint = `http://${dnsName({ name: 'solo-0', subdomain: 'solo', namespace: ns })}:2379`;
     await eventually(
       'etcd to answer on its DNS name',
@@ -56,7 +64,7 @@ describe('etcd Pods on the local stack', () => {
 
     const pods = await kube.core.listNamespacedPod({ namespace: ns, labelSelector: 'app=trio' });
     expect(new Set(pods.items.map((p) => p.spec?.nodeName)).size).toBeGreaterThanOrEqual(1);
-    expect(svc.spec?.clusterIP).toMatch(/^127\./);
+    expect(inCidr(svc.spec?.clusterIP ?? '', kube.info.serviceCidr)).toBe(true);
 
     const viaService = `http://trio-client.${ns}.svc:2379`;
     await eventually(

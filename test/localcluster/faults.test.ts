@@ -1,10 +1,17 @@
-// Faults injected through the stack's fault-control endpoint act on real processes: a crashed container restarts with its claim's data, a node taken down goes NotReady and loses its processes.
+// Faults injected through the process-backed nodes' fault-control endpoint act on real processes: a crashed container
+// restarts with its claim's data, a node taken down goes NotReady and loses its processes. That endpoint and the claim
+// folders are the process runtime's own, so this file brings up a process-node stack of its own; the same faults on
+// real nodes are test/realnodes/storage.test.ts and node-faults.test.ts.
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { FaultClient } from '../../localcluster/fault-client';
 import { findStackProcesses } from '../../localcluster/process-scan';
 import { connect, createNamespace, deleteNamespace, eventually, type Kube } from './kube';
 import { dnsName, etcdctl, etcdMemberPod, headlessService, isReady } from './etcd-pod';
+import { useProcessNodeStack } from '../support/process-node-stack';
+
+/** B = 78: a host address of its own, apart from up-down.test.ts (77) and every helper's stack. */
+useProcessNodeStack('127.78.0.1');
 
 describe('fault injection on the local stack', () => {
   let kube: Kube;

@@ -1,4 +1,4 @@
-// Job Pods run as local processes on the process-backed nodes and the job controller sees them finish, as in a real cluster.
+// Job Pods run on the default stack's nodes and the job controller sees them finish, as in a real cluster.
 import type { V1Job } from '@kubernetes/client-node';
 import { connect, createNamespace, deleteNamespace, eventually, type Kube } from './kube';
 
@@ -23,7 +23,7 @@ async function jobCondition(kube: Kube, ns: string, name: string): Promise<strin
   )?.type;
 }
 
-describe('Jobs on process-backed nodes', () => {
+describe('Jobs on the stack nodes', () => {
   let kube: Kube;
   let ns: string;
   beforeAll(async () => {

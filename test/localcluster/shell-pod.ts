@@ -1,9 +1,11 @@
-// Pods of shell steps for the kubelet journeys: the project's image runs `sh` and `node` from this machine, as a real image would carry them.
+// Pods of shell steps for the kubelet journeys: the project's image runs `sh` and `node` (on real nodes from the image
+// built here, on process-backed nodes from this machine).
 import type { V1Container, V1ContainerStatus, V1Pod, V1PodSpec } from '@kubernetes/client-node';
-import { PROJECT_IMAGE_REPOSITORY } from '../../localcluster/image-table';
+import { PROJECT_IMAGE as BUILT_PROJECT_IMAGE } from '../../localcluster/project-image';
 import { eventually, type Kube } from './kube';
 
-export const PROJECT_IMAGE = `${PROJECT_IMAGE_REPOSITORY}:dev`;
+/** The reference `npm run images` builds and imports into real nodes; process-backed nodes map any of its tags. */
+export const PROJECT_IMAGE = BUILT_PROJECT_IMAGE;
 
 /**
  * Where the Pod's emptyDir is mounted: a folder every (Debian) host has, because the node creates missing mount

@@ -1,5 +1,5 @@
 // End-to-end journeys on the local stack: real apiserver, real etcd members as Pods, real Temporal, the operator the stack runs.
-import { FaultClient } from '../../localcluster/fault-client';
+import { containerFaults } from '../support/container-faults';
 import { expectAvailability, FAULT_GAP_BOUND_MS, PLANNED_GAP_BOUND_MS } from '../support/availability';
 import type { Harness } from '../support/cluster-harness';
 import {
@@ -181,7 +181,7 @@ describe('pause, heal and scale through kubectl', () => {
       expect(victim).toBeDefined();
       const writer = await startWriterRunning({ namespace: ns, name: 'wc', prefix: '/wiped-writes' });
       // The disk is emptied under the running member, then etcd restarts on it: nobody annotates anything.
-      const faults = new FaultClient(h.stack.faultControlUrl ?? '');
+      const faults = containerFaults(h);
       await faults.wipeClaim(ns, `data-${victim!.name}`);
       await faults.crashContainer(ns, victim!.name, 'etcd');
       const after = await eventually(

@@ -17,6 +17,7 @@ import {
 } from '../support/cluster-harness';
 import type { EtcdCluster } from '../../crds/etcd-cluster';
 import { containerFaults } from '../support/container-faults';
+import { PROVISIONER_NAME as LOCAL_PATH_PROVISIONER } from '../../localcluster/real-nodes/local-path-storage';
 
 // Connected at load, not in beforeAll: Jest starts concurrent tests before the file's beforeAll hooks run.
 const h: Harness = connect();
@@ -259,9 +260,12 @@ describe('why a cluster waits', () => {
     'a claim on a StorageClass that does not exist yet is reported, and creating the class lets the cluster start by itself',
     async () => {
       const ns = await freshNamespace(h, 'claim');
-      // Cluster-scoped: named after the namespace, deleted at the end.
+      // Cluster-scoped, named after the namespace, deleted at the end (the stack's provisioners serve any class
+      // that names them, as a user's would).
       const className = `later-${ns}`;
       const storage = h.kc.makeApiClient(StorageV1Api);
+      // A class left by an interrupted run would make the claim bind at once.
+      await storage.deleteStorageClass({ name: className }).catch(() => undefined);
       const startedAt = Date.now();
       await createCluster(h, ns, 'cl', {
         replicas: 1,
@@ -276,9 +280,15 @@ describe('why a cluster waits', () => {
           (await eventsFor(ns, 'cl', 'ClaimPending')).length > 0 ? true : undefined,
         );
         // The fix is outside the spec (the class is immutable there): once it exists, the claim binds and the
-        // waiting Bootstrap goes on by itself.
+        // waiting Bootstrap goes on by itself. Real nodes provision with local-path-provisioner (on the node the
+        // scheduler picks), process nodes with the local claim binder.
         await storage.createStorageClass({
-          body: { metadata: { name: className }, provisioner: 'etcd-conductor.io/claim-binder' },
+          body: {
+            metadata: { name: className },
+            ...(h.realNodes
+              ? { provisioner: LOCAL_PATH_PROVISIONER, volumeBindingMode: 'WaitForFirstConsumer' }
+              : { provisioner: 'etcd-conductor.io/claim-binder' }),
+          },
         });
         await waitConverged(h, ns, 'cl', 1);
         expect(await eventsFor(ns, 'cl', 'ClaimPending')).toHaveLength(1);

@@ -21,7 +21,7 @@ import { startWriterRunning } from '../support/writer';
 
 jest.setTimeout(300_000);
 
-/** B = 64: node network 10.64.0.0/24, names ec64-*. */
+/** Its own stack, when the default is not a real-node stack: B = 64, node network 10.64.0.0/24, names ec64-*. */
 const stack = useRealNodeStack('127.64.0.1');
 const name = 'nf';
 const members = [0, 1, 2].map((i) => `${name}-${i}`);

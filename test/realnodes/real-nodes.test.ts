@@ -1,26 +1,21 @@
-// A stack of its own with real nodes (kubelet + containerd per node, each in its own network namespace): the nodes join,
-// a Pod of the locally built etcd image runs under the restricted Pod Security profile with the kubelet applying its
-// securityContext, Pods reach each other across nodes by Pod IP and by Service name (kube-proxy, CoreDNS), the
-// operator (a host process) bootstraps a 3-member EtcdCluster across the nodes, a node whose runtime dies goes NotReady, and `down` leaves
-// nothing of the stack on the host.
+// Real nodes (kubelet + containerd per node, each in its own network namespace; the default stack when it has real
+// nodes, else a stack of the file's own): the nodes join, a Pod of the locally built etcd image runs under the
+// restricted Pod Security profile with the kubelet applying its securityContext, Pods reach each other across nodes by
+// Pod IP and by Service name (kube-proxy, CoreDNS), the operator (a host process) bootstraps a 3-member EtcdCluster
+// across the nodes, and a node whose runtime dies goes NotReady (and, started again, Ready). What `down` leaves is
+// test/localcluster/up-down.test.ts's.
 import { execFile } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { cacheRoot, toolPaths } from '../../localcluster/tool-cache';
-import { readStackInfo, repoRoot, type StackInfo } from '../../localcluster/stack-info';
-import { stackLayout } from '../../localcluster/stack-layout';
-import { realNodeLayout } from '../../localcluster/real-nodes/real-node-layout';
-import { realNodeLeftovers } from '../../localcluster/real-nodes/real-nodes';
-import { findStackProcesses } from '../../localcluster/process-scan';
-import { hostsStackId } from '../../localcluster/node-runtime';
+import { requireStackInfo } from '../../localcluster/stack-info';
+import { useRealNodeStack } from '../support/real-node-stack';
 
 const run = promisify(execFile);
-/** Its own instance: B = 62 gives the node network 10.62.0.0/16 and names ec62-*, apart from every other stack. */
-const HOST_IP = '127.62.0.1';
 const ETCD_IMAGE = 'quay.io/coreos/etcd:v3.6.16';
-const NAMESPACE = 'restricted-etcd';
+/** Unique per run: on the shared default stack, a namespace of an earlier run may still be terminating. */
+const NAMESPACE = `restricted-etcd-${randomBytes(3).toString('hex')}`;
 
 interface KubeNode {
   metadata: { name: string };
@@ -136,25 +131,16 @@ function clientPod(name: string, node: string, endpoints: string[]): object {
 }
 
 describe('real nodes: kubelet and containerd in network namespaces', () => {
-  const stateDir = mkdtempSync(join(tmpdir(), 'etcd-conductor-realnodes-'));
-  const layout = stackLayout({ repoRoot: repoRoot(), stateDir, hostIp: HOST_IP });
-  const net = realNodeLayout(layout);
-  const main = join(repoRoot(), 'dist', 'localcluster', 'main.js');
+  /** Its own stack, when the default is not a real-node stack: B = 62, node network 10.62.0.0/24, names ec62-*. */
+  const stack = useRealNodeStack('127.62.0.1');
+  const net = stack.net;
+  const b = net.bridgeIp.split('.')[1] ?? '';
   const kubectlPath = toolPaths(cacheRoot()).kubectl;
-  const cli = (command: string) =>
-    run(
-      process.execPath,
-      [main, command, '--state-dir', stateDir, '--host-ip', HOST_IP, '--no-cert-manager', '--real-nodes'],
-      {
-        timeout: 280000,
-        maxBuffer: 10 << 20,
-      },
-    );
+  const kubeconfig = () => requireStackInfo().kubeconfig;
   const kubectl = async (...args: string[]) =>
-    (await run(kubectlPath, ['--kubeconfig', join(stateDir, 'kubeconfig'), ...args], { maxBuffer: 10 << 20 }))
-      .stdout;
+    (await run(kubectlPath, ['--kubeconfig', kubeconfig(), ...args], { maxBuffer: 10 << 20 })).stdout;
   const applyJson = async (obj: object) => {
-    const child = execFile(kubectlPath, ['--kubeconfig', join(stateDir, 'kubeconfig'), 'apply', '-f', '-']);
+    const child = execFile(kubectlPath, ['--kubeconfig', kubeconfig(), 'apply', '-f', '-']);
     child.stdin?.end(JSON.stringify(obj));
     await new Promise<void>((resolve, reject) =>
       child.on('exit', (code) =>
@@ -167,21 +153,11 @@ describe('real nodes: kubelet and containerd in network namespaces', () => {
   const nodes = async () =>
     (JSON.parse(await kubectl('get', 'nodes', '-o', 'json')) as { items: KubeNode[] }).items;
   const ready = (n: KubeNode) => n.status.conditions.some((c) => c.type === 'Ready' && c.status === 'True');
-  let info: StackInfo | undefined;
-  let downDone = false;
-
-  beforeAll(async () => {
-    const t0 = Date.now();
-    const up = await cli('up');
-    expect(up.stdout).toMatch(/up: ready in/);
-    console.log(`real nodes: up took ${((Date.now() - t0) / 1000).toFixed(1)}s`);
-    info = readStackInfo(join(stateDir, 'stack.json'));
-  }, 300000);
 
   afterAll(async () => {
-    if (!downDone) await cli('down').catch(() => undefined);
-    rmSync(stateDir, { recursive: true, force: true });
-  }, 120000);
+    // The shared stack's nodes come back in useRealNodeStack's afterAll; the namespace goes here.
+    await kubectl('delete', 'namespace', NAMESPACE, '--wait=false').catch(() => undefined);
+  }, 60000);
 
   it('registers three Ready nodes with distinct InternalIPs on containerd', async () => {
     const list = await nodes();
@@ -211,7 +187,7 @@ describe('real nodes: kubelet and containerd in network namespaces', () => {
     });
     console.log(`real nodes: etcd Pod Ready ${((Date.now() - t0) / 1000).toFixed(1)}s after apply`);
     expect(pod.spec.nodeName).toBe('node-a');
-    expect(pod.status.podIP).toMatch(/^10\.62\.128\.\d+$/);
+    expect(pod.status.podIP).toMatch(new RegExp(`^10\\.${b}\\.128\\.\\d+$`));
     expect(pod.status.containerStatuses?.[0]?.imageID).toMatch(/sha256:[0-9a-f]{64}$/);
 
     expect((await kubectl('-n', NAMESPACE, 'exec', 'etcd-a', '--', 'id', '-u')).trim()).toBe('1000');
@@ -235,7 +211,7 @@ describe('real nodes: kubelet and containerd in network namespaces', () => {
     const clusterIp = (
       await kubectl('-n', NAMESPACE, 'get', 'service', 'etcd-a', '-o', 'jsonpath={.spec.clusterIP}')
     ).trim();
-    expect(clusterIp).toMatch(/^10\.62\.(9[6-9]|10\d|11[01])\.\d+$/);
+    expect(clusterIp).toMatch(new RegExp(`^10\\.${b}\\.(9[6-9]|10\\d|11[01])\\.\\d+$`));
     for (const address of [ip, clusterIp]) {
       const health = await eventually(
         `the host to reach ${address}`,
@@ -284,7 +260,7 @@ describe('real nodes: kubelet and containerd in network namespaces', () => {
     ).items;
     // The members' default anti-affinity spreads them over the three empty nodes; each has a Pod IP of its node.
     expect(new Set(members.map((m) => m.spec.nodeName)).size).toBe(3);
-    for (const m of members) expect(m.status.podIP).toMatch(/^10\.62\.(128|129|130)\.\d+$/);
+    for (const m of members) expect(m.status.podIP).toMatch(new RegExp(`^10\\.${b}\\.(128|129|130)\\.\\d+$`));
     // As in the README's quick start: the host resolves the reported endpoint (the stack's /etc/hosts block).
     expect(status.clientEndpoint).toBe(`http://rn-client.${NAMESPACE}.svc:2379`);
     const etcdctl = join(toolPaths(cacheRoot()).etcdBinDirs['3.6.16'], 'etcdctl');
@@ -295,46 +271,26 @@ describe('real nodes: kubelet and containerd in network namespaces', () => {
     );
   });
 
-  it('reports a node NotReady once its kubelet and containerd are killed', async () => {
-    const pids = info?.pids ?? {};
-    for (const name of ['kubelet-node-c', 'containerd-node-c']) {
-      const pid = pids[name];
-      expect(pid).toBeDefined();
-      process.kill(pid ?? -1, 'SIGKILL');
+  it('reports a node NotReady once its kubelet and containerd are killed, and Ready again once they are started', async () => {
+    await stack.faults.stopNode('node-c');
+    try {
+      // node-monitor-grace-period is 30 s (control-plane.ts).
+      await eventually('node-c to be NotReady', 90000, async () => {
+        const c = (await nodes()).find((n) => n.metadata.name === 'node-c');
+        return c && !ready(c) ? c : undefined;
+      });
+      expect(
+        (await nodes())
+          .filter(ready)
+          .map((n) => n.metadata.name)
+          .sort(),
+      ).toEqual(['node-a', 'node-b']);
+    } finally {
+      await stack.faults.startNode('node-c');
     }
-    // node-monitor-grace-period is 30 s (control-plane.ts).
-    await eventually('node-c to be NotReady', 90000, async () => {
+    await eventually('node-c to be Ready again', 120000, async () => {
       const c = (await nodes()).find((n) => n.metadata.name === 'node-c');
-      return c && !ready(c) ? c : undefined;
+      return c && ready(c) ? c : undefined;
     });
-    expect(
-      (await nodes())
-        .filter(ready)
-        .map((n) => n.metadata.name)
-        .sort(),
-    ).toEqual(['node-a', 'node-b']);
-  });
-
-  it('leaves no process, namespace, link, mount, cgroup or iptables chain of the stack after down', async () => {
-    const down = await cli('down');
-    downDone = true;
-    expect(down.stdout).toMatch(/down: stack in .* stopped/);
-    expect(down.stdout).not.toMatch(/could not remove/);
-    expect(findStackProcesses(stateDir, undefined)).toEqual([]);
-    expect(await realNodeLeftovers(layout)).toEqual([]);
-    const netns = existsSync('/run/netns') ? readdirSync('/run/netns') : [];
-    expect(netns.filter((n) => n.startsWith(`${net.prefix}-`))).toEqual([]);
-    const links = (await run('ip', ['-o', 'link', 'show'])).stdout;
-    expect(links).not.toMatch(new RegExp(`: ${net.prefix}-`));
-    const routes = (await run('ip', ['route', 'show'])).stdout;
-    expect(routes).not.toMatch(/^10\.62\./m);
-    const mounts = (await run('cat', ['/proc/self/mountinfo'])).stdout;
-    expect(mounts).not.toContain(stateDir);
-    // The kubelets ran in the nodes' namespaces, so their chains (KUBE-FIREWALL, KUBE-KUBELET-CANARY, ...) went with them.
-    expect(readFileSync('/etc/hosts', 'utf8')).not.toContain(
-      `etcd-conductor stack ${hostsStackId(stateDir)}`,
-    );
-    const rules = (await run('iptables-save', [])).stdout;
-    expect(rules).not.toMatch(/KUBE-FIREWALL|KUBE-KUBELET-CANARY|KUBE-IPTABLES-HINT/);
   });
 });

@@ -22,7 +22,7 @@ import { startWriterRunning } from '../support/writer';
 
 jest.setTimeout(600_000);
 
-/** B = 67: node network 10.67.0.0/24, names ec67-*, apart from the other real-node files. */
+/** Its own stack, when the default is not a real-node stack: B = 67, node network 10.67.0.0/24, names ec67-*. */
 const stack = useRealNodeStack('127.67.0.1');
 const name = 'vf';
 const members = [0, 1, 2].map((i) => `${name}-${i}`);

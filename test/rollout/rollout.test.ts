@@ -23,7 +23,8 @@ jest.setTimeout(1_200_000);
 
 let h: Harness;
 let storage: StorageV1Api;
-// Cluster-scoped, so named per run and deleted at the end (namespaces are deleted by the harness).
+// Cluster-scoped, so deleted at the end (namespaces are deleted by the harness); named per run. The stack's
+// provisioners serve any class that names them (process nodes: the claim binder; real nodes: local-path).
 const growClass = `rollout-grow-${randomBytes(3).toString('hex')}`;
 
 beforeAll(async () => {

@@ -1,6 +1,7 @@
-// Container faults for the journeys, on either kind of stack: the process-backed nodes' fault server, or on real nodes
-// the container's own cgroup (SIGKILL to its processes, as a crash; the cgroup v1 freezer, as a hang).
-import { existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+// Container and claim faults for the journeys, on either kind of stack: the process-backed nodes' fault server, or on
+// real nodes the container's own cgroup (SIGKILL to its processes, as a crash; the cgroup v1 freezer, as a hang) and the
+// claim's volume folder on the host (emptied in place, as a wiped disk).
+import { existsSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { FaultClient } from '../../localcluster/fault-client';
 import type { Harness } from './cluster-harness';
@@ -11,9 +12,14 @@ export interface ContainerFaults {
   /** The container stops running (and answering) until thawed; its Pod stays Running. */
   freezeContainer(namespace: string, pod: string, container: string): Promise<void>;
   thawContainer(namespace: string, pod: string, container: string): Promise<void>;
+  /** The claim's data is emptied in place under whatever runs on it, as a disk replaced under a node would be. */
+  wipeClaim(namespace: string, claim: string): Promise<void>;
 }
 
-export function containerFaults(h: Harness): ContainerFaults {
+/** What the faults need of a stack: a Harness has it, and so has a test that holds its own API client. */
+export type FaultTarget = Pick<Harness, 'core' | 'stack' | 'realNodes'>;
+
+export function containerFaults(h: FaultTarget): ContainerFaults {
   if (!h.realNodes) return new FaultClient(h.stack.faultControlUrl ?? '');
   return {
     crashContainer: async (ns, pod, container) => {
@@ -30,7 +36,27 @@ export function containerFaults(h: Harness): ContainerFaults {
       setFreezer(await containerCgroup(h, 'freezer', ns, pod, container), 'FROZEN'),
     thawContainer: async (ns, pod, container) =>
       setFreezer(await containerCgroup(h, 'freezer', ns, pod, container), 'THAWED'),
+    wipeClaim: async (ns, claim) => emptyFolder(await claimFolder(h, ns, claim)),
   };
+}
+
+/**
+ * The host folder of a claim's volume on real nodes: the default StorageClass (local-path) binds a claim to a volume
+ * whose path is a folder in its node's own directory of the stack, which the host sees as it is.
+ */
+async function claimFolder(h: FaultTarget, namespace: string, claim: string): Promise<string> {
+  const pvc = await h.core.readNamespacedPersistentVolumeClaim({ namespace, name: claim });
+  const volume = pvc.spec?.volumeName;
+  if (!volume) throw new Error(`claim ${namespace}/${claim} is not bound`);
+  const pv = await h.core.readPersistentVolume({ name: volume });
+  const dir = pv.spec?.hostPath?.path ?? pv.spec?.local?.path;
+  if (!dir || !existsSync(dir))
+    throw new Error(`volume ${volume} of ${namespace}/${claim} has no folder on this host`);
+  return dir;
+}
+
+function emptyFolder(dir: string): void {
+  for (const entry of readdirSync(dir)) rmSync(join(dir, entry), { recursive: true, force: true });
 }
 
 const CGROUPS = '/sys/fs/cgroup';
@@ -43,7 +69,7 @@ const QOS_DIRS = ['kubepods', 'kubepods/burstable', 'kubepods/besteffort'];
  * octet), so the container is found without asking the node's runtime.
  */
 async function containerCgroup(
-  h: Harness,
+  h: FaultTarget,
   hierarchy: string,
   namespace: string,
   pod: string,

@@ -43,6 +43,11 @@ Secrets: get, plus create and patch for the operator's own applied-password copi
 - apiGroups: ['']
   resources: [pods]
   verbs: [create, delete, get, list, patch, watch]
+# A member's previous run's log tail, read only while it crash-loops: why etcd exited (a full volume, a bad flag),
+# which the kubelet's 2048-byte termination message loses behind a panic's stack trace.
+- apiGroups: ['']
+  resources: [pods/log]
+  verbs: [get]
 # Member claims: watched, created and deleted with their member; a snapshot reads its target claim;
 # a rollout grows them (patch of spec.resources.requests.storage) when spec.storage.size grows.
 - apiGroups: ['']
