@@ -57,6 +57,7 @@ export const EventReasons = {
   MemberDefragmented: cluster('Normal'),
   NoSpaceCleared: cluster('Normal'),
   DefragScheduleRefused: cluster('Warning'),
+  DefragScheduleFailed: cluster('Warning'),
   // EtcdSnapshot (workflows/snapshot-workflow.ts)
   SnapshotStarted: snapshot('Normal'),
   SnapshotRetrying: snapshot('Warning'),

@@ -8,6 +8,11 @@ type Kind = keyof typeof ActivityKinds;
 const table: Array<[Kind, { startToCloseMs: number; heartbeatMs: number | undefined }, string]> = [
   ['operationStep', { startToCloseMs: 30_000, heartbeatMs: 5000 }, 'a killed worker is retried within 5 s'],
   ['entityCall', { startToCloseMs: 30_000, heartbeatMs: 5000 }, 'a killed worker is retried within 5 s'],
+  [
+    'entityCallBounded',
+    { startToCloseMs: 30_000, heartbeatMs: 5000 },
+    'a killed worker is retried within 5 s',
+  ],
   ['waitingPoll', { startToCloseMs: 30_000, heartbeatMs: 5000 }, 'a killed worker is retried within 5 s'],
   [
     'longStep',
@@ -42,9 +47,15 @@ describe('ActivityKinds', () => {
     },
   );
 
-  test.each(table)('%s: every kind retries without a limit, and backs off', (kind) => {
-    const retry = ActivityKinds[kind].retry as { maximumAttempts?: number; backoffCoefficient: number };
-    expect(retry.maximumAttempts).toBeUndefined();
-    expect(retry.backoffCoefficient).toBeGreaterThan(1);
-  });
+  /** Kinds whose caller reports a failure and goes on: a bounded number of attempts. Every other kind retries on. */
+  const bounded: Partial<Record<Kind, number>> = { entityCallBounded: 5 };
+
+  test.each(table)(
+    '%s: retries (without a limit unless its caller reports failures), and backs off',
+    (kind) => {
+      const retry = ActivityKinds[kind].retry as { maximumAttempts?: number; backoffCoefficient: number };
+      expect(retry.maximumAttempts).toBe(bounded[kind]);
+      expect(retry.backoffCoefficient).toBeGreaterThan(1);
+    },
+  );
 });

@@ -37,6 +37,17 @@ export const ActivityKinds = {
     retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '30s' },
   },
   /**
+   * One call of a long-lived entity workflow whose failure must not hold the entity's look for ever (keep the
+   * cluster's defrag Temporal Schedule): a few attempts, about a quarter of a minute, then the caller reports the
+   * failure and goes on, and tries again later. An endless retry there would stop every operation of the cluster
+   * for the sake of its defrag schedule (a Temporal that refuses schedules for want of permission, say).
+   */
+  entityCallBounded: {
+    startToCloseTimeout: '30s',
+    heartbeatTimeout: QUICK_HEARTBEAT_TIMEOUT,
+    retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '10s', maximumAttempts: 5 },
+  },
+  /**
    * A call that waits inside itself for something to change (addLearner while etcd refuses a new member,
    * awaitAnswerChange polling for a member's first answer): it heartbeats on every poll and the worker beats
    * for it between polls, so the quick kinds' short heartbeat timeout fits it too.

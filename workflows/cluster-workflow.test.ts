@@ -413,6 +413,25 @@ describe('etcdClusterWorkflow on the Temporal dev server', () => {
     });
   });
 
+  it('a schedule that cannot be kept (not a refusal) is told as a DefragScheduleFailed Warning Event, and the cluster goes on', async () => {
+    const fake = createFakeCluster({ failDefragSchedule: 'namespace default: permission denied' });
+    const spec = specOf(1, { maintenance: { defrag: { schedule: '@daily' } } as never });
+    await withCluster('failed', spec, fake, async ({ opId, change }) => {
+      await finished(fake, opId(1, 'Bootstrap'));
+      const failed = await eventually('the failure Event', () =>
+        fake.events.find((e) => e.reason === 'DefragScheduleFailed'),
+      );
+      expect(failed).toMatchObject({ type: 'Warning' });
+      expect(failed.message).toContain('"@daily": namespace default: permission denied');
+      await change(2, { ...spec, replicas: 3 });
+      await finished(fake, opId(2, 'ScaleUp'));
+      // Not tried again on every look: once within the hour.
+      expect(fake.events.filter((e) => e.reason === 'DefragScheduleFailed')).toHaveLength(1);
+      expect(fake.callsOf('applyDefragSchedule')).toHaveLength(1);
+      expect(fake.temporalSchedules()).toEqual({});
+    });
+  });
+
   it('a firing with no cluster workflow running ends the firing with a note, not a failure', async () => {
     const taskQueue = `cluster-workflow-test-${++queue}`;
     const worker = await Worker.create({ connection: env.nativeConnection, taskQueue, workflowBundle });

@@ -27,8 +27,13 @@ import { clusterActs } from './cluster-run-state';
 import type { MaintenanceState } from './operations/operation-module';
 
 export const DEFRAG_SCHEDULE_PATCH = 'defrag-on-temporal-schedule';
+/** How long after a failure (not a refusal) keeping the schedule is tried again. */
+export const FAILED_SCHEDULE_RETRY_MS = 60 * 60 * 1000;
 
 const acts = proxyActivities<DefragScheduleActivities>(ActivityKinds.entityCall);
+// Applying can fail for good (a Temporal that refuses schedules for want of permission): a few attempts, then the
+// failure is told and the look goes on, instead of holding every operation of the cluster for its defrag schedule.
+const applyActs = proxyActivities<DefragScheduleActivities>(ActivityKinds.entityCallBounded);
 
 const scheduleOf = (spec: EtcdClusterSpec): string | undefined => spec.maintenance?.defrag?.schedule;
 
@@ -64,14 +69,35 @@ export async function keepDefragSchedule(s: ClusterRunState, spec: EtcdClusterSp
     if (kept) await deleteKept(s);
     return;
   }
-  if (kept?.schedule === schedule && (s.defragScheduleApplied || kept.refused !== undefined)) return;
+  const retryDue =
+    kept?.failedAt !== undefined && Date.now() - Date.parse(kept.failedAt) >= FAILED_SCHEDULE_RETRY_MS;
+  if (kept?.schedule === schedule && (s.defragScheduleApplied || kept.refused !== undefined) && !retryDue)
+    return;
   const scheduleId = defragScheduleId(s.ref);
   try {
-    await acts.applyDefragSchedule({ ref: s.ref, schedule, scheduleId, taskQueue: workflowInfo().taskQueue });
+    await applyActs.applyDefragSchedule({
+      ref: s.ref,
+      schedule,
+      scheduleId,
+      taskQueue: workflowInfo().taskQueue,
+    });
     s.maintenance = { ...s.maintenance, defragTemporal: { schedule, scheduleId } };
   } catch (err) {
     const refused = refusalOf(err);
-    if (refused === undefined) throw err;
+    if (refused === undefined) {
+      // Kept as if applied (a later delete is idempotent), and tried again an hour later; a changed schedule is
+      // tried at once.
+      const failedAt = new Date(Date.now()).toISOString();
+      s.maintenance = { ...s.maintenance, defragTemporal: { schedule, scheduleId, failedAt } };
+      await clusterActs.recordEvent({
+        ref: s.ref,
+        type: 'Warning',
+        reason: 'DefragScheduleFailed',
+        message: `could not keep the Temporal Schedule for spec.maintenance.defrag.schedule "${schedule}": ${failureText(err)}; scheduled Defrags do not run until it is tried again, in an hour or when the schedule changes`,
+      });
+      s.defragScheduleApplied = true;
+      return;
+    }
     s.maintenance = { ...s.maintenance, defragTemporal: { schedule, scheduleId, refused } };
     await clusterActs.recordEvent({
       ref: s.ref,
@@ -90,6 +116,13 @@ export async function deleteKept(s: ClusterRunState): Promise<void> {
   await acts.deleteDefragSchedule({ scheduleId: kept.scheduleId });
   const { defragTemporal: _deleted, ...rest } = withoutDefragDue(s.maintenance);
   s.maintenance = rest;
+}
+
+/** The innermost message of an activity failure (the activity's own error, not "Activity task failed"). */
+function failureText(err: unknown): string {
+  let e: unknown = err;
+  while (e instanceof Error && e.cause instanceof Error) e = e.cause;
+  return e instanceof Error ? e.message : String(e);
 }
 
 /** Temporal's refusal of the schedule (InvalidSchedule), or undefined for any other failure. */

@@ -67,6 +67,8 @@ export interface FakeClusterOptions {
   storageClass?: { name: string; allowVolumeExpansion: boolean };
   /** Temporal refuses every defrag schedule with this reason (as applyDefragSchedule's InvalidSchedule failure). */
   refuseDefragSchedule?: string;
+  /** Keeping a defrag schedule fails for another reason (a permission the operator lacks), without retries. */
+  failDefragSchedule?: string;
 }
 
 /** Every activity the workflows call: the cluster's, etcd's downgrade API and spec.auth's. */
@@ -560,6 +562,8 @@ export function createFakeCluster(options: FakeClusterOptions = {}) {
           'InvalidSchedule',
         );
       }
+      if (options.failDefragSchedule !== undefined)
+        throw ApplicationFailure.nonRetryable(options.failDefragSchedule, 'PermissionDenied');
       const outcome = temporalSchedules.has(input.scheduleId) ? 'updated' : 'created';
       temporalSchedules.set(input.scheduleId, input.schedule);
       return outcome;

@@ -71,7 +71,11 @@ export interface MaintenanceState {
   /** Deprecated path (runs before patch defrag-on-temporal-schedule): the hand cron's next firing. */
   defragSchedule?: DefragScheduleState;
   /** The Temporal Schedule kept for spec.maintenance.defrag.schedule, or Temporal's refusal of it. */
-  defragTemporal?: { schedule: string; scheduleId: string; refused?: string };
+  /**
+   * The Temporal Schedule kept for spec.maintenance.defrag.schedule: `refused` by Temporal (until the schedule
+   * changes), or `failedAt` (RFC 3339) when keeping it failed for another reason (tried again an hour later).
+   */
+  defragTemporal?: { schedule: string; scheduleId: string; refused?: string; failedAt?: string };
   /** The Temporal Schedule fired and no Defrag has served it yet. */
   scheduledDefragDue?: boolean;
   /** When the last Defrag ended: the threshold's cooldown counts from it. */
