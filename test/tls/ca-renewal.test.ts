@@ -114,10 +114,16 @@ async function putError(credentials: ClientCredentials): Promise<unknown> {
   }
 }
 
-const eventReasons = async () =>
-  (await h.core.listNamespacedEvent({ namespace: ns })).items
-    .filter((e) => e.involvedObject.name === name)
-    .map((e) => e.reason ?? '');
+const clusterEvents = async () =>
+  (await h.core.listNamespacedEvent({ namespace: ns })).items.filter((e) => e.involvedObject.name === name);
+const eventReasons = async () => (await clusterEvents()).map((e) => e.reason ?? '');
+/** When the operator first told that it dropped the old CA from the copies (seconds precision), if it has. */
+const oldCADroppedAt = async (): Promise<number | undefined> => {
+  const times = (await clusterEvents())
+    .filter((e) => e.reason === 'OldCADropped')
+    .map((e) => new Date(e.firstTimestamp ?? e.lastTimestamp ?? 0).getTime());
+  return times.length > 0 ? Math.min(...times) : undefined;
+};
 
 /** A namespace with a self-signed CA Certificate, an Issuer on it, an application certificate and a 3-member cluster on it. */
 async function setUpRenewal(): Promise<void> {
@@ -229,8 +235,15 @@ test.concurrent(
             return undefined;
         const c = await getCluster(h, ns, name);
         const st = c.status;
+        // The roll onto the new CA alone must have run: a status read between the drop and the look that starts
+        // that Rollout still says every member is up to date (the stage-1 roll), and the old CA is still trusted.
+        const droppedAt = await oldCADroppedAt();
+        const last = st?.lastOperation;
         const done =
-          (await eventReasons()).includes('OldCADropped') &&
+          droppedAt !== undefined &&
+          last?.type === 'Rollout' &&
+          last.result === 'Succeeded' &&
+          Date.parse(last.finishedAt) > droppedAt &&
           !st?.currentOperation &&
           st?.members?.length === 3 &&
           st.members.every((m) => m.ready && m.upToDate === true) &&
