@@ -8,6 +8,7 @@ import { API_VERSION, ETCD_CLUSTER } from '../crds/etcd-cluster';
 import type { ClusterKey, ConnectionContributor } from './etcd-connection';
 import type { KubeObjects } from './kube-objects';
 import type { ClusterRef } from '../contracts/cluster-ref';
+import { ownerReference } from './member-manifests';
 import { withAdditionalMetadata } from './additional-metadata';
 
 /** etcd's one user that may enable auth and change membership; the Secret's `username` must be this one. */
@@ -116,16 +117,7 @@ export async function writeAppliedPassword(
         name,
         namespace: ref.namespace,
         labels: { 'app.kubernetes.io/managed-by': 'etcd-conductor', 'app.kubernetes.io/instance': ref.name },
-        ownerReferences: [
-          {
-            apiVersion: API_VERSION,
-            kind: ETCD_CLUSTER.kind,
-            name: ref.name,
-            uid: ref.uid,
-            controller: true,
-            blockOwnerDeletion: true,
-          },
-        ],
+        ownerReferences: [ownerReference(ref)],
       },
       type: 'Opaque',
       data,

@@ -3,7 +3,6 @@
 // Invariant: the Secret each Certificate fills is the one tlsSecretNames() mounts and reads, so members and the
 // operator use what cert-manager issued without another name to configure.
 import type { EtcdClusterSpec } from '../crds/etcd-cluster';
-import { API_VERSION, ETCD_CLUSTER } from '../crds/etcd-cluster';
 import { Labels } from '../crds/labels';
 import {
   certManagerIssuerRef,
@@ -14,6 +13,7 @@ import {
   serverDnsNames,
 } from '../crds/tls-names';
 import { withAdditionalMetadata } from './additional-metadata';
+import { ownerReference } from './member-manifests';
 
 export const CERTIFICATE_API_VERSION = 'cert-manager.io/v1';
 export const CERTIFICATE_KIND = 'Certificate';
@@ -43,16 +43,7 @@ function certificate(
       name,
       namespace: ref.namespace,
       labels: { 'app.kubernetes.io/managed-by': 'etcd-conductor', [Labels.cluster]: ref.name },
-      ownerReferences: [
-        {
-          apiVersion: API_VERSION,
-          kind: ETCD_CLUSTER.kind,
-          name: ref.name,
-          uid: ref.uid,
-          controller: true,
-          blockOwnerDeletion: true,
-        },
-      ],
+      ownerReferences: [ownerReference(ref)],
     },
     spec: {
       secretName: name,
