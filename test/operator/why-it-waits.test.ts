@@ -17,6 +17,7 @@ import {
 } from '../support/cluster-harness';
 import type { EtcdCluster } from '../../crds/etcd-cluster';
 import { containerFaults } from '../support/container-faults';
+import { memberRole } from '../support/etcd-view';
 import { PROVISIONER_NAME as LOCAL_PATH_PROVISIONER } from '../../localcluster/real-nodes/local-path-storage';
 
 // Connected at load, not in beforeAll: Jest starts concurrent tests before the file's beforeAll hooks run.
@@ -220,13 +221,38 @@ describe('why a cluster waits', () => {
       const ns = await freshNamespace(h, 'frozen');
       await createCluster(h, ns, 'fz', { replicas: 1 });
       await waitConverged(h, ns, 'fz', 1);
-      await patchSpec(h, ns, 'fz', { replicas: 2 });
       const faults = containerFaults(h);
-      await eventually('the joining member runs', async () => {
-        const pod = await h.core.readNamespacedPod({ namespace: ns, name: 'fz-1' }).catch(() => undefined);
-        return pod?.status?.phase === 'Running' ? pod : undefined;
-      });
-      await faults.freezeContainer(ns, 'fz-1', 'etcd');
+      // The joiner must be frozen while it is still a learner: frozen after its promotion it is a voter, and a
+      // frozen voter of two takes quorum (status is then rightly rewritten). On a slow machine the learner can
+      // catch up and be promoted between its Pod running and the freeze; then the joiner is thawed, the cluster
+      // settles, and the next scale-up's joiner is tried (its voters keep quorum without it). At most 3 tries.
+      let joiner = '';
+      for (let replicas = 2; !joiner; replicas++) {
+        if (replicas > 4) throw new Error('every joiner was promoted before it could be frozen');
+        const candidate = `fz-${replicas - 1}`;
+        await patchSpec(h, ns, 'fz', { replicas });
+        await eventually(
+          `the joining member ${candidate} runs`,
+          async () => {
+            const pod = await h.core
+              .readNamespacedPod({ namespace: ns, name: candidate })
+              .catch(() => undefined);
+            return pod?.status?.phase === 'Running' ? pod : undefined;
+          },
+          120_000,
+          100,
+        );
+        await faults.freezeContainer(ns, candidate, 'etcd');
+        const role = await memberRole({ namespace: ns, name: 'fz' }, 'fz-0', candidate);
+        if (role === 'learner') joiner = candidate;
+        else {
+          console.log(
+            `frozen joiner: ${candidate} was ${role} when frozen; thawing it and trying the next joiner`,
+          );
+          await faults.thawContainer(ns, candidate, 'etcd');
+          await waitConverged(h, ns, 'fz', replicas, 300_000);
+        }
+      }
       try {
         const op = await eventually('the scale-up waits on its learner', async () => {
           const c = await getCluster(h, ns, 'fz');
@@ -244,15 +270,15 @@ describe('why a cluster waits', () => {
         const after = await getCluster(h, ns, 'fz');
         const grown = ids.map((id, i) => historyLength(id) - (lengths[i] ?? 0));
         console.log(
-          `frozen joiner, 120 s: resourceVersion ${before.metadata.resourceVersion} -> ${after.metadata.resourceVersion}; operation +${grown[0]} events, cluster workflow +${grown[1]}; step "${after.status?.currentOperation?.step ?? ''}"`,
+          `frozen joiner ${joiner}, 120 s: resourceVersion ${before.metadata.resourceVersion} -> ${after.metadata.resourceVersion}; operation +${grown[0]} events, cluster workflow +${grown[1]}; step "${after.status?.currentOperation?.step ?? ''}"`,
         );
         expect(after.metadata.resourceVersion).toBe(before.metadata.resourceVersion);
         expect(grown[0]).toBeLessThanOrEqual(100);
         expect(grown[1]).toBeLessThanOrEqual(20);
       } finally {
-        await faults.thawContainer(ns, 'fz-1', 'etcd');
+        await faults.thawContainer(ns, joiner, 'etcd');
       }
-      await waitConverged(h, ns, 'fz', 2, 300_000);
+      await waitConverged(h, ns, 'fz', Number(joiner.slice('fz-'.length)) + 1, 300_000);
     },
   );
 

@@ -18,7 +18,8 @@ import {
 import { agreedLeader } from '../support/etcd-view';
 import { expectMembership, startMembershipSampler } from '../support/membership-sampler';
 import { useRealNodeStack } from '../support/real-node-stack';
-import { startWriterRunning } from '../support/writer';
+import { startWriterRunning, strictClient } from '../support/writer';
+import { clusterClientEndpoint } from '../../crds/names';
 
 jest.setTimeout(600_000);
 
@@ -88,6 +89,27 @@ beforeAll(async () => {
   expect(ids).toHaveLength(3);
 });
 
+/** Puts `mb` values of 1 MB (under etcd's 1.5 MiB request limit) through the client Service; returns how many were acknowledged. */
+async function bulkPut(mb: number): Promise<number> {
+  const client = strictClient([clusterClientEndpoint({ namespace: ns, name })], {}, 10_000);
+  let acked = 0;
+  try {
+    for (let i = 0; i < mb; i++) {
+      const value = Buffer.alloc(1024 * 1024, i % 251);
+      // The writer's keys are checked by expectAvailability; these are only ballast and are not.
+      await client
+        .put(`/volume-full-bulk/${String(i).padStart(3, '0')}`)
+        .value(value)
+        .exec()
+        .then(() => acked++)
+        .catch(() => undefined);
+    }
+  } finally {
+    client.close();
+  }
+  return acked;
+}
+
 test("each member's volume is a folder in its node's size-limited filesystem", async () => {
   for (const m of members) {
     const v = await stack.faults.podVolume(ns, m);
@@ -109,6 +131,11 @@ test('a member whose volume fills is reported as out of space, keeps its place, 
   try {
     const filled = await stack.faults.fillVolume(ns, victim);
     console.log(`volume-full: filled ${victim}'s volume with ${filled.bytes} bytes (leader ${leader})`);
+    // Small writes land in space etcd already holds (the WAL segment is preallocated, bbolt reuses freed pages),
+    // so a full volume can go unnoticed for minutes. New data that the database must grow for does not: bbolt
+    // extends its file in 16 MB steps and its next commit into the new pages fails with ENOSPC.
+    const bulk = await bulkPut(24);
+    console.log(`volume-full: ${bulk} MB of new data put while ${victim}'s volume is full`);
     // etcd stops on its next write to the full volume; the operator tells it within its observation round.
     const told = await eventually(
       `status and an Event naming ${victim} and the full volume`,

@@ -1,5 +1,5 @@
 // etcd's own view of who leads, asked of each member on its own endpoint: the leader all who answered agree on.
-import { memberClientURL } from '../../crds/names';
+import { memberClientURL, memberFromPeerURL } from '../../crds/names';
 import { strictClient } from './writer';
 
 /** The leader's member name, as every member that answers within 2 s reports it; throws unless they agree. */
@@ -23,4 +23,23 @@ export async function agreedLeader(
   }
   if (leaders.size !== 1) throw new Error(`no agreed leader: ${[...leaders].join(', ') || 'none'}`);
   return [...leaders][0] ?? '';
+}
+
+/** What `asked` says `member` is: 'learner', 'voter', or 'absent' (not in its member list). */
+export async function memberRole(
+  ref: { namespace: string; name: string },
+  asked: string,
+  member: string,
+): Promise<'learner' | 'voter' | 'absent'> {
+  const c = strictClient([memberClientURL(ref, asked)], {}, 5000);
+  try {
+    const list = await c.cluster.memberList({ linearizable: false });
+    const m = list.members.find(
+      (x) => x.name === member || x.peerURLs.some((u) => memberFromPeerURL(ref, u) === member),
+    );
+    if (!m) return 'absent';
+    return m.isLearner ? 'learner' : 'voter';
+  } finally {
+    c.close();
+  }
 }
