@@ -41,6 +41,8 @@ import { describeStartupFailure, StartupError } from './startup-errors';
 import { startWatcherLease } from './watcher-lease';
 import { MAX_CACHED_WORKFLOWS } from '../contracts/node-flags';
 
+const STICKY_SCHEDULE_TO_START = '2s';
+
 export interface Operator {
   /** Resolves when the worker stops (after `stop()` or a fatal error). */
   done: Promise<void>;
@@ -173,6 +175,11 @@ export async function startOperator(
           interceptors: { activity: [livenessHeartbeats] },
           maxHeartbeatThrottleInterval: MAX_HEARTBEAT_THROTTLE_MS,
           maxCachedWorkflows: MAX_CACHED_WORKFLOWS,
+          // A workflow task sent to a worker that died (the operator killed or its Pod deleted) waits this long on
+          // the dead worker's sticky queue before Temporal gives it to the task queue: every cluster the dead
+          // worker had cached stood still for the SDK's default 10 s after a restart. A live worker picks a task up
+          // within milliseconds, so 2 s loses nothing but a cached replay now and then under heavy load.
+          stickyQueueScheduleToStartTimeout: STICKY_SCHEDULE_TO_START,
         }),
       ).catch(async (err: unknown) => {
         await connection.close();
