@@ -13,6 +13,26 @@ const common = {
   moduleFileExtensions: ['ts', 'js', 'json'],
   modulePathIgnorePatterns: ['<rootDir>/dist/', '<rootDir>/.local/'],
 };
+/**
+ * e2e files that must have the stack to themselves: they kill or add operator processes, stop or cut off nodes,
+ * fill a node's disk, or bring up stacks of their own. `npm test` (test/run-suite.sh) runs every other file
+ * several at a time (E2E_GROUP=shared), then these one by one (E2E_GROUP=alone). Without E2E_GROUP the e2e project
+ * has every file, for running one file by hand.
+ */
+const ALONE = [
+  'test/faults/operator-kill-steps',
+  'test/operator/worker-crash',
+  'test/runtime/watcher-lease',
+  'test/runtime/bad-input',
+  'test/realnodes/',
+  'test/localcluster/faults',
+  'test/localcluster/up-down',
+  'test/soak/',
+].map((p) => `<rootDir>/${p}`);
+const group = process.env.E2E_GROUP;
+if (group !== undefined && group !== 'shared' && group !== 'alone')
+  throw new Error(`E2E_GROUP is shared or alone, not "${group}"`);
+
 module.exports = {
   // One test file at a time (the e2e files share one local stack), but in a worker process rather than in
   // Jest's own: a worker whose heap is over this limit after a file is replaced by a fresh one. Run in band,
@@ -33,7 +53,10 @@ module.exports = {
       ...common,
       displayName: 'e2e',
       testMatch: ['<rootDir>/test/**/*.test.ts'],
-      testPathIgnorePatterns: ['<rootDir>/test/support/'],
+      testPathIgnorePatterns: ['<rootDir>/test/support/', ...(group === 'shared' ? ALONE : [])],
+      ...(group === 'alone'
+        ? { testMatch: ALONE.map((p) => (p.endsWith('/') ? `${p}**/*.test.ts` : `${p}.test.ts`)) }
+        : {}),
       setupFilesAfterEnv: ['<rootDir>/test/support/e2e-setup.ts'],
     },
   ],
