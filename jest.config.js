@@ -16,7 +16,7 @@ const common = {
 /**
  * e2e files that must have the stack to themselves: they kill or add operator processes, stop or cut off nodes,
  * fill a node's disk, or bring up stacks of their own. `npm test` (test/run-suite.sh) runs every other file
- * several at a time (E2E_GROUP=shared), then these one by one (E2E_GROUP=alone). Without E2E_GROUP the e2e project
+ * two at a time (E2E_GROUP=shared), then these one by one (E2E_GROUP=alone). Without E2E_GROUP the e2e project
  * has every file, for running one file by hand.
  */
 const ALONE = [

@@ -6,6 +6,6 @@
 export NODE_OPTIONS=--experimental-vm-modules
 jest=./node_modules/.bin/jest
 status=0
-E2E_GROUP=shared "$jest" --maxWorkers="${E2E_WORKERS:-3}" --passWithNoTests "$@" || status=1
+E2E_GROUP=shared "$jest" --maxWorkers="${E2E_WORKERS:-2}" --passWithNoTests "$@" || status=1
 E2E_GROUP=alone "$jest" --selectProjects e2e --maxWorkers=1 --passWithNoTests "$@" || status=1
 exit $status
