@@ -34,8 +34,8 @@ if (group !== undefined && group !== 'shared' && group !== 'alone')
   throw new Error(`E2E_GROUP is shared or alone, not "${group}"`);
 
 module.exports = {
-  // One test file at a time (the e2e files share one local stack), but in a worker process rather than in
-  // Jest's own: a worker whose heap is over this limit after a file is replaced by a fresh one. Run in band,
+  // Files run in worker processes, never in Jest's own: a worker whose heap is over this limit after a file is
+  // replaced by a fresh one. Run in band,
   // the whole suite's leftovers (module registries held by native runtimes and sockets) piled up in one
   // process until it died of heap exhaustion near the end of a 60-minute run.
   workerIdleMemoryLimit: '2500MB',
