@@ -6,7 +6,8 @@ import { lifetimesOf } from './auto-tls-certificates';
 import type { AutoTLSFacts } from './auto-tls';
 import { issueAutoTLS, nextRenewal, planAutoTLS } from './auto-tls';
 import type { KubeObjects, ObjectRef } from './kube-objects';
-import { chainTrusted } from './tls-trust';
+import { observeIssuedTLS, stageIssuedTLS } from './issued-tls';
+import { chainTrusted, parsePemBundle } from './tls-trust';
 
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
@@ -106,8 +107,13 @@ function store() {
       if (!o) throw new Error('not found');
       if (p.metadata?.resourceVersion && p.metadata.resourceVersion !== o.metadata?.resourceVersion)
         throw new Error('409 Conflict');
+      const annotations = (p.metadata as { annotations?: Record<string, string> } | undefined)?.annotations;
       o.data = { ...o.data, ...p.data };
-      o.metadata = { ...o.metadata, resourceVersion: String(++version) };
+      o.metadata = {
+        ...o.metadata,
+        ...(annotations ? { annotations: { ...o.metadata?.annotations, ...annotations } } : {}),
+        resourceVersion: String(++version),
+      };
     },
   };
   const pem = (name: string, key: string) => Buffer.from(objects.get(name)?.data?.[key] ?? '', 'base64');
@@ -205,4 +211,46 @@ test('without mode Auto it does nothing', async () => {
   const s = store();
   expect(await issueAutoTLS(s.kube, ref, {}, new Date(now))).toBeUndefined();
   expect(s.objects.size).toBe(0);
+});
+
+test('what it issues goes through the staged copies: copied, a renewal applied to all four, a CA renewal trusted next to the old CA first (clients too)', async () => {
+  const s = store();
+  const short: Pick<EtcdClusterSpec, 'tls'> = {
+    tls: { mode: 'Auto', auto: { caDuration: '20h', certificateDuration: '10h', renewBefore: '2h' } },
+  };
+  const roles = async () => (await observeIssuedTLS(s.kube, ref, short, now))?.roles ?? [];
+  await issueAutoTLS(s.kube, ref, short, new Date(now));
+  expect((await roles()).map((r) => [r.role, r.issuedReady, r.appliedExists])).toEqual([
+    ['peer', true, false],
+    ['server', true, false],
+    ['operator', true, false],
+    ['client', true, false],
+  ]);
+  expect((await stageIssuedTLS(s.kube, ref, short, 'Copy')).sort()).toEqual(
+    [
+      'main-client-tls',
+      'main-operator-tls-applied',
+      'main-peer-tls-applied',
+      'main-server-tls-applied',
+    ].sort(),
+  );
+  // The handed-out Secret is the clients' copy: certificate, key and the CA.
+  expect(chainTrusted([s.cert('main-client-tls')], [s.cert('main-ca')])).toBe(true);
+
+  // A renewal from the same CA: reissued and trusted as it stands, applied to all four copies at once.
+  await issueAutoTLS(s.kube, ref, short, new Date(now + 8 * HOUR + 1000));
+  expect((await roles()).every((r) => r.reissued && r.reissuedTrusted && !r.newCA)).toBe(true);
+  expect(await stageIssuedTLS(s.kube, ref, short, 'ApplyReissued')).toHaveLength(4);
+  expect((await roles()).some((r) => r.reissued)).toBe(false);
+
+  // A CA renewal: every copy first trusts old and new, the clients' included; the new certificates wait.
+  const oldCA = s.cert('main-ca');
+  await issueAutoTLS(s.kube, ref, short, new Date(now + 18 * HOUR + 1000));
+  expect((await roles()).every((r) => r.newCA && r.reissued && !r.reissuedTrusted)).toBe(true);
+  expect(await stageIssuedTLS(s.kube, ref, short, 'ApplyReissued')).toEqual([]);
+  expect(await stageIssuedTLS(s.kube, ref, short, 'TrustNewCA')).toHaveLength(4);
+  const clientTrust = parsePemBundle(s.pem('main-client-tls', 'ca.crt')).map((c) => c.fingerprint256);
+  expect(clientTrust).toEqual([oldCA.fingerprint256, s.cert('main-ca').fingerprint256]);
+  expect(chainTrusted([s.cert('main-client-tls')], [oldCA])).toBe(true);
+  expect((await roles()).every((r) => r.reissuedTrusted)).toBe(true);
 });
