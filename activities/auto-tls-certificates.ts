@@ -5,7 +5,7 @@
 // certificate it makes is read back with node:crypto's X509Certificate in the tests, and etcd (Go) reads it in
 // the e2e test. Invariant: no certificate outlives the CA that signs it.
 import { createHash, generateKeyPairSync, randomBytes, sign } from 'node:crypto';
-import type { KeyObject , X509Certificate } from 'node:crypto';
+import type { KeyObject, X509Certificate } from 'node:crypto';
 import { isIP } from 'node:net';
 import type { AutoTLSLifetimes } from '../crds/etcd-cluster';
 import { AUTO_TLS_DEFAULTS } from '../crds/etcd-cluster';
