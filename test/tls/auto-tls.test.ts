@@ -210,7 +210,7 @@ test('spec.tls.mode cannot be turned off, nor combined with tls.peer', async () 
   };
   expect(await refused({ tls: { mode: null } })).toMatch(/spec.tls.mode Auto cannot be turned on or off/);
   expect(await refused({ tls: { peer: { secretName: 'x' } } })).toMatch(/takes no tls.peer or tls.client/);
-  expect(await refused({ tls: { auto: { renewBefore: '13m' } } })).toMatch(
+  expect(await refused({ tls: { auto: { renewBefore: '11m' } } })).toMatch(
     /renewBefore < certificateDuration/,
   );
 });
