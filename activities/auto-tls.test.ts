@@ -207,6 +207,19 @@ test('a due CA is renewed in place and every certificate is reissued under it, w
   expect(result?.changes[0]).toMatch(/^renewed the CA prod\/main-ca/);
 });
 
+test("only: 'missing' (before a member Pod is created) makes what is absent and renews nothing", async () => {
+  const s = store();
+  const short: Pick<EtcdClusterSpec, 'tls'> = {
+    tls: { mode: 'Auto', auto: { caDuration: '20h', certificateDuration: '10h', renewBefore: '2h' } },
+  };
+  await issueAutoTLS(s.kube, ref, short, new Date(now), 'missing');
+  expect(s.objects.size).toBe(5);
+  s.objects.delete('main-client-tls-issued');
+  const later = await issueAutoTLS(s.kube, ref, short, new Date(now + 19 * HOUR), 'missing');
+  expect(later?.changes).toEqual([expect.stringMatching(/^issued the client certificate/)]);
+  expect(later?.caRenewed).toBe(false);
+});
+
 test('without mode Auto it does nothing', async () => {
   const s = store();
   expect(await issueAutoTLS(s.kube, ref, {}, new Date(now))).toBeUndefined();

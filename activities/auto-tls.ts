@@ -191,22 +191,31 @@ async function readFacts(
   };
 }
 
+/** A plan cut down to making what does not exist yet: no renewal (the cluster workflow renews, and tells it). */
+const missingOnly = (plan: AutoTLSPlan, facts: AutoTLSFacts): AutoTLSPlan => ({
+  ca: plan.ca === 'create' ? 'create' : 'keep',
+  issue: plan.issue.filter((r) => facts.leaves.find((l) => l.role === r)?.notAfter === undefined),
+});
+
 /**
- * Makes what is missing and renews what is due, then says when the next renewal is. Idempotent: a second call
- * right after changes nothing. Throws (retried) on a conflict with a concurrent attempt.
+ * Makes what is missing and renews what is due (only what is missing with `only: 'missing'`, as before a member
+ * Pod is created), then says when the next renewal is. Idempotent: a second call right after changes nothing.
+ * Throws (retried) on a conflict with a concurrent attempt.
  */
 export async function issueAutoTLS(
   kube: KubeObjects,
   ref: Ref,
   spec: TLSSpec,
   now = new Date(),
+  only: 'due' | 'missing' = 'due',
 ): Promise<AutoTLSResult | undefined> {
   if (!autoTLSOn(spec)) return undefined;
   const lifetimes = lifetimesOf(spec.tls?.auto);
+  const cut = (p: AutoTLSPlan, f: AutoTLSFacts) => (only === 'missing' ? missingOnly(p, f) : p);
   const changes: string[] = [];
   const current = await readCA(kube, ref);
   const first = await readFacts(kube, ref, spec, current);
-  const plan = planAutoTLS(first.facts, lifetimes, now.getTime());
+  const plan = cut(planAutoTLS(first.facts, lifetimes, now.getTime()), first.facts);
   const ca = await ensureCA(kube, ref, spec, plan.ca, current, now, lifetimes);
   const caName = `${ref.namespace}/${autoCASecretName(ref.name)}`;
   if (plan.ca === 'create' && (!current || current.cert.fingerprint256 !== ca.cert.fingerprint256))
@@ -214,7 +223,7 @@ export async function issueAutoTLS(
   if (plan.ca === 'renew') changes.push(`renewed the CA ${caName} (valid until ${ca.cert.validTo})`);
   // Judged again against the CA now in place: a CA just made or renewed needs every leaf issued under it.
   const { facts, objects } = await readFacts(kube, ref, spec, ca);
-  const issue = planAutoTLS(facts, lifetimes, now.getTime()).issue;
+  const issue = cut(planAutoTLS(facts, lifetimes, now.getTime()), facts).issue;
   for (const s of issuedTLSSecrets(spec, ref.name).filter((x) => issue.includes(x.role))) {
     const keys = newKeyPair();
     const req = leafRequest(s.role, ref, now, lifetimes, new Date(Date.parse(ca.cert.validTo)));

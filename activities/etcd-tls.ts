@@ -155,8 +155,8 @@ export async function prepareMemberTLS(
   spec: TLSSpec,
 ): Promise<{ caHash?: string }> {
   if (!anyTLSOn(spec)) return {};
-  // mode Auto: the operator issues what cert-manager would (none of it again when it exists and is not due).
-  await issueAutoTLS(kube, ref, spec);
+  // mode Auto: the operator issues what cert-manager would, if the cluster workflow has not yet (it renews).
+  await issueAutoTLS(kube, ref, spec, new Date(), 'missing');
   await ensureTLSCertificates(kube, ref, spec);
   // Members mount the operator's copies of what cert-manager issues (activities/issued-tls.ts).
   await ensureAppliedCopies(kube, ref, spec);
