@@ -205,7 +205,14 @@ test('spec.tls.mode cannot be turned off, nor combined with tls.peer', async () 
       );
       return undefined;
     } catch (err) {
-      return String((err as { body?: unknown }).body ?? err);
+      // The apiserver's Status, whose JSON escapes '<' and '>': its message as the user reads it.
+      const body = (err as { body?: unknown }).body;
+      const text = typeof body === 'string' ? body : JSON.stringify(body ?? String(err));
+      try {
+        return String((JSON.parse(text) as { message?: string }).message ?? text);
+      } catch {
+        return text;
+      }
     }
   };
   expect(await refused({ tls: { mode: null } })).toMatch(/spec.tls.mode Auto cannot be turned on or off/);
