@@ -3,7 +3,7 @@ import type { KubernetesObject } from '@kubernetes/client-node';
 import type { EtcdClusterSpec } from '../crds/etcd-cluster';
 import { Labels } from '../crds/labels';
 import { additionalMetadataOf } from './additional-metadata';
-import { syncAdditionalMetadata } from './additional-metadata-sync';
+import { namedClusterObjects, syncAdditionalMetadata } from './additional-metadata-sync';
 import type { KubeObjects, ObjectRef } from './kube-objects';
 
 const ref = { namespace: 'prod', name: 'main', uid: 'uid-1' };
@@ -142,4 +142,23 @@ describe('syncAdditionalMetadata', () => {
     expect(await syncAdditionalMetadata(kube, ref, {})).toEqual([]);
     expect(patched).toEqual([]);
   });
+});
+
+test('with spec.tls.mode Auto: the CA Secret and every issued Secret and copy, and no cert-manager Certificate', () => {
+  const names = namedClusterObjects(ref, { tls: { mode: 'Auto' } })
+    .filter((o) => o.kind !== 'Service' && o.kind !== 'PodDisruptionBudget')
+    .map((o) => `${o.kind}/${o.name}`);
+  expect(names.sort()).toEqual(
+    [
+      'Secret/main-ca',
+      'Secret/main-peer-tls',
+      'Secret/main-peer-tls-applied',
+      'Secret/main-server-tls',
+      'Secret/main-server-tls-applied',
+      'Secret/main-operator-tls',
+      'Secret/main-operator-tls-applied',
+      'Secret/main-client-tls-issued',
+      'Secret/main-client-tls',
+    ].sort(),
+  );
 });

@@ -10,7 +10,7 @@ import type { KubernetesObject } from '@kubernetes/client-node';
 import type { EtcdClusterSpec } from '../crds/etcd-cluster';
 import { Labels } from '../crds/labels';
 import { clientServiceName, peerServiceName } from '../crds/names';
-import { issuedTLSSecrets } from '../crds/tls-names';
+import { autoCASecretName, autoTLSOn, issuedTLSSecrets } from '../crds/tls-names';
 import type { ClusterRef } from '../contracts/cluster-ref';
 import { additionalMetadataOf, additionalMetadataPatch } from './additional-metadata';
 import { appliedSecretName } from './etcd-auth';
@@ -29,17 +29,20 @@ export function namedClusterObjects(ref: ClusterRef, spec: MetadataSpec): Object
     name,
   });
   const tls = issuedTLSSecrets(spec, ref.name);
+  const auto = autoTLSOn(spec);
   return [
     at('v1', 'Service', peerServiceName(ref.name)),
     at('v1', 'Service', clientServiceName(ref.name)),
     at('policy/v1', 'PodDisruptionBudget', ref.name),
     ...(spec.auth ? [at('v1', 'Secret', appliedSecretName(ref.name))] : []),
     // cert-manager's Certificate and the Secret it issues share a name; the operator owns both, and its copy.
+    // With mode Auto the operator issues the Secrets itself (no Certificates) from its CA Secret.
     ...tls.flatMap((s) => [
-      at(CERTIFICATE_API_VERSION, CERTIFICATE_KIND, s.issued),
+      ...(auto ? [] : [at(CERTIFICATE_API_VERSION, CERTIFICATE_KIND, s.issued)]),
       at('v1', 'Secret', s.issued),
       at('v1', 'Secret', s.applied),
     ]),
+    ...(auto ? [at('v1', 'Secret', autoCASecretName(ref.name))] : []),
   ];
 }
 

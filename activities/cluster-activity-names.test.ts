@@ -21,6 +21,7 @@ test('the cluster activities register the same names', () => {
     'disarmNoSpace',
     'ensureClusterObjects',
     'expandMemberClaim',
+    'issueAutoTLS',
     'moveLeader',
     'observeCluster',
     'patchMemberPodMetadata',

@@ -12,6 +12,8 @@ import type { EventRecorder } from './event-recorder';
 import { recordOrDrop } from './event-recorder';
 import type { restoreFailureOf } from './restore-manifests';
 import { stageIssuedTLS } from './issued-tls';
+import type { AutoTLSResult } from './auto-tls';
+import { issueAutoTLS } from './auto-tls';
 import type { IssuedTLSStage } from '../contracts/issued-tls';
 import type { ClusterRef } from '../contracts/cluster-ref';
 import type { EventReason } from '../contracts/event-reasons';
@@ -181,6 +183,17 @@ export function createClusterKubeActivities(deps: {
       stage: IssuedTLSStage;
     }): Promise<string[]> {
       return stageIssuedTLS(kube, input.ref, input.spec, input.stage);
+    },
+
+    /**
+     * spec.tls.mode Auto: makes the CA and certificates that are missing and renews those due (activities/auto-tls.ts);
+     * returns their dates, when to look again, and what it changed, never a key or certificate.
+     */
+    async issueAutoTLS(input: {
+      ref: ClusterRef;
+      spec: EtcdClusterSpec;
+    }): Promise<AutoTLSResult | undefined> {
+      return issueAutoTLS(kube, input.ref, input.spec);
     },
 
     /** A Kubernetes Event on the EtcdCluster, so `kubectl describe` tells what the operator did. */

@@ -8,11 +8,12 @@ import type { KubernetesObject } from '@kubernetes/client-node';
 import { FailureTypes } from '../crds/conditions';
 import type { EtcdClusterSpec } from '../crds/etcd-cluster';
 import { API_VERSION, ETCD_CLUSTER } from '../crds/etcd-cluster';
-import { tlsSecretNames } from '../crds/tls-names';
+import { anyTLSOn, tlsSecretNames } from '../crds/tls-names';
 import type { ClusterKey, ConnectionContributor, EtcdConnectionOptions } from './etcd-connection';
 import type { KubeObjects } from './kube-objects';
 import { CERTIFICATE_KIND, tlsCertificates } from './tls-certificates';
 import { ensureAppliedCopies } from './issued-tls';
+import { issueAutoTLS } from './auto-tls';
 
 type TLSSpec = Pick<EtcdClusterSpec, 'tls' | 'additionalMetadata'>;
 type SecretLike = KubernetesObject & { data?: Record<string, string> };
@@ -153,7 +154,9 @@ export async function prepareMemberTLS(
   ref: { namespace: string; name: string; uid: string },
   spec: TLSSpec,
 ): Promise<{ caHash?: string }> {
-  if (!spec.tls?.peer && !spec.tls?.client) return {};
+  if (!anyTLSOn(spec)) return {};
+  // mode Auto: the operator issues what cert-manager would, if the cluster workflow has not yet (it renews).
+  await issueAutoTLS(kube, ref, spec, new Date(), 'missing');
   await ensureTLSCertificates(kube, ref, spec);
   // Members mount the operator's copies of what cert-manager issues (activities/issued-tls.ts).
   await ensureAppliedCopies(kube, ref, spec);
@@ -166,7 +169,7 @@ export async function memberTLSHash(
   ref: { namespace: string; name: string },
   spec: TLSSpec,
 ): Promise<{ caHash?: string }> {
-  if (!spec.tls?.peer && !spec.tls?.client) return {};
+  if (!anyTLSOn(spec)) return {};
   const names = tlsSecretNames(spec, ref.name);
   const [peer, server] = await Promise.all([
     names.peer ? readTLSSecret(kube, ref.namespace, names.peer, 'spec.tls.peer') : undefined,

@@ -7,7 +7,7 @@ import type { IssuedTLSObservation, IssuedTLSRoleObservation, IssuedTLSStage } f
 import type { EtcdClusterSpec } from '../crds/etcd-cluster';
 import { Labels } from '../crds/labels';
 import type { IssuedTLSSecret, TLSRole } from '../crds/tls-names';
-import { issuedTLSSecrets } from '../crds/tls-names';
+import { autoTLSOn, issuedTLSSecrets } from '../crds/tls-names';
 import { readTLSSecret, TLS_KEYS } from './etcd-tls';
 import { ownerReference } from './member-manifests';
 import type { KubeObjects } from './kube-objects';
@@ -88,8 +88,10 @@ async function readPairs(kube: KubeObjects, ref: Ref, spec: TLSSpec): Promise<Pa
  */
 const CHECKED_BY: Record<TLSRole, TLSRole[]> = {
   peer: ['peer'],
-  server: ['server', 'operator'],
+  // Users' clients (mode Auto) check the serving certificate with their own Secret's ca.crt.
+  server: ['server', 'operator', 'client'],
   operator: ['server'],
+  client: ['server'],
 };
 
 function observeRole(p: Pair, pairs: readonly Pair[]): IssuedTLSRoleObservation {
@@ -168,7 +170,9 @@ export async function ensureAppliedCopies(kube: KubeObjects, ref: Ref, spec: TLS
       kube,
       ref.namespace,
       secret.issued,
-      `the ${secret.role} certificate cert-manager issues`,
+      autoTLSOn(spec)
+        ? `the ${secret.role} certificate the operator issues`
+        : `the ${secret.role} certificate cert-manager issues`,
     );
     await kube.createIfAbsent(appliedSecret(ref, secret, issued, spec));
   }

@@ -11,7 +11,7 @@ import {
   peerServiceName,
   PORTS,
 } from '../crds/names';
-import { clientURLFor, peerURLFor, TLS_CA_HASH_ANNOTATION } from '../crds/tls-names';
+import { clientTLSOn, clientURLFor, peerTLSOn, peerURLFor, TLS_CA_HASH_ANNOTATION } from '../crds/tls-names';
 import { tlsEtcdFlags, tlsVolumeMounts, tlsVolumes } from './tls-pod';
 import { podUserMetadata, withAdditionalMetadata } from './additional-metadata';
 import type { ClusterRef } from '../contracts/cluster-ref';
@@ -68,8 +68,8 @@ export function clusterToken(ref: ClusterRef): string {
 /** Flags in etcd's `--flag=value` form; the operator's own flags come last so nothing overrides them. */
 export function etcdArgs(input: MemberPodInput): string[] {
   const { ref, member } = input;
-  const peerScheme = input.spec.tls?.peer ? 'https' : 'http';
-  const clientScheme = input.spec.tls?.client ? 'https' : 'http';
+  const peerScheme = peerTLSOn(input.spec) ? 'https' : 'http';
+  const clientScheme = clientTLSOn(input.spec) ? 'https' : 'http';
   const own: Record<string, string> = {
     name: member,
     'data-dir': ETCD_DATA_DIR,

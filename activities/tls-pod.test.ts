@@ -89,3 +89,23 @@ describe('member Pods with spec.tls', () => {
     for (const f of set) expect(OPERATOR_OWNED_FLAGS).toContain(f);
   });
 });
+
+describe('member Pods with spec.tls.mode Auto', () => {
+  it('turn on both halves with every flag, and mount the copies of what the operator issued', () => {
+    const pod = podOf({ mode: 'Auto' });
+    expect(argsOf(pod)).toMatchObject({
+      'listen-peer-urls': 'https://$(POD_IP):2380',
+      'listen-client-urls': 'https://$(POD_IP):2379',
+      'advertise-client-urls': 'https://main-1.main-peer.prod.svc:2379',
+      'initial-advertise-peer-urls': 'https://main-1.main-peer.prod.svc:2380',
+      'peer-trusted-ca-file': '/etc/etcd/tls/peer/ca.crt',
+      'peer-client-cert-auth': 'true',
+      'trusted-ca-file': '/etc/etcd/tls/client/ca.crt',
+      'client-cert-auth': 'true',
+    });
+    const secrets = (pod.spec.volumes ?? []).flatMap((v) =>
+      'secret' in v && v.secret ? [v.secret.secretName] : [],
+    );
+    expect(secrets).toEqual(['main-peer-tls-applied', 'main-server-tls-applied']);
+  });
+});

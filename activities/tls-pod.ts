@@ -1,6 +1,6 @@
 // The TLS parts of a member Pod: etcd's certificate flags, and the Secrets mounted whole (never subPath) so a renewed certificate reaches etcd without a restart.
 import type { EtcdClusterSpec } from '../crds/etcd-cluster';
-import { tlsSecretNames } from '../crds/tls-names';
+import { clientTLSOn, peerTLSOn, tlsSecretNames } from '../crds/tls-names';
 
 /** Where a member's certificates are mounted; each directory is one whole Secret volume. */
 export const TLS_MOUNT = '/etc/etcd/tls';
@@ -20,9 +20,8 @@ type TLSSpec = Pick<EtcdClusterSpec, 'tls'>;
  * which is why a CA change rolls the members (TLS_CA_HASH_ANNOTATION).
  */
 export function tlsEtcdFlags(spec: TLSSpec): Record<string, string> {
-  const { peer, client } = spec.tls ?? {};
   return {
-    ...(peer
+    ...(peerTLSOn(spec)
       ? {
           'peer-cert-file': `${PEER_TLS_DIR}/tls.crt`,
           'peer-key-file': `${PEER_TLS_DIR}/tls.key`,
@@ -30,7 +29,7 @@ export function tlsEtcdFlags(spec: TLSSpec): Record<string, string> {
           'peer-client-cert-auth': 'true',
         }
       : {}),
-    ...(client
+    ...(clientTLSOn(spec)
       ? {
           'cert-file': `${SERVER_TLS_DIR}/tls.crt`,
           'key-file': `${SERVER_TLS_DIR}/tls.key`,
@@ -55,9 +54,8 @@ export function tlsVolumes(spec: TLSSpec, cluster: string) {
 }
 
 export function tlsVolumeMounts(spec: TLSSpec) {
-  const { peer, client } = spec.tls ?? {};
   return [
-    ...(peer ? [{ name: PEER_TLS_VOLUME, mountPath: PEER_TLS_DIR, readOnly: true }] : []),
-    ...(client ? [{ name: SERVER_TLS_VOLUME, mountPath: SERVER_TLS_DIR, readOnly: true }] : []),
+    ...(peerTLSOn(spec) ? [{ name: PEER_TLS_VOLUME, mountPath: PEER_TLS_DIR, readOnly: true }] : []),
+    ...(clientTLSOn(spec) ? [{ name: SERVER_TLS_VOLUME, mountPath: SERVER_TLS_DIR, readOnly: true }] : []),
   ];
 }

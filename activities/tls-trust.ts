@@ -6,7 +6,7 @@
 // a message, so no key or certificate reaches Temporal.
 import { X509Certificate } from 'node:crypto';
 import type { EtcdClusterSpec } from '../crds/etcd-cluster';
-import { tlsSecretNames } from '../crds/tls-names';
+import { anyTLSOn, tlsSecretNames } from '../crds/tls-names';
 import { readTLSSecret } from './etcd-tls';
 import type { KubeObjects } from './kube-objects';
 
@@ -106,7 +106,7 @@ export async function readTLSTrust(
   ref: { namespace: string; name: string },
   spec: TLSSpec,
 ): Promise<TLSTrustVerdict | undefined> {
-  if (!spec.tls?.peer && !spec.tls?.client) return undefined;
+  if (!anyTLSOn(spec)) return undefined;
   const names = tlsSecretNames(spec, ref.name);
   const read = (name: string | undefined, purpose: string) =>
     name ? readTLSSecret(kube, ref.namespace, name, purpose) : undefined;

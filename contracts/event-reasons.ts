@@ -47,6 +47,9 @@ export const EventReasons = {
   CATrustExtended: cluster('Normal'),
   CertificatesReissued: cluster('Normal'),
   OldCADropped: cluster('Normal'),
+  // spec.tls.mode Auto: the operator made or renewed its CA and certificates (activities/auto-tls.ts)
+  AutoTLSIssued: cluster('Normal'),
+  AutoTLSRenewed: cluster('Normal'),
   // Upgrade and downgrade steps
   PreUpgradeSnapshotTaken: cluster('Normal'),
   PreUpgradeSnapshotFailed: cluster('Warning'),

@@ -15,8 +15,12 @@ import {
   RESERVED_LABELS,
   reservedMetadataKey,
   STORAGE_MEDIA,
+  TLS_MODES,
+  AUTO_TLS_DEFAULTS,
 } from './etcd-cluster';
 import type {
+  AutoTLSLifetimes,
+  TLSStatus,
   EtcdImageSpec,
   BackupDestination,
   BackupPvcLocation,
@@ -72,9 +76,24 @@ const specFields = {
 } as const satisfies Mirror<EtcdClusterSpec>;
 
 const tlsFields = {
+  mode: { shape: 'string', required: false },
+  auto: { shape: 'object', required: false },
   peer: { shape: 'object', required: false },
   client: { shape: 'object', required: false },
 } as const satisfies Mirror<EtcdClusterTLS>;
+
+const autoTLSFields = {
+  caDuration: { shape: 'string', required: true },
+  certificateDuration: { shape: 'string', required: true },
+  renewBefore: { shape: 'string', required: true },
+} as const satisfies Mirror<AutoTLSLifetimes>;
+
+const tlsStatusFields = {
+  clientSecretName: { shape: 'string', required: true },
+  caNotAfter: { shape: 'string', required: false },
+  certificatesNotAfter: { shape: 'string', required: false },
+  renewalTime: { shape: 'string', required: false },
+} as const satisfies Mirror<TLSStatus>;
 
 const peerTLSFields = {
   secretName: { shape: 'string', required: false },
@@ -182,6 +201,7 @@ const statusFields = {
   conditions: { shape: 'array', required: false },
   currentOperation: { shape: 'object', required: false },
   lastOperation: { shape: 'object', required: false },
+  tls: { shape: 'object', required: false },
 } as const satisfies Mirror<EtcdClusterStatus>;
 
 const memberFields = {
@@ -253,6 +273,8 @@ describe('the EtcdCluster CRD and its TypeScript types', () => {
     ],
     ['spec.backup', at(root, 'spec', 'backup'), backupFields],
     ['spec.tls', at(root, 'spec', 'tls'), tlsFields],
+    ['spec.tls.auto', at(root, 'spec', 'tls', 'auto'), autoTLSFields],
+    ['status.tls', at(root, 'status', 'tls'), tlsStatusFields],
     ['spec.tls.peer', at(root, 'spec', 'tls', 'peer'), peerTLSFields],
     ['spec.tls.client', at(root, 'spec', 'tls', 'client'), clientTLSFields],
     ['spec.tls.peer.issuerRef', at(root, 'spec', 'tls', 'peer', 'issuerRef'), issuerRefFields],
@@ -302,6 +324,8 @@ describe('the EtcdCluster CRD and its TypeScript types', () => {
   });
 
   test('schema defaults equal the TS default constants', () => {
+    for (const [k, v] of Object.entries(AUTO_TLS_DEFAULTS))
+      expect(at(root, 'spec', 'tls', 'auto', k).default).toBe(v);
     expect(at(root, 'spec').default).toEqual({});
     expect(at(root, 'spec', 'storage').default).toEqual({});
     expect(at(root, 'spec', 'replicas').default).toBe(ETCD_CLUSTER_DEFAULTS.replicas);
@@ -329,6 +353,7 @@ describe('the EtcdCluster CRD and its TypeScript types', () => {
 
   test.each([
     ['spec.storage.medium', ['spec', 'storage', 'medium'], STORAGE_MEDIA],
+    ['spec.tls.mode', ['spec', 'tls', 'mode'], TLS_MODES],
     ['status.members[].role', ['status', 'members', '[]', 'role'], MEMBER_ROLES],
     ['status.conditions[].status', ['status', 'conditions', '[]', 'status'], CONDITION_STATUSES],
     ['status.currentOperation.type', ['status', 'currentOperation', 'type'], OPERATION_TYPES],

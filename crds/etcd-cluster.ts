@@ -227,8 +227,38 @@ export interface EtcdClientTLS extends EtcdPeerTLS {
   operatorSecretName?: string;
 }
 
-/** TLS of member-to-member and client traffic; each half can be turned on only when the cluster is created. */
+/** The values spec.tls.mode takes: Auto has the operator make a CA and every certificate itself. */
+export const TLS_MODES = ['Auto'] as const;
+export type TLSMode = (typeof TLS_MODES)[number];
+
+/**
+ * Lifetimes of operator-made certificates (spec.tls.mode Auto), as Go-style durations of hours, minutes and
+ * seconds ("2160h", "90m", "1h30m"); CEL keeps renewBefore < certificateDuration <= caDuration.
+ */
+export interface AutoTLSLifetimes {
+  /** Defaulted to 43800h (5 years). */
+  caDuration: string;
+  /** Peer, serving and client certificates; defaulted to 2160h (90 days). */
+  certificateDuration: string;
+  /** A certificate (or the CA) is renewed this long before it expires; defaulted to 720h (30 days). */
+  renewBefore: string;
+}
+
+/** The schema's defaults of spec.tls.auto, also what applies when mode Auto comes without it. */
+export const AUTO_TLS_DEFAULTS = {
+  caDuration: '43800h',
+  certificateDuration: '2160h',
+  renewBefore: '720h',
+} as const satisfies AutoTLSLifetimes;
+
+/**
+ * TLS of member-to-member and client traffic; each half can be turned on only when the cluster is created.
+ * Either mode Auto (the operator makes the CA and the certificates; peer and client left out) or peer/client.
+ */
 export interface EtcdClusterTLS {
+  mode?: TLSMode;
+  /** Only with mode Auto. */
+  auto?: AutoTLSLifetimes;
   peer?: EtcdPeerTLS;
   client?: EtcdClientTLS;
 }
@@ -383,6 +413,18 @@ export interface LastOperation {
   observedGeneration?: number;
 }
 
+/** What clients need to know of an auto-TLS cluster's certificates (spec.tls.mode Auto). */
+export interface TLSStatus {
+  /** The Secret (tls.crt, tls.key, ca.crt) clients use to reach the members: <cluster>-client-tls. */
+  clientSecretName: string;
+  /** RFC 3339: when the CA the operator made expires (it is renewed renewBefore ahead of that). */
+  caNotAfter?: string;
+  /** RFC 3339: when the first of the peer, serving and client certificates expires. */
+  certificatesNotAfter?: string;
+  /** RFC 3339: when the operator renews next (a certificate or the CA). */
+  renewalTime?: string;
+}
+
 export interface EtcdClusterStatus {
   observedGeneration?: number;
   /** Members etcd lists (voters and learners); 0 while paused. */
@@ -403,6 +445,8 @@ export interface EtcdClusterStatus {
   conditions?: Condition[];
   currentOperation?: CurrentOperation;
   lastOperation?: LastOperation;
+  /** With spec.tls.mode Auto: the client Secret and the certificates' expiry. */
+  tls?: TLSStatus;
 }
 
 /** The metadata fields the operator reads; a subset of ObjectMeta so this module needs no client library. */

@@ -14,17 +14,36 @@ import {
 type Ref = { namespace: string; name: string };
 type TLSSpec = Pick<EtcdClusterSpec, 'tls'>;
 
-/** The member's peer URL as etcd lists it: https:// when spec.tls.peer is set. */
+/** spec.tls.mode Auto: the operator makes the CA and every certificate (activities/auto-tls.ts). */
+export const autoTLSOn = (spec: TLSSpec) => spec.tls?.mode === 'Auto';
+
+/** Peer TLS is on: spec.tls.peer is set, or mode Auto turns it on. */
+export const peerTLSOn = (spec: TLSSpec) => autoTLSOn(spec) || spec.tls?.peer !== undefined;
+
+/** Client TLS (with client-certificate auth) is on: spec.tls.client is set, or mode Auto turns it on. */
+export const clientTLSOn = (spec: TLSSpec) => autoTLSOn(spec) || spec.tls?.client !== undefined;
+
+/** Either half of TLS is on. */
+export const anyTLSOn = (spec: TLSSpec) => peerTLSOn(spec) || clientTLSOn(spec);
+
+/** The member's peer URL as etcd lists it: https:// when peer TLS is on. */
 export const peerURLFor = (spec: TLSSpec, ref: Ref, member: string) =>
-  spec.tls?.peer ? memberPeerURLTLS(ref, member) : memberPeerURL(ref, member);
+  peerTLSOn(spec) ? memberPeerURLTLS(ref, member) : memberPeerURL(ref, member);
 
-/** The member's client URL: https:// when spec.tls.client is set. */
+/** The member's client URL: https:// when client TLS is on. */
 export const clientURLFor = (spec: TLSSpec, ref: Ref, member: string) =>
-  spec.tls?.client ? memberClientURLTLS(ref, member) : memberClientURL(ref, member);
+  clientTLSOn(spec) ? memberClientURLTLS(ref, member) : memberClientURL(ref, member);
 
-/** The client Service URL status shows: https:// when spec.tls.client is set. */
+/** The client Service URL status shows: https:// when client TLS is on. */
 export const clientEndpointFor = (spec: TLSSpec, ref: Ref) =>
-  spec.tls?.client ? clusterClientEndpointTLS(ref) : clusterClientEndpoint(ref);
+  clientTLSOn(spec) ? clusterClientEndpointTLS(ref) : clusterClientEndpoint(ref);
+
+/** With mode Auto: the Secret holding the CA the operator made (tls.crt, tls.key), kept for the cluster's life. */
+export const autoCASecretName = (cluster: string) => `${cluster}-ca`;
+/** With mode Auto: the Secret clients use (tls.crt, tls.key, ca.crt), the operator's staged copy of what it issued. */
+export const autoClientSecretName = (cluster: string) => `${cluster}-client-tls`;
+/** With mode Auto: where the operator issues the clients' certificate before staging it into autoClientSecretName. */
+export const autoIssuedClientSecretName = (cluster: string) => `${cluster}-client-tls-issued`;
 
 /** Secrets (and cert-manager Certificates) the operator names itself when spec.tls uses an issuerRef. */
 export const issuedPeerSecretName = (cluster: string) => `${cluster}-peer-tls`;
@@ -45,7 +64,8 @@ export interface TLSSecretNames {
  */
 export const appliedTLSSecretName = (issued: string) => `${issued}-applied`;
 
-export type TLSRole = 'peer' | 'server' | 'operator';
+/** Whose certificate: members' peer and serving ones, the operator's client one, and (mode Auto) the users' client one. */
+export type TLSRole = 'peer' | 'server' | 'operator' | 'client';
 
 /** A Secret cert-manager fills for this cluster (an issuerRef half) and the operator's copy of it. */
 export interface IssuedTLSSecret {
@@ -54,7 +74,10 @@ export interface IssuedTLSSecret {
   applied: string;
 }
 
-/** The Secrets cert-manager issues for this cluster, by role: none for halves given as Secrets. */
+/**
+ * The Secrets cert-manager (an issuerRef half) or the operator itself (mode Auto) issues for this cluster, by
+ * role, each with the copy members, the operator or clients use: none for halves given as Secrets.
+ */
 export function issuedTLSSecrets(spec: TLSSpec, cluster: string): IssuedTLSSecret[] {
   const { peer, client } = spec.tls ?? {};
   const of = (role: TLSRole, issued: string): IssuedTLSSecret => ({
@@ -62,6 +85,14 @@ export function issuedTLSSecrets(spec: TLSSpec, cluster: string): IssuedTLSSecre
     issued,
     applied: appliedTLSSecretName(issued),
   });
+  if (autoTLSOn(spec))
+    return [
+      of('peer', issuedPeerSecretName(cluster)),
+      of('server', issuedServerSecretName(cluster)),
+      of('operator', issuedOperatorSecretName(cluster)),
+      // Clients' copy has the plain name status and docs give; its ca.crt moves in stages like the members'.
+      { role: 'client', issued: autoIssuedClientSecretName(cluster), applied: autoClientSecretName(cluster) },
+    ];
   return [
     ...(peer?.issuerRef ? [of('peer', issuedPeerSecretName(cluster))] : []),
     ...(client?.issuerRef ? [of('server', issuedServerSecretName(cluster))] : []),
@@ -73,6 +104,12 @@ export function issuedTLSSecrets(spec: TLSSpec, cluster: string): IssuedTLSSecre
 
 /** The Secrets members mount and the operator reads, by role: the user's, or the operator's copy of cert-manager's. */
 export function tlsSecretNames(spec: TLSSpec, cluster: string): TLSSecretNames {
+  if (autoTLSOn(spec))
+    return {
+      peer: appliedTLSSecretName(issuedPeerSecretName(cluster)),
+      server: appliedTLSSecretName(issuedServerSecretName(cluster)),
+      operator: appliedTLSSecretName(issuedOperatorSecretName(cluster)),
+    };
   const { peer, client } = spec.tls ?? {};
   const copy = (issuerRef: unknown, issued: string) => (issuerRef ? appliedTLSSecretName(issued) : issued);
   return {

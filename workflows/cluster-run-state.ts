@@ -4,6 +4,7 @@
 // in cluster-workflow.ts) share this one mutable record instead of closing over twenty local variables.
 import type { CancellationScope } from '@temporalio/workflow';
 import { proxyActivities } from '@temporalio/workflow';
+import type { AutoTLSResult } from '../activities/auto-tls';
 import type { ClusterActivities } from '../activities/cluster-activities';
 import type { ClusterChange, ClusterWorkflowInput } from '../contracts/messages';
 import type {
@@ -92,6 +93,11 @@ export interface ClusterRunState {
   successor: ClusterChange | undefined;
   /** The running operation's scope: deleting the EtcdCluster cancels it (its own compensation still runs). */
   operationScope: CancellationScope | undefined;
+  /**
+   * spec.tls.mode Auto: what the last issueAutoTLS said (dates only) and the spec.tls.auto it ran with; asked
+   * again when the renewal time comes or spec.tls.auto changes, and once per run (it is not carried).
+   */
+  autoTLS: (AutoTLSResult & { lifetimes: string }) | undefined;
 }
 
 export function initialRunState(input: ClusterWorkflowArgs): ClusterRunState {
@@ -126,6 +132,7 @@ export function initialRunState(input: ClusterWorkflowArgs): ClusterRunState {
     storageRefusalReported: carried?.storageRefusalReported ?? '',
     successor: undefined,
     operationScope: undefined,
+    autoTLS: undefined,
   };
 }
 

@@ -3,7 +3,8 @@
 import { patched } from '@temporalio/workflow';
 import { Reasons } from '../crds/conditions';
 import { clusterSelector } from '../crds/labels';
-import { clientEndpointFor } from '../crds/tls-names';
+import type { TLSStatus } from '../crds/etcd-cluster';
+import { autoClientSecretName, autoTLSOn, clientEndpointFor } from '../crds/tls-names';
 import type { EventReason } from '../contracts/event-reasons';
 import type { ClusterRunState } from './cluster-run-state';
 import { clusterActs as acts, isHalted } from './cluster-run-state';
@@ -51,6 +52,8 @@ export async function publish(
     now: new Date().toISOString(),
     memberDetail: patched(MEMBER_DETAIL_PATCH),
   });
+  const tls = autoTLSStatus(s);
+  if (tls) next.tls = tls;
   const step = decision.step;
   if (step.kind === 'Wait' && toldOnce(step.reason)) {
     // Told once per reason and subject (the message up to its first ': ', e.g. `claim data-main-0 is Pending`,
@@ -67,6 +70,19 @@ export async function publish(
     return;
   }
   s.status = next;
+}
+
+/** status.tls of a cluster with spec.tls.mode Auto: this run's last issue, or what status said before it asked. */
+function autoTLSStatus(s: ClusterRunState): TLSStatus | undefined {
+  if (!autoTLSOn(s.desired.spec)) return undefined;
+  if (!s.autoTLS) return s.status?.tls;
+  const { caNotAfter, certificatesNotAfter, renewalTime } = s.autoTLS;
+  return {
+    clientSecretName: autoClientSecretName(s.ref.name),
+    caNotAfter,
+    certificatesNotAfter,
+    renewalTime,
+  };
 }
 
 /** Recomputes status (members, versions, conditions) from a fresh observation while an operation runs. */

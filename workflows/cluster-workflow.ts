@@ -22,6 +22,7 @@ import type { ClusterChange } from '../contracts/messages';
 import { operationWorkflowId, SearchAttributes } from '../contracts/messages';
 import type { ClusterObservation } from '../contracts/observation';
 import { Reasons } from '../crds/conditions';
+import { autoTLSOn } from '../crds/tls-names';
 import type { EtcdClusterSpec } from '../crds/etcd-cluster';
 import { observeAuth } from './auth-step';
 import { runOperation } from './cluster-operation-run';
@@ -101,6 +102,8 @@ export async function etcdClusterWorkflow(input: ClusterWorkflowArgs): Promise<v
 async function lookAndAct(s: ClusterRunState): Promise<void> {
   s.dirty = false;
   const target = s.desired;
+  // Only a cluster with spec.tls.mode Auto asks: histories of every other cluster keep their command sequence.
+  if (autoTLSOn(target.spec)) await keepAutoTLS(s, target.spec);
   const { observation, observed } = await observe(s, target.spec);
   const tls = await advanceIssuedTLS(s, target.spec, observation);
   if (tls.staged) {
@@ -123,7 +126,37 @@ async function lookAndAct(s: ClusterRunState): Promise<void> {
       ? `halted after **${s.lastOperation?.type ?? 'an operation'}** ${s.lastOperation?.result ?? ''}: change the spec or set the retry annotation to go on`
       : `idle: ${describeStep(step)}`,
   );
-  await waitForNextLook(s, step, tls.recheckMs);
+  await waitForNextLook(s, step, earliest(tls.recheckMs, autoTLSRenewalInMs(s)));
+}
+
+const earliest = (a: number | undefined, b: number | undefined) =>
+  a === undefined ? b : b === undefined ? a : Math.min(a, b);
+
+/**
+ * spec.tls.mode Auto: has the operator make what is missing and renew what is due (activities/auto-tls.ts) when
+ * this run has not asked yet, the renewal time has come, or spec.tls.auto changed; tells what changed as an Event.
+ * What it issues, the staged copies (advanceIssuedTLS) roll in on this same look.
+ */
+async function keepAutoTLS(s: ClusterRunState, spec: EtcdClusterSpec): Promise<void> {
+  const lifetimes = JSON.stringify(spec.tls?.auto ?? {});
+  const known = s.autoTLS;
+  if (known && known.lifetimes === lifetimes && Date.now() < Date.parse(known.renewalTime)) return;
+  const result = await acts.issueAutoTLS({ ref: s.ref, spec });
+  if (!result) return;
+  s.autoTLS = { ...result, lifetimes };
+  if (result.changes.length === 0) return;
+  await acts.recordEvent({
+    ref: s.ref,
+    type: 'Normal',
+    reason: result.changes.some((c) => c.startsWith('renewed')) ? 'AutoTLSRenewed' : 'AutoTLSIssued',
+    message: result.changes.join('; '),
+  });
+}
+
+/** How long until the auto-TLS renewal is due (at least a second), when this run knows it. */
+function autoTLSRenewalInMs(s: ClusterRunState): number | undefined {
+  if (!s.autoTLS || !autoTLSOn(s.desired.spec)) return undefined;
+  return Math.max(1000, Date.parse(s.autoTLS.renewalTime) - Date.now());
 }
 
 /** Observes the cluster and records what the observation says about its members. */
@@ -277,7 +310,7 @@ async function waitForNextLook(
       : idle;
   await condition(
     () => s.dirty || s.deleted,
-    // A TLS stage due later (the old CA's grace) wakes the cluster no later than then.
+    // A TLS stage due later (the old CA's grace) or an auto-TLS renewal wakes the cluster no later than then.
     tlsRecheckMs === undefined
       ? timeout
       : Math.min(tlsRecheckMs, typeof timeout === 'number' ? timeout : DRIFT_CHECK_MS),

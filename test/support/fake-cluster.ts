@@ -479,6 +479,11 @@ export function createFakeCluster(options: FakeClusterOptions = {}) {
       return [];
     },
 
+    async issueAutoTLS(input) {
+      record('issueAutoTLS', input);
+      return undefined;
+    },
+
     async recordEvent(input) {
       record('recordEvent', input);
       events.push({ type: input.type, reason: input.reason, message: input.message });
