@@ -8,7 +8,7 @@ import { FailureTypes } from '../crds/conditions';
 import type { EtcdClusterSpec, EtcdClusterStatus } from '../crds/etcd-cluster';
 import { tlsSecretNames } from '../crds/tls-names';
 import { API_VERSION, ETCD_CLUSTER } from '../crds/etcd-cluster';
-import type { EtcdSnapshotSpec, EtcdSnapshotStatus } from '../crds/etcd-snapshot';
+import type { EtcdSnapshotSpec, EtcdSnapshotStatus, SnapshotArtifact } from '../crds/etcd-snapshot';
 import { ETCD_SNAPSHOT } from '../crds/etcd-snapshot';
 import { memberClientURL } from '../crds/names';
 import type { EtcdAdmin } from './etcd-admin';
@@ -19,6 +19,7 @@ import type { SnapshotEventRecorder } from './snapshot-events';
 import type { SnapshotRef } from './snapshot-manifests';
 import { AGENT_CONTAINER, jobPlacement, snapshotJob, snapshotJobName } from './snapshot-manifests';
 import { pickSnapshotSource } from './snapshot-source';
+import { verifyJob, verifyJobName } from './snapshot-verify-manifests';
 import type { RestoreActivities } from './restore-activities';
 import { createRestoreActivities } from './restore-activities';
 import { recordOrDrop } from './event-recorder';
@@ -52,6 +53,8 @@ interface PodLike extends KubernetesObject {
 }
 
 const REQUIRED_SECRET_KEYS = ['AWS_ACCESS_KEY_ID', 'AWS_SECRET_ACCESS_KEY'];
+/** hashkv reads the member's whole key history: more than a status call, bounded all the same. */
+const SOURCE_HASH_TIMEOUT_MS = 20_000;
 const MEMBER_STATUS_TIMEOUT_MS = 2000;
 
 const snapshotObjectRef = (s: SnapshotRef) => ({
@@ -243,6 +246,56 @@ export function createSnapshotActivities(deps: SnapshotActivityDeps) {
         ...(result ? { result } : {}),
         jobMessage: [done.reason, done.message].filter(Boolean).join(': '),
       };
+    },
+
+    /**
+     * The source member's hashkv at the snapshot's revision, asked right after the upload so a verification can
+     * compare. Never fails the snapshot: an answer it cannot get is returned as the reason why.
+     */
+    async readSourceHash(input: {
+      endpoint: string;
+      member: string;
+      revision: number;
+    }): Promise<{ hash: number; compactRevision: number } | { why: string }> {
+      try {
+        return await etcd.hashKV(input.endpoint, input.revision, SOURCE_HASH_TIMEOUT_MS);
+      } catch (e) {
+        const text = e instanceof Error ? e.message.split('\n')[0] : String(e);
+        return { why: `hashkv of member ${input.member} at revision ${input.revision} failed: ${text}` };
+      }
+    },
+
+    /** Creates the verification Job of one run; a retry (or a restarted worker) finds the Job it created by its name. */
+    async createVerifyJob(input: {
+      snapshot: SnapshotRef;
+      spec: EtcdSnapshotSpec;
+      artifact: SnapshotArtifact;
+      run: number;
+    }): Promise<{ jobName: string; created: boolean }> {
+      // Placed as the snapshot Job is; a cluster deleted since leaves the EtcdSnapshot's own jobPlacement.
+      const cluster = await kube.read<KubernetesObject & { spec?: Partial<EtcdClusterSpec> }>({
+        apiVersion: API_VERSION,
+        kind: ETCD_CLUSTER.kind,
+        namespace: input.snapshot.namespace,
+        name: input.spec.clusterRef.name,
+      });
+      const job = verifyJob({
+        snapshot: input.snapshot,
+        spec: input.spec,
+        artifact: input.artifact,
+        hashRevision: input.artifact.revision,
+        run: input.run,
+        image: deps.agentImage,
+        placement: jobPlacement(cluster?.spec, input.spec.jobPlacement),
+        ...(cluster?.spec ? { metadata: cluster.spec } : {}),
+      });
+      const outcome = await kube.createIfAbsent(job as KubernetesObject);
+      return { jobName: job.metadata.name, created: outcome === 'created' };
+    },
+
+    /** Deletes one verification run's Job and its Pods; a Job already gone counts as deleted. */
+    async deleteVerifyJob(input: { snapshot: SnapshotRef; run: number }): Promise<'deleted' | 'absent'> {
+      return kube.deleteIfPresent(jobRef(input.snapshot, verifyJobName(input.snapshot.name, input.run)));
     },
 
     /** Deletes one attempt's Job and its Pods; a Job already gone counts as deleted. */

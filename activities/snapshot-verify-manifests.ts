@@ -7,6 +7,7 @@ import type { EtcdSnapshotSpec, SnapshotArtifact } from '../crds/etcd-snapshot';
 import { API_VERSION } from '../crds/etcd-cluster';
 import type { EtcdClusterSpec } from '../crds/etcd-cluster';
 import { ETCD_SNAPSHOT, SnapshotLabels } from '../crds/etcd-snapshot';
+import { VERIFY_JOB_DEADLINE_SECONDS } from '../contracts/snapshot';
 import { jobWithAdditionalMetadata } from './additional-metadata';
 import type { JobPlacement, SnapshotRef } from './snapshot-manifests';
 import {
@@ -26,7 +27,7 @@ export const VERIFY_WORK_DIR = '/work';
 /** A crashed Pod (killed, lost node) gets one more; a failure the agent reported ends the Job at once. */
 export const VERIFY_JOB_BACKOFF_LIMIT = 1;
 /** Download, restore and one etcd start of etcd's 8 GiB maximum fit well inside; a Pod never scheduled ends here too. */
-export const VERIFY_JOB_DEADLINE_SECONDS = 1800;
+export { VERIFY_JOB_DEADLINE_SECONDS };
 /** The finished Job and its Pod go away on their own; the result is in the EtcdSnapshot's status by then. */
 export const VERIFY_JOB_TTL_SECONDS = 600;
 /** Room in the work dir beyond twice the snapshot: the restored WAL preallocates 64 MiB, etcd adds a little. */
