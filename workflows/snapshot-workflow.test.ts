@@ -18,6 +18,7 @@ import {
 import { etcdSnapshotScheduleWorkflow } from './snapshot-schedule-workflow';
 import { scheduledSnapshotName, snapshotScheduleRunWorkflow } from './snapshot-schedule-run-workflow';
 import { etcdSnapshotWorkflow, MAX_SNAPSHOT_ATTEMPTS } from './snapshot-workflow';
+import { etcdSnapshotVerifyWorkflow } from './snapshot-verify-workflow';
 import { DEV_SERVER_START_TIMEOUT_MS, eventually, startDevServer } from '../test/support/dev-server';
 import {
   ARTIFACT,
@@ -286,6 +287,76 @@ async function withWorker<T>(activities: object, body: (taskQueue: string) => Pr
 }
 
 const ref = { namespace: 'ns', name: 'daily', uid: 'sched-uid' };
+
+describe('etcdSnapshotVerifyWorkflow', () => {
+  const stored = {
+    phase: 'Succeeded' as const,
+    artifact: ARTIFACT,
+    conditions: [
+      {
+        type: 'Ready',
+        status: 'True' as const,
+        reason: 'SnapshotSucceeded',
+        message: 'stored',
+        lastTransitionTime: '2026-03-01T12:00:00Z',
+      },
+    ],
+    verification: {
+      jobName: 'snap-verify-1',
+      run: 1,
+      sourceHash: 1234,
+      sourceCompactRevision: 0,
+      hash: 1234,
+    },
+  };
+  async function reverify(world: ReturnType<typeof fakeSnapshotWorld>, status: typeof stored | object) {
+    const taskQueue = `snapshot-verify-test-${++queue}`;
+    const worker = await Worker.create({
+      connection: env.nativeConnection,
+      taskQueue,
+      workflowBundle,
+      activities: world.activities,
+    });
+    return worker.runUntil(
+      env.client.workflow.execute(etcdSnapshotVerifyWorkflow, {
+        workflowId: `etcdsnapshot/ns/snap-${queue}/verify/r1`,
+        taskQueue,
+        args: [
+          {
+            snapshot: { namespace: 'ns', name: `snap-${queue}`, uid: 'snap-uid' },
+            spec: SPEC,
+            status: status as never,
+            request: 'r1',
+          },
+        ],
+      }),
+    );
+  }
+
+  it('runs the next check against the recorded source hash and names the request it answers', async () => {
+    const world = fakeSnapshotWorld([], undefined, [
+      finished({ ok: false, reason: 'ChecksumMismatch', message: 'now has sha256 bbbb' }),
+    ]);
+    const verdict = await reverify(world, stored);
+    expect(verdict).toMatchObject({ status: 'False', reason: 'ObjectAltered' });
+    expect(world.verifyCreated).toEqual([2]);
+    expect(world.last()).toMatchObject({
+      phase: 'Succeeded',
+      artifact: ARTIFACT,
+      verification: { jobName: 'snap-verify-2', run: 2, request: 'r1', sourceHash: 1234 },
+    });
+    expect(world.last()?.conditions?.find((c) => c.type === 'Ready')).toMatchObject({ status: 'True' });
+    expect(world.events).toEqual(['SnapshotVerificationFailed']);
+  });
+
+  it('checks nothing for a snapshot that has nothing stored', async () => {
+    const world = fakeSnapshotWorld([]);
+    const verdict = await reverify(world, { phase: 'Failed' });
+    expect(verdict).toMatchObject({ skipped: expect.stringContaining('nothing stored') });
+    expect(world.verifyCreated).toEqual([]);
+    expect(world.statuses).toEqual([]);
+  });
+});
 
 describe('etcdSnapshotScheduleWorkflow', () => {
   it('creates the Temporal Schedule, pauses it on suspend, and deletes it with the object', async () => {
