@@ -9,7 +9,7 @@ import { AgentError } from './agent-error';
 import type { VerifyArgs } from './args';
 import { hashKV } from './etcd-hashkv';
 import { verifySnapshot } from './verify';
-import { AgentFailureReasons } from '../contracts/agent-result';
+import { AgentFailureReasons, encodeAgentResult, parseAgentResult } from '../contracts/agent-result';
 import { withEtcdClient } from '../activities/etcd-admin';
 import { binaryPath, cacheRoot, ETCD_TOOLS } from '../localcluster/tool-cache';
 import { startLocalEtcd, type LocalEtcd } from '../test/support/local-etcd';
@@ -79,6 +79,9 @@ test('a good snapshot restores to the source revision, key count and hashkv', as
     compactRevision: source.compactRevision,
   });
   expect(source.keys).toBe(29);
+  // Never compacted: etcd says -1, and the result line still parses as a verification.
+  expect(result.verification.compactRevision).toBe(-1);
+  expect(parseAgentResult(encodeAgentResult(result))).toEqual(result);
 });
 
 test('an older revision is hashed as asked, and differs from the newest one', async () => {

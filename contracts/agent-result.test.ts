@@ -38,7 +38,7 @@ describe('round trip', () => {
           keys: 12,
           hashRevision: 456,
           hash: 4294967295,
-          compactRevision: 0,
+          compactRevision: -1,
         },
       },
     ],
@@ -162,6 +162,22 @@ describe('parseAgentResult refuses what is not a result', () => {
         },
       }),
       /verification.hash/,
+    ],
+    [
+      'a verification with a compacted revision below -1',
+      JSON.stringify({
+        ok: true,
+        verification: {
+          sha256: SHA,
+          size: 1,
+          revision: 2,
+          keys: 1,
+          hashRevision: 2,
+          hash: 3,
+          compactRevision: -2,
+        },
+      }),
+      /verification.compactRevision/,
     ],
     [
       'an ok without artifact or restored',

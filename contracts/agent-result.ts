@@ -52,6 +52,7 @@ export interface SnapshotVerification {
   hashRevision: number;
   /** etcd's HashKV, a uint32. */
   hash: number;
+  /** -1 when the store was never compacted (etcd's own answer). */
   compactRevision: number;
 }
 
@@ -166,8 +167,12 @@ export function parseAgentResult(text: string): AgentResult {
     const v = value.verification;
     if (!isObject(v)) fail(text, 'verification is not an object');
     if (typeof v.sha256 !== 'string' || !SHA256_HEX.test(v.sha256)) fail(text, 'verification.sha256');
-    const counts = ['size', 'revision', 'keys', 'hashRevision', 'hash', 'compactRevision'] as const;
+    const counts = ['size', 'revision', 'keys', 'hashRevision', 'hash'] as const;
     for (const k of counts) if (!isCount(v[k])) fail(text, `verification.${k}`);
+    // etcd answers -1 for a store that was never compacted.
+    const compacted = v.compactRevision;
+    if (!(typeof compacted === 'number' && Number.isSafeInteger(compacted) && compacted >= -1))
+      fail(text, 'verification.compactRevision');
     return {
       ok: true,
       verification: {
