@@ -117,3 +117,35 @@ test('a missing file is SourceNotFound', async () => {
   const e = await failureOf(args(join(dir, 'nothing.db'), sha256(snapshotFile), source.revision));
   expect(e.reason).toBe(AgentFailureReasons.SourceNotFound);
 });
+
+test('a snapshot of a compacted store hashes as its source did, over the same compacted history', async () => {
+  const compacted = await startLocalEtcd('verify-compacted-');
+  try {
+    const src = await withEtcdClient({ callTimeoutMs: 10_000 }, [compacted.url], async (c) => {
+      for (let i = 0; i < 20; i++) await c.put(`c/${i % 7}`).value(`v${i}`);
+      await c.kv.compact({ revision: '12', physical: true });
+      for (let i = 0; i < 5; i++) await c.put(`c/late${i}`).value('x');
+      const all = await c.kv.range({ key: Buffer.from([0]), range_end: Buffer.from([0]), count_only: true });
+      const revision = Number(all.header.revision);
+      return { revision, keys: Number(all.count), ...(await hashKV(c, revision - 2)) };
+    });
+    const file = join(dir, 'compacted.db');
+    execFileSync(join(binDir, 'etcdctl'), ['--endpoints', compacted.url, 'snapshot', 'save', file], {
+      stdio: 'ignore',
+    });
+    const { verification } = await verifySnapshot(
+      args(file, sha256(file), src.revision - 2, 'work-compacted'),
+      env,
+    );
+    expect(verification).toMatchObject({
+      revision: src.revision,
+      keys: src.keys,
+      hashRevision: src.revision - 2,
+      hash: src.hash,
+      compactRevision: 12,
+    });
+    expect(src.compactRevision).toBe(12);
+  } finally {
+    compacted.stop();
+  }
+});
