@@ -72,7 +72,11 @@ export interface EtcdAdmin {
   /** Maintenance.Defragment against exactly this member; it blocks that member until the rewrite ends. */
   defragment(endpoint: string, timeoutMs: number): Promise<void>;
   /** Maintenance.HashKV of exactly this member at `revision`: the hash of its key history up to it. */
-  hashKV(endpoint: string, revision: number, timeoutMs?: number): Promise<{ hash: number; compactRevision: number }>;
+  hashKV(
+    endpoint: string,
+    revision: number,
+    timeoutMs?: number,
+  ): Promise<{ hash: number; compactRevision: number }>;
 }
 
 interface HashKVCallable {

@@ -270,10 +270,7 @@ describe('docs/status.md', () => {
     ...Object.values(SnapshotReasons),
     ...Object.values(ScheduleReasons),
     ...Object.values(VerificationReasons),
-  ])(
-    'explains the reason %s',
-    (reason) => {
-      expect(doc).toMatch(new RegExp(`^\\| \`${reason}\` +\\|`, 'm'));
-    },
-  );
+  ])('explains the reason %s', (reason) => {
+    expect(doc).toMatch(new RegExp(`^\\| \`${reason}\` +\\|`, 'm'));
+  });
 });
