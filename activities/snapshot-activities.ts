@@ -71,6 +71,26 @@ const jobRef = (s: SnapshotRef, name: string) => ({
   name,
 });
 
+/**
+ * The merge patch that makes the object's status `next`. A JSON merge patch keeps fields it does not name, so the
+ * figures of an earlier check that this one did not measure (a re-check that found the object missing) are nulled,
+ * not left beside the new verdict.
+ */
+export function snapshotStatusPatch(
+  current: EtcdSnapshotStatus | undefined,
+  next: EtcdSnapshotStatus,
+): { status: Record<string, unknown> } {
+  const before = current?.verification;
+  const after = next.verification;
+  if (!before || !after) return { status: { ...next } };
+  const cleared = Object.fromEntries(
+    Object.keys(before)
+      .filter((k) => !(k in after))
+      .map((k) => [k, null]),
+  );
+  return { status: { ...next, verification: { ...cleared, ...after } } };
+}
+
 /** The agent's result in a terminated container's message; undefined when there is none or it is garbled. */
 export function agentResultOf(message: string | undefined): AgentResult | undefined {
   if (!message?.trim()) return undefined;
@@ -313,9 +333,15 @@ export function createSnapshotActivities(deps: SnapshotActivityDeps) {
       snapshot: SnapshotRef;
       status: EtcdSnapshotStatus;
     }): Promise<'written' | 'snapshot-gone'> {
-      const current = await kube.read<KubernetesObject>(snapshotObjectRef(input.snapshot));
+      const current = await kube.read<KubernetesObject & { status?: EtcdSnapshotStatus }>(
+        snapshotObjectRef(input.snapshot),
+      );
       if (!current || current.metadata?.uid !== input.snapshot.uid) return 'snapshot-gone';
-      await kube.mergePatch(snapshotObjectRef(input.snapshot), { status: input.status }, 'status');
+      await kube.mergePatch(
+        snapshotObjectRef(input.snapshot),
+        snapshotStatusPatch(current.status, input.status),
+        'status',
+      );
       return 'written';
     },
 

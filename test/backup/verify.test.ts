@@ -159,6 +159,10 @@ test('a stored snapshot is Verified with the cluster revision, keys and hashkv; 
   expect(verified(altered)?.message).toContain(alteredSha);
   expect(verified(altered)?.message).toContain(artifact.sha256);
   expect(altered.status?.verification).toMatchObject({ run: 2, request: 'after-alter' });
+  // Nothing was measured this time: no figure of the first check is left beside the new verdict.
+  expect(altered.status?.verification?.hash).toBeUndefined();
+  expect(altered.status?.verification?.revision).toBeUndefined();
+  expect(altered.status?.verification?.sourceHash).toBe(v?.sourceHash);
   // The snapshot itself is untouched: still Succeeded and Ready, its object still there.
   expect(altered.status?.phase).toBe('Succeeded');
   expect(altered.status?.conditions?.find((c) => c.type === 'Ready')?.status).toBe('True');
@@ -177,4 +181,6 @@ test('a stored snapshot is Verified with the cluster revision, keys and hashkv; 
   const missing = await waitChecked(ns, 'checked', 'after-delete');
   expect(verified(missing)).toMatchObject({ status: 'False', reason: 'ObjectMissing' });
   expect(missing.status?.phase).toBe('Succeeded');
+  expect(missing.status?.verification).toMatchObject({ run: 3, request: 'after-delete' });
+  expect(missing.status?.verification?.keys).toBeUndefined();
 });
