@@ -1,5 +1,6 @@
 # The etcd-conductor image: the operator (etcd-conductor-operator) and the in-Pod agent (etcd-conductor, the
-# entrypoint that snapshot Jobs and restore init containers run), with etcdctl and etcdutl of etcd 3.6.
+# entrypoint that snapshot Jobs and restore init containers run), with etcd, etcdctl and etcdutl of etcd 3.6 (the
+# verification Job restores a snapshot and starts a throwaway etcd on loopback).
 # Runs as a numeric non-root user and with a read-only root filesystem: nothing writes outside /tmp.
 # Build: docker build -t ghcr.io/etcd-conductor/etcd-conductor:0.1.0 .
 
@@ -32,7 +33,7 @@ WORKDIR /src
 COPY package.json package-lock.json ./
 RUN npm ci --omit=dev --ignore-scripts && npm cache clean --force
 
-# etcdctl and etcdutl from the etcd release, checked against its published SHA256SUMS.
+# etcd, etcdctl and etcdutl from the etcd release, checked against its published SHA256SUMS.
 FROM debian:bookworm-slim AS etcd
 ARG ETCD_VERSION
 ARG TARGETARCH=amd64
@@ -42,7 +43,7 @@ RUN base="https://github.com/etcd-io/etcd/releases/download/v${ETCD_VERSION}" \
  && file="etcd-v${ETCD_VERSION}-linux-${TARGETARCH}.tar.gz" \
  && curl -fsSLO "${base}/${file}" && curl -fsSLO "${base}/SHA256SUMS" \
  && grep " ${file}\$" SHA256SUMS | sha256sum -c - \
- && tar -xzf "${file}" --strip-components=1 "etcd-v${ETCD_VERSION}-linux-${TARGETARCH}/etcdctl" "etcd-v${ETCD_VERSION}-linux-${TARGETARCH}/etcdutl"
+ && tar -xzf "${file}" --strip-components=1 "etcd-v${ETCD_VERSION}-linux-${TARGETARCH}/etcd" "etcd-v${ETCD_VERSION}-linux-${TARGETARCH}/etcdctl" "etcd-v${ETCD_VERSION}-linux-${TARGETARCH}/etcdutl"
 
 FROM ${NODE_IMAGE}
 ENV NODE_ENV=production \
@@ -51,7 +52,7 @@ WORKDIR /app
 COPY --from=deps /src/node_modules node_modules
 COPY --from=build /src/dist dist
 COPY package.json ./
-COPY --from=etcd /etcd/etcdctl /etcd/etcdutl /usr/local/bin/
+COPY --from=etcd /etcd/etcd /etcd/etcdctl /etcd/etcdutl /usr/local/bin/
 # The two programs, as the chart's Deployment (command) and the snapshot manifests (command) name them. The
 # operator's node flags are contracts/node-flags.ts's (a test keeps them equal).
 RUN printf '#!/bin/sh\nexec node /app/dist/agent/main.js "$@"\n' > /usr/local/bin/etcd-conductor \

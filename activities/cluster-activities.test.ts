@@ -136,6 +136,10 @@ function fakeEtcd(
     async defragment(endpoint, timeoutMs) {
       calls.push({ fn: 'defragment', endpoints: [endpoint], args: [timeoutMs] });
     },
+    async hashKV(endpoint, revision) {
+      calls.push({ fn: 'hashKV', endpoints: [endpoint], args: [revision] });
+      return { hash: 1, compactRevision: 0 };
+    },
   };
   return { etcd, calls };
 }

@@ -71,6 +71,20 @@ export interface EtcdAdmin {
   compactToCurrent(endpoints: string[]): Promise<{ revision: string; alreadyCompacted: boolean }>;
   /** Maintenance.Defragment against exactly this member; it blocks that member until the rewrite ends. */
   defragment(endpoint: string, timeoutMs: number): Promise<void>;
+  /** Maintenance.HashKV of exactly this member at `revision`: the hash of its key history up to it. */
+  hashKV(
+    endpoint: string,
+    revision: number,
+    timeoutMs?: number,
+  ): Promise<{ hash: number; compactRevision: number }>;
+}
+
+interface HashKVCallable {
+  exec(
+    service: 'Maintenance',
+    method: string,
+    payload: object,
+  ): Promise<{ hash: string | number; compact_revision: string | number }>;
 }
 
 export interface EtcdAlarmRow {
@@ -334,6 +348,19 @@ export function createEtcdAdmin(options: EtcdAdminOptions = {}): EtcdAdmin {
         },
         // Physical compaction of a full database takes a while: a longer deadline than a status call.
         Math.max(timeout, 60_000),
+      );
+    },
+
+    async hashKV(endpoint, revision, timeoutMs) {
+      return withClient(
+        [endpoint],
+        async (c) => {
+          // etcd3 1.1.2's maintenance.hashKV() names the gRPC method hashKV; its proto loader calls it hashKv.
+          const pool = (c.maintenance as unknown as { client: HashKVCallable }).client;
+          const res = await pool.exec('Maintenance', 'hashKv', { revision: String(revision) });
+          return { hash: Number(res.hash), compactRevision: Number(res.compact_revision) };
+        },
+        timeoutMs,
       );
     },
 

@@ -8,7 +8,7 @@ import { FailureTypes } from '../crds/conditions';
 import type { EtcdClusterSpec, EtcdClusterStatus } from '../crds/etcd-cluster';
 import { tlsSecretNames } from '../crds/tls-names';
 import { API_VERSION, ETCD_CLUSTER } from '../crds/etcd-cluster';
-import type { EtcdSnapshotSpec, EtcdSnapshotStatus } from '../crds/etcd-snapshot';
+import type { EtcdSnapshotSpec, EtcdSnapshotStatus, SnapshotArtifact } from '../crds/etcd-snapshot';
 import { ETCD_SNAPSHOT } from '../crds/etcd-snapshot';
 import { memberClientURL } from '../crds/names';
 import type { EtcdAdmin } from './etcd-admin';
@@ -19,6 +19,7 @@ import type { SnapshotEventRecorder } from './snapshot-events';
 import type { SnapshotRef } from './snapshot-manifests';
 import { AGENT_CONTAINER, jobPlacement, snapshotJob, snapshotJobName } from './snapshot-manifests';
 import { pickSnapshotSource } from './snapshot-source';
+import { verifyJob, verifyJobName } from './snapshot-verify-manifests';
 import type { RestoreActivities } from './restore-activities';
 import { createRestoreActivities } from './restore-activities';
 import { recordOrDrop } from './event-recorder';
@@ -52,6 +53,8 @@ interface PodLike extends KubernetesObject {
 }
 
 const REQUIRED_SECRET_KEYS = ['AWS_ACCESS_KEY_ID', 'AWS_SECRET_ACCESS_KEY'];
+/** hashkv reads the member's whole key history: more than a status call, bounded all the same. */
+const SOURCE_HASH_TIMEOUT_MS = 20_000;
 const MEMBER_STATUS_TIMEOUT_MS = 2000;
 
 const snapshotObjectRef = (s: SnapshotRef) => ({
@@ -67,6 +70,26 @@ const jobRef = (s: SnapshotRef, name: string) => ({
   namespace: s.namespace,
   name,
 });
+
+/**
+ * The merge patch that makes the object's status `next`. A JSON merge patch keeps fields it does not name, so the
+ * figures of an earlier check that this one did not measure (a re-check that found the object missing) are nulled,
+ * not left beside the new verdict.
+ */
+export function snapshotStatusPatch(
+  current: EtcdSnapshotStatus | undefined,
+  next: EtcdSnapshotStatus,
+): { status: Record<string, unknown> } {
+  const before = current?.verification;
+  const after = next.verification;
+  if (!before || !after) return { status: { ...next } };
+  const cleared = Object.fromEntries(
+    Object.keys(before)
+      .filter((k) => !(k in after))
+      .map((k) => [k, null]),
+  );
+  return { status: { ...next, verification: { ...cleared, ...after } } };
+}
 
 /** The agent's result in a terminated container's message; undefined when there is none or it is garbled. */
 export function agentResultOf(message: string | undefined): AgentResult | undefined {
@@ -245,6 +268,56 @@ export function createSnapshotActivities(deps: SnapshotActivityDeps) {
       };
     },
 
+    /**
+     * The source member's hashkv at the snapshot's revision, asked right after the upload so a verification can
+     * compare. Never fails the snapshot: an answer it cannot get is returned as the reason why.
+     */
+    async readSourceHash(input: {
+      endpoint: string;
+      member: string;
+      revision: number;
+    }): Promise<{ hash: number; compactRevision: number } | { why: string }> {
+      try {
+        return await etcd.hashKV(input.endpoint, input.revision, SOURCE_HASH_TIMEOUT_MS);
+      } catch (e) {
+        const text = e instanceof Error ? e.message.split('\n')[0] : String(e);
+        return { why: `hashkv of member ${input.member} at revision ${input.revision} failed: ${text}` };
+      }
+    },
+
+    /** Creates the verification Job of one run; a retry (or a restarted worker) finds the Job it created by its name. */
+    async createVerifyJob(input: {
+      snapshot: SnapshotRef;
+      spec: EtcdSnapshotSpec;
+      artifact: SnapshotArtifact;
+      run: number;
+    }): Promise<{ jobName: string; created: boolean }> {
+      // Placed as the snapshot Job is; a cluster deleted since leaves the EtcdSnapshot's own jobPlacement.
+      const cluster = await kube.read<KubernetesObject & { spec?: Partial<EtcdClusterSpec> }>({
+        apiVersion: API_VERSION,
+        kind: ETCD_CLUSTER.kind,
+        namespace: input.snapshot.namespace,
+        name: input.spec.clusterRef.name,
+      });
+      const job = verifyJob({
+        snapshot: input.snapshot,
+        spec: input.spec,
+        artifact: input.artifact,
+        hashRevision: input.artifact.revision,
+        run: input.run,
+        image: deps.agentImage,
+        placement: jobPlacement(cluster?.spec, input.spec.jobPlacement),
+        ...(cluster?.spec ? { metadata: cluster.spec } : {}),
+      });
+      const outcome = await kube.createIfAbsent(job as KubernetesObject);
+      return { jobName: job.metadata.name, created: outcome === 'created' };
+    },
+
+    /** Deletes one verification run's Job and its Pods; a Job already gone counts as deleted. */
+    async deleteVerifyJob(input: { snapshot: SnapshotRef; run: number }): Promise<'deleted' | 'absent'> {
+      return kube.deleteIfPresent(jobRef(input.snapshot, verifyJobName(input.snapshot.name, input.run)));
+    },
+
     /** Deletes one attempt's Job and its Pods; a Job already gone counts as deleted. */
     async deleteSnapshotJob(input: {
       snapshot: SnapshotRef;
@@ -260,9 +333,15 @@ export function createSnapshotActivities(deps: SnapshotActivityDeps) {
       snapshot: SnapshotRef;
       status: EtcdSnapshotStatus;
     }): Promise<'written' | 'snapshot-gone'> {
-      const current = await kube.read<KubernetesObject>(snapshotObjectRef(input.snapshot));
+      const current = await kube.read<KubernetesObject & { status?: EtcdSnapshotStatus }>(
+        snapshotObjectRef(input.snapshot),
+      );
       if (!current || current.metadata?.uid !== input.snapshot.uid) return 'snapshot-gone';
-      await kube.mergePatch(snapshotObjectRef(input.snapshot), { status: input.status }, 'status');
+      await kube.mergePatch(
+        snapshotObjectRef(input.snapshot),
+        snapshotStatusPatch(current.status, input.status),
+        'status',
+      );
       return 'written';
     },
 

@@ -36,7 +36,29 @@ const RESTORE = [
   ...MEMBER,
 ];
 
+const VERIFY = ['verify', ...S3, '--sha256', SHA, '--work-dir', '/work/', '--hash-revision', '456'];
+
 describe('accepted command lines', () => {
+  it('a verify of an S3 object hashes the given revision in its work dir', () => {
+    expect(parseAgentArgs(VERIFY)).toEqual({
+      command: 'verify',
+      source: {
+        kind: 's3',
+        s3: {
+          endpoint: 'http://127.0.0.1:9000',
+          bucket: 'backups',
+          key: 'prod/main/2026.db',
+          region: 'us-east-1',
+          forcePathStyle: false,
+        },
+      },
+      sha256: SHA,
+      workDir: '/work',
+      hashRevision: 456,
+      resultFile: DEFAULT_RESULT_FILE,
+    });
+  });
+
   it('a snapshot to S3 reports s3://bucket/key and writes to the termination log by default', () => {
     expect(parseAgentArgs([...SNAP, ...S3])).toEqual({
       command: 'snapshot',
@@ -132,7 +154,7 @@ describe('accepted command lines', () => {
 });
 
 const BAD: Array<[string, string[], RegExp]> = [
-  ['no command at all', [], /no command given; expected snapshot or restore/],
+  ['no command at all', [], /no command given; expected snapshot, restore or verify/],
   ['an unknown command', ['backup'], /unknown command "backup"/],
   ['an unknown flag', [...SNAP, ...S3, '--bogus'], /Unknown option '--bogus'/],
   ['a flag without its value', ['snapshot', '--endpoint'], /--endpoint/],
@@ -170,6 +192,12 @@ const BAD: Array<[string, string[], RegExp]> = [
     /--result-file must be an absolute path/,
   ],
   ['an empty --uri', [...SNAP, ...S3, '--uri', ''], /--uri must not be empty/],
+  ['verify without a source', ['verify', '--sha256', SHA], /a source is required/],
+  ['verify without --work-dir', VERIFY.slice(0, -4).concat(VERIFY.slice(-2)), /--work-dir is required/],
+  ['verify with a relative --work-dir', VERIFY.map((a) => (a === '/work/' ? 'work' : a)), /absolute path/],
+  ['verify without --hash-revision', VERIFY.slice(0, -2), /--hash-revision is required/],
+  ['verify at revision 0', VERIFY.map((a) => (a === '456' ? '0' : a)), /--hash-revision must be a positive/],
+  ['verify with a short --sha256', VERIFY.map((a) => (a === SHA ? 'abc' : a)), /verify: --sha256 must be 64/],
   ['restore without --sha256', RESTORE.filter((a, i) => i !== 3 && i !== 4), /--sha256 is required/],
   [
     'restore with a short --sha256',

@@ -53,11 +53,24 @@ export interface RestoreArgs {
   resultFile: string;
 }
 
-export type AgentArgs = SnapshotArgs | RestoreArgs;
+export interface VerifyArgs {
+  command: 'verify';
+  source: Location;
+  /** Lowercase hex: what the snapshot's upload measured. */
+  sha256: string;
+  /** An empty folder of the verifier's own (an emptyDir): the download, the restored data dir, etcd's files. */
+  workDir: string;
+  /** The revision to hash: the one the source member's hashkv was asked for. */
+  hashRevision: number;
+  resultFile: string;
+}
+
+export type AgentArgs = SnapshotArgs | RestoreArgs | VerifyArgs;
 
 export const USAGE = `usage:
   etcd-conductor snapshot --endpoint URL [--cacert FILE --cert FILE --key FILE] (--s3-endpoint URL --s3-bucket B --s3-key KEY --s3-region R [--s3-force-path-style] | --file PATH) [--uri URI] [--result-file PATH]
   etcd-conductor restore (--s3-endpoint URL --s3-bucket B --s3-key KEY --s3-region R [--s3-force-path-style] | --file PATH) --sha256 HEX --data-dir DIR --name NAME --initial-cluster NAME=URL[,...] --initial-advertise-peer-urls URL[,...] --initial-cluster-token TOKEN [--bump-revision N] [--result-file PATH]
+  etcd-conductor verify (--s3-endpoint URL --s3-bucket B --s3-key KEY --s3-region R [--s3-force-path-style] | --file PATH) --sha256 HEX --work-dir DIR --hash-revision N [--result-file PATH]
 S3 credentials come only from AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY.`;
 
 const invalid = (message: string): AgentError =>
@@ -91,6 +104,13 @@ const RESTORE_OPTIONS = {
   'initial-advertise-peer-urls': { type: 'string' },
   'initial-cluster-token': { type: 'string' },
   'bump-revision': { type: 'string' },
+} as const;
+
+const VERIFY_OPTIONS = {
+  ...LOCATION_OPTIONS,
+  sha256: { type: 'string' },
+  'work-dir': { type: 'string' },
+  'hash-revision': { type: 'string' },
 } as const;
 
 type Values = Record<string, string | boolean | undefined>;
@@ -147,7 +167,7 @@ function location(command: string, values: Values): Location {
   if (file !== undefined) return { kind: 'file', path: absolutePath(command, 'file', file) };
   if (s3Flags.length === 0)
     throw invalid(
-      `${command}: a ${command === 'restore' ? 'source' : 'destination'} is required: --s3-endpoint, --s3-bucket, --s3-key and --s3-region, or --file`,
+      `${command}: a ${command === 'snapshot' ? 'destination' : 'source'} is required: --s3-endpoint, --s3-bucket, --s3-key and --s3-region, or --file`,
     );
   const bucket = required(command, values, 's3-bucket');
   if (!/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/.test(bucket))
@@ -221,11 +241,39 @@ export function parseInitialCluster(value: string): Array<{ name: string; url: s
   });
 }
 
+function sha256Of(command: string, values: Values): string {
+  const sha256 = required(command, values, 'sha256').toLowerCase();
+  if (!/^[0-9a-f]{64}$/.test(sha256)) throw invalid(`${command}: --sha256 must be 64 hexadecimal characters`);
+  return sha256;
+}
+
+function parseVerify(args: string[]): VerifyArgs {
+  const values = parseFlags('verify', VERIFY_OPTIONS, args);
+  const source = location('verify', values);
+  const sha256 = sha256Of('verify', values);
+  const workDir = absolutePath('verify', 'work-dir', required('verify', values, 'work-dir')).replace(
+    /\/+$/,
+    '',
+  );
+  if (workDir === '') throw invalid('verify: --work-dir must not be the root directory');
+  const revText = required('verify', values, 'hash-revision').trim();
+  const hashRevision = Number(revText);
+  if (!/^\d+$/.test(revText) || !Number.isSafeInteger(hashRevision) || hashRevision < 1)
+    throw invalid(`verify: --hash-revision must be a positive integer, got ${JSON.stringify(revText)}`);
+  return {
+    command: 'verify',
+    source,
+    sha256,
+    workDir,
+    hashRevision,
+    resultFile: resultFile('verify', values),
+  };
+}
+
 function parseRestore(args: string[]): RestoreArgs {
   const values = parseFlags('restore', RESTORE_OPTIONS, args);
   const source = location('restore', values);
-  const sha256 = required('restore', values, 'sha256').toLowerCase();
-  if (!/^[0-9a-f]{64}$/.test(sha256)) throw invalid('restore: --sha256 must be 64 hexadecimal characters');
+  const sha256 = sha256Of('restore', values);
   const dataDir = absolutePath('restore', 'data-dir', required('restore', values, 'data-dir'));
   if (dataDir.replace(/\/+$/, '') === '') throw invalid('restore: --data-dir must not be the root directory');
   const name = required('restore', values, 'name');
@@ -267,8 +315,9 @@ export function parseAgentArgs(argv: string[]): AgentArgs {
   const [command, ...rest] = argv;
   if (command === 'snapshot') return parseSnapshot(rest);
   if (command === 'restore') return parseRestore(rest);
+  if (command === 'verify') return parseVerify(rest);
   throw invalid(
-    `${command === undefined ? 'no command given' : `unknown command ${JSON.stringify(command)}`}; expected snapshot or restore`,
+    `${command === undefined ? 'no command given' : `unknown command ${JSON.stringify(command)}`}; expected snapshot, restore or verify`,
   );
 }
 

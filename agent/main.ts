@@ -1,13 +1,18 @@
-// Entry of the etcd-conductor image (`etcd-conductor snapshot|restore`): runs one command, writes its one-line result to the termination log, prints a human line, and is the only agent file that exits the process (0 on success, 1 on failure).
+// Entry of the etcd-conductor image (`etcd-conductor snapshot|restore|verify`): runs one command, writes its one-line result to the termination log, prints a human line, and is the only agent file that exits the process (0 on success, 1 on failure).
 import { AgentError, describe } from './agent-error';
 import { DEFAULT_RESULT_FILE, parseAgentArgs, resultFileOf, USAGE } from './args';
 import { restoreSnapshot } from './restore';
 import { AgentFailureReasons, encodeAgentResult, type AgentResult } from '../contracts/agent-result';
 import { writeResultFile } from './result-file';
 import { takeSnapshot } from './snapshot';
+import { verifySnapshot } from './verify';
 
 function humanLine(command: string, result: AgentResult): string {
   if (!result.ok) return `${command} failed: ${result.reason}: ${result.message}`;
+  if ('verification' in result) {
+    const v = result.verification;
+    return `verify done: ${v.size} bytes, sha256 ${v.sha256}, revision ${v.revision}, ${v.keys} keys, hashkv ${v.hash} at revision ${v.hashRevision} (compacted at ${v.compactRevision})`;
+  }
   if ('artifact' in result) {
     const a = result.artifact;
     return `snapshot stored ${a.uri}: ${a.size} bytes, sha256 ${a.sha256}, revision ${a.revision}, etcd ${a.etcdVersion}, taken at ${a.takenAt}`;
@@ -31,7 +36,9 @@ async function main(argv: string[]): Promise<number> {
     result =
       args.command === 'snapshot'
         ? await takeSnapshot(args, process.env, stop.signal)
-        : await restoreSnapshot(args, process.env, stop.signal);
+        : args.command === 'verify'
+          ? await verifySnapshot(args, process.env, stop.signal)
+          : await restoreSnapshot(args, process.env, stop.signal);
   } catch (e) {
     if (e instanceof AgentError) {
       result = { ok: false, reason: e.reason, message: e.message };

@@ -77,7 +77,7 @@ async function openSource(
 }
 
 /** Copies the source into `file` (fsynced), returning what went through. */
-async function download(
+export async function download(
   source: Location,
   file: string,
   env: NodeJS.ProcessEnv,

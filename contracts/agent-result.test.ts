@@ -28,6 +28,21 @@ describe('round trip', () => {
     ['a restore that restored', { ok: true, restored: true, sha256: SHA, size: 20512 }],
     ['a restore that found a member already there', { ok: true, restored: false }],
     [
+      'a verification',
+      {
+        ok: true,
+        verification: {
+          sha256: SHA,
+          size: 20512,
+          revision: 460,
+          keys: 12,
+          hashRevision: 456,
+          hash: 4294967295,
+          compactRevision: -1,
+        },
+      },
+    ],
+    [
       'a failure',
       {
         ok: false,
@@ -125,9 +140,49 @@ describe('parseAgentResult refuses what is not a result', () => {
     ],
     ['a restore without its sha256', '{"ok":true,"restored":true,"size":1}', /sha256/],
     [
+      'a verification without its key count',
+      JSON.stringify({
+        ok: true,
+        verification: { sha256: SHA, size: 1, revision: 2, hashRevision: 2, hash: 3, compactRevision: 0 },
+      }),
+      /verification.keys/,
+    ],
+    [
+      'a verification with a negative hash',
+      JSON.stringify({
+        ok: true,
+        verification: {
+          sha256: SHA,
+          size: 1,
+          revision: 2,
+          keys: 1,
+          hashRevision: 2,
+          hash: -3,
+          compactRevision: 0,
+        },
+      }),
+      /verification.hash/,
+    ],
+    [
+      'a verification with a compacted revision below -1',
+      JSON.stringify({
+        ok: true,
+        verification: {
+          sha256: SHA,
+          size: 1,
+          revision: 2,
+          keys: 1,
+          hashRevision: 2,
+          hash: 3,
+          compactRevision: -2,
+        },
+      }),
+      /verification.compactRevision/,
+    ],
+    [
       'an ok without artifact or restored',
       '{"ok":true}',
-      /neither a snapshot artifact nor a restore outcome/,
+      /neither a snapshot artifact, a restore outcome nor a verification/,
     ],
   ])('%s', (_name, text, why) => {
     expect(() => parseAgentResult(text)).toThrow(why);
@@ -148,6 +203,7 @@ describe('parseAgentResult refuses what is not a result', () => {
       'EtcdUnavailable',
       'InvalidArguments',
       'InvalidCredentials',
+      'SnapshotCorrupt',
       'SourceNotFound',
     ]);
   });

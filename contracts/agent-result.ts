@@ -14,8 +14,10 @@ export const AgentFailureReasons = {
   InvalidArguments: 'InvalidArguments',
   /** restore: the downloaded snapshot's sha256 differs from --sha256. */
   ChecksumMismatch: 'ChecksumMismatch',
-  /** restore: the object or file to restore from does not exist. */
+  /** restore, verify: the object or file to restore from does not exist. */
   SourceNotFound: 'SourceNotFound',
+  /** verify: etcdutl refused the snapshot, or the etcd restored from it did not start or answer. */
+  SnapshotCorrupt: 'SnapshotCorrupt',
 } as const;
 export type AgentFailureReason = (typeof AgentFailureReasons)[keyof typeof AgentFailureReasons];
 
@@ -37,6 +39,28 @@ export interface SnapshotSuccess {
   artifact: SnapshotArtifact;
 }
 
+/**
+ * What `etcd-conductor verify` found in a throwaway etcd restored from the stored snapshot: the bytes it read, the
+ * revision and live key count the restored member serves, and `hashkv` at `hashRevision` (the revision the source's
+ * hash was asked for, so the two can be compared).
+ */
+export interface SnapshotVerification {
+  sha256: string;
+  size: number;
+  revision: number;
+  keys: number;
+  hashRevision: number;
+  /** etcd's HashKV, a uint32. */
+  hash: number;
+  /** -1 when the store was never compacted (etcd's own answer). */
+  compactRevision: number;
+}
+
+export interface VerifySuccess {
+  ok: true;
+  verification: SnapshotVerification;
+}
+
 /** restored:false means the data dir already held a member (idempotent re-run): nothing was downloaded. */
 export type RestoreSuccess =
   { ok: true; restored: true; sha256: string; size: number } | { ok: true; restored: false };
@@ -47,7 +71,7 @@ export interface AgentFailure {
   message: string;
 }
 
-export type AgentResult = SnapshotSuccess | RestoreSuccess | AgentFailure;
+export type AgentResult = SnapshotSuccess | RestoreSuccess | VerifySuccess | AgentFailure;
 
 /** The kubelet keeps at most 4096 bytes of /dev/termination-log. */
 export const MAX_RESULT_BYTES = 4096;
@@ -139,11 +163,34 @@ export function parseAgentResult(text: string): AgentResult {
       },
     };
   }
+  if ('verification' in value) {
+    const v = value.verification;
+    if (!isObject(v)) fail(text, 'verification is not an object');
+    if (typeof v.sha256 !== 'string' || !SHA256_HEX.test(v.sha256)) fail(text, 'verification.sha256');
+    const counts = ['size', 'revision', 'keys', 'hashRevision', 'hash'] as const;
+    for (const k of counts) if (!isCount(v[k])) fail(text, `verification.${k}`);
+    // etcd answers -1 for a store that was never compacted.
+    const compacted = v.compactRevision;
+    if (!(typeof compacted === 'number' && Number.isSafeInteger(compacted) && compacted >= -1))
+      fail(text, 'verification.compactRevision');
+    return {
+      ok: true,
+      verification: {
+        sha256: v.sha256,
+        size: v.size as number,
+        revision: v.revision as number,
+        keys: v.keys as number,
+        hashRevision: v.hashRevision as number,
+        hash: v.hash as number,
+        compactRevision: v.compactRevision as number,
+      },
+    };
+  }
   if (value.restored === false) return { ok: true, restored: false };
   if (value.restored === true) {
     if (typeof value.sha256 !== 'string' || !SHA256_HEX.test(value.sha256)) fail(text, 'sha256');
     if (!isCount(value.size)) fail(text, 'size');
     return { ok: true, restored: true, sha256: value.sha256, size: value.size };
   }
-  return fail(text, 'neither a snapshot artifact nor a restore outcome');
+  return fail(text, 'neither a snapshot artifact, a restore outcome nor a verification');
 }

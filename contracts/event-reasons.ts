@@ -66,6 +66,8 @@ export const EventReasons = {
   SnapshotRetrying: snapshot('Warning'),
   SnapshotSucceeded: snapshot('Normal'),
   SnapshotFailed: snapshot('Warning'),
+  SnapshotVerified: snapshot('Normal'),
+  SnapshotVerificationFailed: snapshot('Warning'),
   // EtcdSnapshotSchedule (workflows/snapshot-schedule-workflow.ts, snapshot-schedule-run-workflow.ts)
   SnapshotPruned: schedule('Normal'),
   InvalidSchedule: schedule('Warning'),

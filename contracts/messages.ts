@@ -7,7 +7,7 @@ import type { defineSearchAttributeKey, QueryDefinition, SignalDefinition } from
 
 type KeywordAttributeKey = ReturnType<typeof defineSearchAttributeKey<'KEYWORD'>>;
 import type { EtcdClusterSpec, OperationType } from '../crds/etcd-cluster';
-import type { EtcdSnapshotSpec } from '../crds/etcd-snapshot';
+import type { EtcdSnapshotSpec, EtcdSnapshotStatus } from '../crds/etcd-snapshot';
 import type { EtcdSnapshotScheduleSpec } from '../crds/etcd-snapshot-schedule';
 
 // The casts add only the SDK's argument brands, which exist in types alone ("not present at run-time").
@@ -109,6 +109,7 @@ export const WorkflowTypes = {
   snapshot: 'etcdSnapshotWorkflow',
   schedule: 'etcdSnapshotScheduleWorkflow',
   scheduleRun: 'snapshotScheduleRunWorkflow',
+  snapshotVerify: 'etcdSnapshotVerifyWorkflow',
   defragDue: 'defragDueWorkflow',
 } as const;
 
@@ -118,6 +119,11 @@ export const SNAPSHOT_OPERATION_TYPE = 'Snapshot';
 /** One workflow per EtcdSnapshot: `etcdsnapshot/default/main-daily-20260301`. */
 export function snapshotWorkflowId(namespace: string, name: string): string {
   return `etcdsnapshot/${namespace}/${name}`;
+}
+
+/** One re-check per value of the verify-request annotation: `etcdsnapshot/default/main-daily/verify/<value>`. */
+export function snapshotVerifyWorkflowId(namespace: string, name: string, request: string): string {
+  return `${snapshotWorkflowId(namespace, name)}/verify/${request.slice(0, 200)}`;
 }
 
 /** One entity workflow per EtcdSnapshotSchedule; the Temporal Schedule it keeps has the same id. */
@@ -138,6 +144,15 @@ export interface ResourceRef {
 export interface SnapshotWorkflowInput {
   snapshot: ResourceRef;
   spec: EtcdSnapshotSpec;
+}
+
+/** A re-check of a stored snapshot: the EtcdSnapshot's status as the watcher saw it (artifact, last verification). */
+export interface SnapshotVerifyWorkflowInput {
+  snapshot: ResourceRef;
+  spec: EtcdSnapshotSpec;
+  status: EtcdSnapshotStatus;
+  /** The verify-request annotation's value this run answers. */
+  request: string;
 }
 
 /** A Job of this snapshot changed (the watcher saw it): look at it now instead of at the next check. */

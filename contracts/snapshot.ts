@@ -6,3 +6,6 @@ export type SnapshotJobObservation =
   | { state: 'absent' }
   | { state: 'running' }
   | { state: 'finished'; succeeded: boolean; result?: AgentResult; jobMessage: string };
+
+/** Upper bound of one verification Job (its activeDeadlineSeconds): download, restore and one etcd start of 8 GiB. */
+export const VERIFY_JOB_DEADLINE_SECONDS = 1800;

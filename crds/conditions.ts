@@ -137,6 +137,25 @@ export const SnapshotReasons = {
 } as const;
 export type SnapshotReason = (typeof SnapshotReasons)[keyof typeof SnapshotReasons];
 
+/** Every reason an EtcdSnapshot's Verified condition may carry; docs/status.md explains each one. */
+export const VerificationReasons = {
+  // Verified=Unknown while the Job runs
+  VerificationRunning: 'VerificationRunning',
+  // Verified=True
+  SnapshotVerified: 'SnapshotVerified',
+  // Verified=False: what the stored object is
+  ObjectMissing: 'ObjectMissing',
+  ObjectAltered: 'ObjectAltered',
+  SnapshotCorrupt: 'SnapshotCorrupt',
+  HashMismatch: 'HashMismatch',
+  RevisionMismatch: 'RevisionMismatch',
+  // Verified=False: the check itself could not run to its end
+  DestinationUnreadable: 'DestinationUnreadable',
+  VerificationJobFailed: 'VerificationJobFailed',
+  VerificationCancelled: 'VerificationCancelled',
+} as const;
+export type VerificationReason = (typeof VerificationReasons)[keyof typeof VerificationReasons];
+
 /** Every reason an EtcdSnapshotSchedule's Ready condition may carry; docs/status.md explains each one. */
 export const ScheduleReasons = {
   ScheduleActive: 'ScheduleActive',

@@ -1,7 +1,7 @@
 // Proves crds/etcdsnapshot.yaml and crds/etcdsnapshotschedule.yaml describe the same API as their TS types: a field added on one side only fails here.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { ScheduleReasons, SnapshotReasons } from './conditions';
+import { ScheduleReasons, SnapshotReasons, VerificationReasons } from './conditions';
 import { API_GROUP, API_VERSION_NAME, CONDITION_STATUSES } from './etcd-cluster';
 import type { Condition } from './etcd-cluster';
 import type {
@@ -12,6 +12,7 @@ import type {
   PvcLocation,
   S3Location,
   SnapshotArtifact,
+  SnapshotVerificationStatus,
   SnapshotDestination,
 } from './etcd-snapshot';
 import { ETCD_SNAPSHOT, SNAPSHOT_PHASES } from './etcd-snapshot';
@@ -70,7 +71,21 @@ const snapshotStatusFields = {
   finishedAt: { shape: 'string', required: false },
   conditions: { shape: 'array', required: false },
   artifact: { shape: 'object', required: false },
+  verification: { shape: 'object', required: false },
 } as const satisfies Mirror<EtcdSnapshotStatus>;
+const verificationFields = {
+  jobName: { shape: 'string', required: true },
+  run: { shape: 'integer', required: true },
+  request: { shape: 'string', required: false },
+  verifiedAt: { shape: 'string', required: false },
+  revision: { shape: 'integer', required: false },
+  keys: { shape: 'integer', required: false },
+  hashRevision: { shape: 'integer', required: false },
+  hash: { shape: 'integer', required: false },
+  compactRevision: { shape: 'integer', required: false },
+  sourceHash: { shape: 'integer', required: false },
+  sourceCompactRevision: { shape: 'integer', required: false },
+} as const satisfies Mirror<SnapshotVerificationStatus>;
 const artifactFields = {
   uri: { shape: 'string', required: true },
   size: { shape: 'integer', required: true },
@@ -132,6 +147,7 @@ describe('the EtcdSnapshot CRD and its TypeScript types', () => {
     ['spec.jobPlacement', at(snap, 'spec', 'jobPlacement'), jobPlacementFields],
     ['status', at(snap, 'status'), snapshotStatusFields],
     ['status.artifact', at(snap, 'status', 'artifact'), artifactFields],
+    ['status.verification', at(snap, 'status', 'verification'), verificationFields],
     ['status.conditions[]', at(snap, 'status', 'conditions', '[]'), conditionFields],
   ])('%s has the same fields, shapes and optionality in YAML and TS', (_name, schema, fields) => {
     expect(mirrorOf(schema)).toEqual(fields);
@@ -250,10 +266,11 @@ describe('CEL rules of both CRDs', () => {
 
 describe('docs/status.md', () => {
   const doc = readFileSync(join(__dirname, '..', 'docs', 'status.md'), 'utf8');
-  test.each([...Object.values(SnapshotReasons), ...Object.values(ScheduleReasons)])(
-    'explains the reason %s',
-    (reason) => {
-      expect(doc).toMatch(new RegExp(`^\\| \`${reason}\` +\\|`, 'm'));
-    },
-  );
+  test.each([
+    ...Object.values(SnapshotReasons),
+    ...Object.values(ScheduleReasons),
+    ...Object.values(VerificationReasons),
+  ])('explains the reason %s', (reason) => {
+    expect(doc).toMatch(new RegExp(`^\\| \`${reason}\` +\\|`, 'm'));
+  });
 });

@@ -27,7 +27,15 @@ export type SnapshotPhase = (typeof SNAPSHOT_PHASES)[number];
 export const SnapshotConditionTypes = {
   /** True once the artifact is stored and recorded; False says why not (yet). */
   Ready: 'Ready',
+  /** True once the stored snapshot was read back, restored and checked; False says what was wrong; Unknown while it runs. */
+  Verified: 'Verified',
 } as const;
+
+/**
+ * A stored snapshot may be checked again: set this annotation to a new value (a date, a counter) and the operator
+ * runs another verification; status.verification.request echoes the value once it ran.
+ */
+export const VERIFY_REQUEST_ANNOTATION = `${API_GROUP}/verify-request`;
 
 export interface ObjectNameRef {
   name: string;
@@ -89,6 +97,30 @@ export interface SnapshotArtifact {
   takenAt: string;
 }
 
+/** What the last verification of the stored snapshot found; docs/backup-restore.md explains each figure. */
+export interface SnapshotVerificationStatus {
+  /** The verification Job (its Pod's log has the agent's line). */
+  jobName: string;
+  /** 1 for the check after upload, then one more for every re-check. */
+  run: number;
+  /** The value of the verify-request annotation this run answered; absent for the check after upload. */
+  request?: string;
+  /** RFC 3339, when the result was read. */
+  verifiedAt?: string;
+  /** The revision the restored member serves. */
+  revision?: number;
+  /** Keys it holds at that revision. */
+  keys?: number;
+  /** The revision hashed: the artifact's revision, unless compacted away in the snapshot. */
+  hashRevision?: number;
+  /** hashkv of the restored member at hashRevision. */
+  hash?: number;
+  compactRevision?: number;
+  /** hashkv of the member the snapshot came from at the artifact's revision, asked right after the upload. */
+  sourceHash?: number;
+  sourceCompactRevision?: number;
+}
+
 export interface EtcdSnapshotStatus {
   phase?: SnapshotPhase;
   workflowId?: string;
@@ -100,6 +132,7 @@ export interface EtcdSnapshotStatus {
   finishedAt?: string;
   conditions?: Condition[];
   artifact?: SnapshotArtifact;
+  verification?: SnapshotVerificationStatus;
 }
 
 export interface SnapshotMetadata {

@@ -78,6 +78,7 @@ describe('createImageTable', () => {
     const img = table('ghcr.io/etcd-conductor/etcd-conductor:v0.1.0');
     expect(img?.entrypoint).toEqual(['/repo/node_modules/.bin/node', '/repo/dist/agent/main.js']);
     expect(img?.commands.etcdutl).toEqual(['/c/etcd-3.6.16/bin/etcdutl']);
+    expect(img?.commands.etcd).toEqual(['/c/etcd-3.6.16/bin/etcd']);
   });
   const programs: Array<[string, string, string[]]> = [
     ['the agent by name', 'etcd-conductor', ['/repo/node_modules/.bin/node', '/repo/dist/agent/main.js']],

@@ -22,7 +22,7 @@ export interface ImageTableInputs {
   repoRoot: string;
   /** Folder holding etcd, etcdctl and etcdutl, by version. */
   etcdBinDirs: Record<EtcdVersion, string>;
-  /** The etcd whose etcdctl/etcdutl the project's image carries (restore and snapshot need them). */
+  /** The etcd whose etcd/etcdctl/etcdutl the project's image carries (restore, snapshot and verify need them). */
   projectEtcdVersion: EtcdVersion;
 }
 
@@ -77,7 +77,7 @@ export function createImageTable(inputs: ImageTableInputs): ImageTable {
       const etcdDir = inputs.etcdBinDirs[inputs.projectEtcdVersion];
       return {
         commands: {
-          ...commandsFrom(etcdDir, ['etcdctl', 'etcdutl']),
+          ...commandsFrom(etcdDir, ['etcd', 'etcdctl', 'etcdutl']),
           [AGENT_COMMAND]: agent,
           [`/usr/local/bin/${AGENT_COMMAND}`]: agent,
           [OPERATOR_COMMAND]: operator,

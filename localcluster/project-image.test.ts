@@ -66,8 +66,9 @@ describe('the project image recipe against the Dockerfile', () => {
     );
   });
 
-  it('carries etcdctl and etcdutl of the Dockerfile etcd version', () => {
+  it('carries etcd, etcdctl and etcdutl of the Dockerfile etcd version', () => {
     expect(instructions).toContain(`ARG ETCD_VERSION=${IMAGE_ETCD_VERSION}`);
+    expect(instructions).toContain('COPY --from=etcd /etcd/etcd /etcd/etcdctl /etcd/etcdutl /usr/local/bin/');
   });
 
   it('holds dist, production node_modules and package.json in /app on a Debian bookworm minbase, Node in /usr/local/bin', () => {
@@ -84,6 +85,7 @@ describe('the project image recipe against the Dockerfile', () => {
     ]);
     expect(recipe.files.map((f) => f.path).sort()).toEqual([
       '/app/package.json',
+      '/usr/local/bin/etcd',
       '/usr/local/bin/etcd-conductor',
       '/usr/local/bin/etcd-conductor-operator',
       '/usr/local/bin/etcdctl',
@@ -108,6 +110,7 @@ describe('projectImageKey', () => {
     file('package-lock.json', '{"lockfileVersion":3}');
     file('dist/worker/main.js', 'main');
     file('bin/node', 'node');
+    file('etcd/etcd', 'etcd');
     file('etcd/etcdctl', 'etcdctl');
     file('etcd/etcdutl', 'etcdutl');
   });

@@ -3,7 +3,7 @@
 // minbase, as debian:bookworm-slim under node:24-bookworm-slim) and Node 24 from the `node` npm package the project
 // pins. The same user, entrypoints and read-only layout as the Dockerfile's runtime stage; project-image.test.ts keeps
 // the two equal. Cached in the images folder by a hash of its contents: rebuilt only when dist/, the lock file, the
-// Node binary, etcdctl/etcdutl or this recipe change.
+// Node binary, etcd/etcdctl/etcdutl or this recipe change.
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import {
@@ -34,8 +34,10 @@ const RECIPE_VERSION = '1';
 const BASE_VERSION = '1';
 const DEBIAN_SUITE = 'bookworm';
 const DEBIAN_MIRROR = 'http://deb.debian.org/debian';
-/** etcdctl and etcdutl in the image: the Dockerfile's ETCD_VERSION (a test keeps them equal). */
+/** etcd, etcdctl and etcdutl in the image: the Dockerfile's ETCD_VERSION (a test keeps them equal). */
 export const IMAGE_ETCD_VERSION: EtcdVersion = '3.6.16';
+/** The etcd programs in /usr/local/bin: etcd for the verification Job's throwaway member, the tools for all. */
+export const IMAGE_ETCD_BINARIES = ['etcd', 'etcdctl', 'etcdutl'] as const;
 
 /** What debian:bookworm-slim leaves out: documentation, manual pages and translations. */
 export function debianBaseArgs(target: string): string[] {
@@ -77,7 +79,7 @@ export interface ProjectImageInputs {
   repoRoot: string;
   /** The Node 24 binary of the pinned `node` devDependency. */
   nodeBinary: string;
-  /** etcdctl and etcdutl of the project's etcd version. */
+  /** etcd, etcdctl and etcdutl of the project's etcd version (the verification Job runs all three). */
   etcdBinDir: string;
   /** The Debian base tarball (mmdebstrap). */
   baseRootfs: string;
@@ -96,7 +98,7 @@ export function projectImageRecipe(inputs: ProjectImageInputs): ImageRecipe {
     files: [
       { path: '/usr/local/bin/node', from: inputs.nodeBinary, mode: 0o755 },
       { path: '/app/package.json', from: join(inputs.repoRoot, 'package.json'), mode: 0o644 },
-      ...['etcdctl', 'etcdutl'].map((b) => ({
+      ...IMAGE_ETCD_BINARIES.map((b) => ({
         path: `/usr/local/bin/${b}`,
         from: join(inputs.etcdBinDir, b),
         mode: 0o755,
@@ -148,7 +150,7 @@ export function projectImageKey(
     h.update(`${f}\0`);
     h.update(readFileSync(join(dist, f)));
   }
-  for (const b of [nodeBinary, join(etcdBinDir, 'etcdctl'), join(etcdBinDir, 'etcdutl')]) {
+  for (const b of [nodeBinary, ...IMAGE_ETCD_BINARIES.map((e) => join(etcdBinDir, e))]) {
     const s = statSync(b);
     h.update(`${b}:${s.size}:${Math.floor(s.mtimeMs)}\0`);
   }

@@ -8,7 +8,14 @@ import type { EtcdSnapshot } from '../crds/etcd-snapshot';
 import { ETCD_SNAPSHOT } from '../crds/etcd-snapshot';
 import type { PluginArgs } from './args';
 import type { OperationRow } from './views';
-import { clusterSnapshots, manualSnapshotName, renderBackups, renderOperations, renderStatus } from './views';
+import {
+  clusterSnapshots,
+  manualSnapshotName,
+  renderBackups,
+  renderOperations,
+  renderStatus,
+  verifiedOf,
+} from './views';
 
 export class CommandFailed extends Error {}
 
@@ -235,6 +242,7 @@ async function backups(args: PluginArgs, deps: PluginDeps): Promise<void> {
     mine.map((s) => ({
       name: s.metadata.name,
       phase: s.status?.phase ?? 'Pending',
+      verified: verifiedOf(s),
       artifact: s.status?.artifact,
     })),
     () => renderBackups(mine, deps.now()),

@@ -1,6 +1,13 @@
 import type { EtcdCluster } from '../crds/etcd-cluster';
 import type { EtcdSnapshot } from '../crds/etcd-snapshot';
-import { clusterSnapshots, manualSnapshotName, renderBackups, renderOperations, renderStatus } from './views';
+import {
+  clusterSnapshots,
+  manualSnapshotName,
+  renderBackups,
+  renderOperations,
+  renderStatus,
+  verifiedOf,
+} from './views';
 
 const now = Date.parse('2026-11-25T12:00:00Z');
 
@@ -134,12 +141,27 @@ describe('backups', () => {
     expect(
       renderBackups([snap('b', 'main', '2026-11-25T11:50:00Z'), snap('c', 'main')], now).split('\n'),
     ).toEqual([
-      'NAME   PHASE       REVISION   SIZE      TAKEN     ETCD     URI',
-      'b      Succeeded   42         2.0 KiB   10m ago   3.6.16   s3://b/b.db',
-      'c      Running     <none>     <none>    <none>    <none>   <none>',
+      'NAME   PHASE       VERIFIED   REVISION   SIZE      TAKEN     ETCD     URI',
+      'b      Succeeded   <none>     42         2.0 KiB   10m ago   3.6.16   s3://b/b.db',
+      'c      Running     <none>     <none>     <none>    <none>    <none>   <none>',
     ]);
     expect(renderBackups([], now)).toBe('No snapshots of this cluster.');
   });
+});
+
+test.each([
+  ['a check that passed', 'True', 'SnapshotVerified', 'True'],
+  ['a check running', 'Unknown', 'VerificationRunning', 'Unknown'],
+  ['a check that failed shows what failed', 'False', 'ObjectAltered', 'ObjectAltered'],
+])('the verified column: %s', (_n, status, reason, want) => {
+  const s = {
+    ...snap('v', 'main', '2026-11-25T11:50:00Z'),
+  } as EtcdSnapshot;
+  s.status = {
+    ...s.status,
+    conditions: [{ type: 'Verified', status: status as 'True', reason, message: '', lastTransitionTime: '' }],
+  };
+  expect(verifiedOf(s)).toBe(want);
 });
 
 describe('renderOperations', () => {

@@ -97,13 +97,21 @@ export function clusterSnapshots(all: readonly EtcdSnapshot[], cluster: string):
   return all.filter((s) => s.spec.clusterRef.name === cluster).sort((a, b) => when(b) - when(a));
 }
 
+/** The Verified condition in a word: its reason when it failed (what to look at), else its status. */
+export function verifiedOf(s: EtcdSnapshot): string | undefined {
+  const v = s.status?.conditions?.find((c) => c.type === 'Verified');
+  if (!v) return undefined;
+  return v.status === 'False' ? v.reason : v.status;
+}
+
 export function renderBackups(snapshots: readonly EtcdSnapshot[], now: number): string {
   if (snapshots.length === 0) return 'No snapshots of this cluster.';
   return renderTable(
-    ['name', 'phase', 'revision', 'size', 'taken', 'etcd', 'uri'],
+    ['name', 'phase', 'verified', 'revision', 'size', 'taken', 'etcd', 'uri'],
     snapshots.map((s) => [
       s.metadata.name,
       s.status?.phase ?? 'Pending',
+      verifiedOf(s),
       s.status?.artifact?.revision,
       formatBytes(s.status?.artifact?.size),
       s.status?.artifact ? `${formatAge(s.status.artifact.takenAt, now)} ago` : undefined,

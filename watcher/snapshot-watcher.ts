@@ -5,18 +5,35 @@
 import type { WatchSignalKind } from '../contracts/watch-signals';
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { BatchV1Api, makeInformer } from '@kubernetes/client-node';
-import { WorkflowIdConflictPolicy, WorkflowIdReusePolicy, WorkflowNotFoundError } from '@temporalio/client';
+import {
+  WorkflowExecutionAlreadyStartedError,
+  WorkflowIdConflictPolicy,
+  WorkflowIdReusePolicy,
+  WorkflowNotFoundError,
+} from '@temporalio/client';
 import type { EtcdSnapshot } from '../crds/etcd-snapshot';
-import { ETCD_SNAPSHOT, isFinished, SnapshotLabels } from '../crds/etcd-snapshot';
+import {
+  ETCD_SNAPSHOT,
+  isFinished,
+  SnapshotConditionTypes,
+  SnapshotLabels,
+  VERIFY_REQUEST_ANNOTATION,
+} from '../crds/etcd-snapshot';
 import type { EtcdSnapshotSchedule } from '../crds/etcd-snapshot-schedule';
 import { ETCD_SNAPSHOT_SCHEDULE } from '../crds/etcd-snapshot-schedule';
-import type { ScheduleChange, ScheduleWorkflowInput, SnapshotWorkflowInput } from '../contracts/messages';
+import type {
+  ScheduleChange,
+  ScheduleWorkflowInput,
+  SnapshotVerifyWorkflowInput,
+  SnapshotWorkflowInput,
+} from '../contracts/messages';
 import {
   scheduleChangedSignal,
   scheduleWorkflowId,
   SearchAttributes,
   SNAPSHOT_OPERATION_TYPE,
   snapshotJobChangedSignal,
+  snapshotVerifyWorkflowId,
   snapshotWorkflowId,
   TASK_QUEUE,
   WorkflowTypes,
@@ -33,13 +50,36 @@ export interface SnapshotWatcher {
   stop(): Promise<void>;
 }
 
-/** What about an EtcdSnapshot matters to the watcher: identity, whether it is finished, whether it is going. */
+/**
+ * What about an EtcdSnapshot matters to the watcher: identity, whether it is finished, whether it is going, and what
+ * a re-check depends on (the verify-request annotation, the request the last check answered, whether one runs).
+ */
 export function snapshotChangeKey(obj: Pick<EtcdSnapshot, 'metadata' | 'status'>): string {
   return JSON.stringify([
     obj.metadata.uid ?? '',
     isFinished(obj.status?.phase),
     Boolean(obj.metadata.deletionTimestamp),
+    obj.metadata.annotations?.[VERIFY_REQUEST_ANNOTATION] ?? '',
+    obj.status?.verification?.request ?? '',
+    verifiedStatus(obj),
   ]);
+}
+
+const verifiedStatus = (obj: Pick<EtcdSnapshot, 'status'>) =>
+  obj.status?.conditions?.find((c) => c.type === SnapshotConditionTypes.Verified)?.status ?? '';
+
+/**
+ * The verify-request value a re-check should answer now, or undefined: only for a stored snapshot (Succeeded, with
+ * an artifact) that is not going away, whose last check answered another value, and with no check running (a
+ * request made meanwhile is answered once that check has ended).
+ */
+export function reverifyRequest(obj: Pick<EtcdSnapshot, 'metadata' | 'status'>): string | undefined {
+  const request = obj.metadata.annotations?.[VERIFY_REQUEST_ANNOTATION]?.trim();
+  if (!request || obj.metadata.deletionTimestamp) return undefined;
+  if (obj.status?.phase !== 'Succeeded' || !obj.status.artifact) return undefined;
+  if (obj.status.verification?.request === request) return undefined;
+  if (verifiedStatus(obj) === 'Unknown') return undefined;
+  return request;
 }
 
 /** What about an EtcdSnapshotSchedule matters: identity, spec generation, deletion. */
@@ -112,9 +152,45 @@ export async function startSnapshotWatcher(opts: SnapshotWatcherOptions): Promis
       });
       log('started snapshot workflow', { workflowId });
       opts.onSignal?.('snapshot');
+    } else {
+      const request = reverifyRequest(obj);
+      if (request) await startReverify(obj, request);
     }
     if (deleted) sent.delete(key);
     else sent.set(key, changeKey);
+  }
+
+  /** One workflow per request value: a relist finds it started (or done) and starts nothing. */
+  async function startReverify(obj: EtcdSnapshot, request: string): Promise<void> {
+    const { namespace, name, uid } = obj.metadata;
+    if (!uid || !obj.status) return;
+    const workflowId = snapshotVerifyWorkflowId(namespace, name, request);
+    const input: SnapshotVerifyWorkflowInput = {
+      snapshot: { namespace, name, uid },
+      spec: obj.spec,
+      status: obj.status,
+      request,
+    };
+    try {
+      await temporal.workflow.start(WorkflowTypes.snapshotVerify, {
+        workflowId,
+        taskQueue,
+        args: [input],
+        workflowIdConflictPolicy: WorkflowIdConflictPolicy.USE_EXISTING,
+        workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
+        typedSearchAttributes: [
+          { key: SearchAttributes.clusterNamespace, value: namespace },
+          { key: SearchAttributes.clusterName, value: obj.spec.clusterRef.name },
+          { key: SearchAttributes.operationType, value: SNAPSHOT_OPERATION_TYPE },
+        ],
+        staticSummary: `verify snapshot ${namespace}/${name}`,
+        staticDetails: `Checks the stored snapshot of EtcdSnapshot **${namespace}/${name}** again, as its ${VERIFY_REQUEST_ANNOTATION} annotation asks.`,
+      });
+      log('started snapshot verification', { workflowId });
+      opts.onSignal?.('snapshot');
+    } catch (err) {
+      if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
+    }
   }
 
   async function onSnapshotJob(obj: KubernetesObject, deleted: boolean): Promise<void> {

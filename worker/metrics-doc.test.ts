@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { ConditionTypes } from '../crds/conditions';
 import { CONDITION_STATUSES, OPERATION_RESULTS, OPERATION_TYPES } from '../crds/etcd-cluster';
 import { WATCH_SIGNAL_KINDS } from '../contracts/watch-signals';
-import { createOperatorMetrics } from './operator-metrics';
+import { createOperatorMetrics, VERIFICATION_LABEL_VALUES } from './operator-metrics';
 
 const root = join(__dirname, '..');
 const doc = readFileSync(join(root, 'docs', 'metrics.md'), 'utf8');
@@ -35,6 +35,7 @@ describe('docs/metrics.md', () => {
     ['resource', watchedResources()],
     ['condition', Object.values(ConditionTypes)],
     ['status', CONDITION_STATUSES],
+    ['verification', VERIFICATION_LABEL_VALUES],
   ])('lists exactly the values of the %s label', (label, values) => {
     expect(values.length).toBeGreaterThan(0);
     expect([...documentedValues(label)].sort()).toEqual([...values].sort());

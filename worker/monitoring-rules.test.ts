@@ -39,12 +39,13 @@ const rendered = docs(renderMonitoring(root));
 const rules = rendered.flatMap((d) => d.spec.groups ?? []).flatMap((g) => g.rules);
 
 describe('the sample PrometheusRule', () => {
-  it('has the four alerts: quorum at risk, member down, operation stuck, snapshot too old', () => {
+  it('has the five alerts: quorum at risk, member down, operation stuck, snapshot too old, verified backup too old', () => {
     expect(rules.map((r) => r.alert)).toEqual([
       'EtcdClusterQuorumAtRisk',
       'EtcdClusterMemberDown',
       'EtcdClusterOperationStuck',
       'EtcdClusterSnapshotTooOld',
+      'EtcdClusterVerifiedBackupTooOld',
     ]);
   });
 

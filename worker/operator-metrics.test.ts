@@ -150,6 +150,42 @@ describe('snapshotFamilies', () => {
       { labels: { namespace: 'ns', cluster: 'main' }, value: Date.parse('2026-01-01T01:00:00Z') / 1000 },
     ]);
   });
+
+  const checked = (s: EtcdSnapshot, status: 'True' | 'False' | 'Unknown', reason: string): EtcdSnapshot => ({
+    ...s,
+    status: {
+      ...s.status,
+      conditions: [{ type: 'Verified', status, reason, message: '', lastTransitionTime: '' }],
+    },
+  });
+  const families = snapshotFamilies([
+    checked(snap('s1', 'main', 'Succeeded', '2026-01-01T00:00:00Z'), 'True', 'SnapshotVerified'),
+    checked(snap('s2', 'main', 'Succeeded', '2026-01-01T01:00:00Z'), 'False', 'ObjectAltered'),
+    checked(snap('s3', 'main', 'Succeeded', '2026-01-01T02:00:00Z'), 'Unknown', 'VerificationRunning'),
+    snap('s4', 'main', 'Succeeded', '2025-12-31T00:00:00Z'),
+    checked(snap('s5', 'main', 'Failed', '2026-01-01T03:00:00Z'), 'True', 'SnapshotVerified'),
+    checked(snap('o1', 'other', 'Succeeded', '2026-01-01T00:00:00Z'), 'False', 'HashMismatch'),
+  ]);
+  const family = (name: string) => families.find((f) => f.name === `etcd_conductor_${name}`)?.samples;
+
+  it('reports per cluster when the newest verified snapshot was taken, not a newer one that failed its check', () => {
+    expect(family('snapshot_last_verified_timestamp_seconds')).toEqual([
+      { labels: { namespace: 'ns', cluster: 'main' }, value: Date.parse('2026-01-01T00:00:00Z') / 1000 },
+    ]);
+  });
+
+  it('counts stored snapshots by their Verified reason, NotChecked for none', () => {
+    expect(family('snapshots_verified')).toEqual(
+      expect.arrayContaining([
+        { labels: { namespace: 'ns', cluster: 'main', verification: 'SnapshotVerified' }, value: 1 },
+        { labels: { namespace: 'ns', cluster: 'main', verification: 'ObjectAltered' }, value: 1 },
+        { labels: { namespace: 'ns', cluster: 'main', verification: 'VerificationRunning' }, value: 1 },
+        { labels: { namespace: 'ns', cluster: 'main', verification: 'NotChecked' }, value: 1 },
+        { labels: { namespace: 'ns', cluster: 'other', verification: 'HashMismatch' }, value: 1 },
+      ]),
+    );
+    expect(family('snapshots_verified')).toHaveLength(5);
+  });
 });
 
 describe('createOperatorMetrics', () => {

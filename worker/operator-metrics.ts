@@ -7,10 +7,11 @@
 // only when it changes the object on the apiserver, so a retried activity or a second replica counts nothing twice.
 import { WATCH_SIGNAL_KINDS, type WatchSignalKind } from '../contracts/watch-signals';
 import type { KubernetesObject } from '@kubernetes/client-node';
-import { ConditionTypes } from '../crds/conditions';
+import { ConditionTypes, VerificationReasons } from '../crds/conditions';
 import type { EtcdCluster, EtcdClusterStatus, OperationResult, OperationType } from '../crds/etcd-cluster';
 import { CONDITION_STATUSES } from '../crds/etcd-cluster';
 import type { EtcdSnapshot } from '../crds/etcd-snapshot';
+import { SnapshotConditionTypes } from '../crds/etcd-snapshot';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 
 export const METRIC_PREFIX = 'etcd_conductor_';
@@ -159,17 +160,36 @@ export function clusterFamilies(views: readonly ClusterView[], nowMs: number): G
   ];
 }
 
-/** Per cluster, the time the newest Succeeded EtcdSnapshot was taken. */
+/** The `verification` label: the Verified reason of a stored snapshot, or NotChecked when it has none (yet). */
+export const NOT_CHECKED = 'NotChecked';
+export const VERIFICATION_LABEL_VALUES: readonly string[] = [
+  ...Object.values(VerificationReasons),
+  NOT_CHECKED,
+];
+
+/** Per cluster, the time the newest Succeeded EtcdSnapshot was taken, the newest verified one, and counts by check. */
 export function snapshotFamilies(snapshots: readonly EtcdSnapshot[]): GaugeFamily[] {
   const newest = new Map<string, Sample>();
+  const newestVerified = new Map<string, Sample>();
+  const byVerification = new Map<string, Sample>();
+  const keep = (into: Map<string, Sample>, key: string, sample: Sample) => {
+    if (Number.isFinite(sample.value) && sample.value > (into.get(key)?.value ?? -Infinity))
+      into.set(key, sample);
+  };
   for (const s of snapshots) {
     const takenAt = s.status?.phase === 'Succeeded' ? s.status.artifact?.takenAt : undefined;
     if (!takenAt) continue;
     const value = Date.parse(takenAt) / 1000;
     const labels = { namespace: s.metadata.namespace, cluster: s.spec.clusterRef.name };
     const key = `${labels.namespace}/${labels.cluster}`;
-    if (Number.isFinite(value) && value > (newest.get(key)?.value ?? -Infinity))
-      newest.set(key, { labels, value });
+    keep(newest, key, { labels, value });
+    const verified = s.status?.conditions?.find((c) => c.type === SnapshotConditionTypes.Verified);
+    if (verified?.status === 'True') keep(newestVerified, key, { labels, value });
+    const verification = verified?.reason ?? NOT_CHECKED;
+    const countKey = `${key}/${verification}`;
+    const count = byVerification.get(countKey) ?? { labels: { ...labels, verification }, value: 0 };
+    count.value += 1;
+    byVerification.set(countKey, count);
   }
   return [
     {
@@ -177,6 +197,18 @@ export function snapshotFamilies(snapshots: readonly EtcdSnapshot[]): GaugeFamil
       help: 'Unix time the newest Succeeded EtcdSnapshot of each cluster was taken.',
       labelNames: ['namespace', 'cluster'],
       samples: [...newest.values()],
+    },
+    {
+      name: `${METRIC_PREFIX}snapshot_last_verified_timestamp_seconds`,
+      help: 'Unix time the newest EtcdSnapshot of each cluster whose stored copy was verified (Verified=True) was taken.',
+      labelNames: ['namespace', 'cluster'],
+      samples: [...newestVerified.values()],
+    },
+    {
+      name: `${METRIC_PREFIX}snapshots_verified`,
+      help: 'Succeeded EtcdSnapshots of each cluster by the reason of their Verified condition (NotChecked: none yet).',
+      labelNames: ['namespace', 'cluster', 'verification'],
+      samples: [...byVerification.values()],
     },
   ];
 }

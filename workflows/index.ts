@@ -5,3 +5,4 @@ export { etcdSnapshotWorkflow } from './snapshot-workflow';
 export { etcdSnapshotScheduleWorkflow } from './snapshot-schedule-workflow';
 export { snapshotScheduleRunWorkflow } from './snapshot-schedule-run-workflow';
 export { defragDueWorkflow } from './defrag-due-workflow';
+export { etcdSnapshotVerifyWorkflow } from './snapshot-verify-workflow';

@@ -18,8 +18,15 @@ import {
 import { etcdSnapshotScheduleWorkflow } from './snapshot-schedule-workflow';
 import { scheduledSnapshotName, snapshotScheduleRunWorkflow } from './snapshot-schedule-run-workflow';
 import { etcdSnapshotWorkflow, MAX_SNAPSHOT_ATTEMPTS } from './snapshot-workflow';
+import { etcdSnapshotVerifyWorkflow } from './snapshot-verify-workflow';
 import { DEV_SERVER_START_TIMEOUT_MS, eventually, startDevServer } from '../test/support/dev-server';
-import { ARTIFACT, fakeScheduleWorld, fakeSnapshotWorld, SPEC } from '../test/support/fake-snapshot-worlds';
+import {
+  ARTIFACT,
+  fakeScheduleWorld,
+  fakeSnapshotWorld,
+  SPEC,
+  VERIFIED,
+} from '../test/support/fake-snapshot-worlds';
 import type { SnapshotJobObservation } from '../contracts/snapshot';
 
 jest.setTimeout(120_000);
@@ -86,13 +93,103 @@ describe('etcdSnapshotWorkflow', () => {
     });
     expect(world.last()?.conditions).toEqual([
       expect.objectContaining({ type: 'Ready', status: 'True', reason: 'SnapshotSucceeded' }),
+      expect.objectContaining({ type: 'Verified', status: 'True', reason: 'SnapshotVerified' }),
     ]);
     expect(world.statuses[0]).toMatchObject({
       phase: 'Running',
       workflowId: expect.stringMatching(/^etcdsnapshot\/ns\//),
     });
     expect(world.created).toEqual([{ attempt: 1, endpoint: 'http://main-1.main-peer.ns.svc:2379' }]);
-    expect(world.events).toEqual(['SnapshotStarted', 'SnapshotSucceeded']);
+    expect(world.events).toEqual(['SnapshotStarted', 'SnapshotSucceeded', 'SnapshotVerified']);
+  });
+
+  it('checks the stored snapshot after upload: Unknown while its Job runs, then True with the figures', async () => {
+    const world = fakeSnapshotWorld([[finished({ ok: true, artifact: ARTIFACT })]], undefined, [
+      { state: 'running' },
+      VERIFIED,
+    ]);
+    const { outcome } = await runSnapshot(world, async (handle) => {
+      await eventually('Verified Unknown', () =>
+        world.statuses.some((s) => s.conditions?.some((c) => c.type === 'Verified')),
+      );
+      await handle.signal(snapshotJobChangedSignal);
+    });
+    expect(outcome).toMatchObject({ phase: 'Succeeded' });
+    expect(world.verifyCreated).toEqual([1]);
+    const running = world.statuses.find((s) =>
+      s.conditions?.some((c) => c.type === 'Verified' && c.status === 'Unknown'),
+    );
+    expect(running).toMatchObject({
+      phase: 'Succeeded',
+      verification: { jobName: 'snap-verify-1', run: 1, sourceHash: 1234, sourceCompactRevision: 0 },
+    });
+    expect(world.last()).toMatchObject({
+      phase: 'Succeeded',
+      artifact: ARTIFACT,
+      verification: {
+        jobName: 'snap-verify-1',
+        run: 1,
+        revision: 42,
+        keys: 7,
+        hashRevision: 42,
+        hash: 1234,
+        sourceHash: 1234,
+        verifiedAt: expect.any(String),
+      },
+    });
+  });
+
+  it('a failed check leaves the snapshot Succeeded and Ready, says Verified=False with the reason and a Warning', async () => {
+    const altered: SnapshotJobObservation = finished({
+      ok: false,
+      reason: 'ChecksumMismatch',
+      message: 's3://backups/main/snap.db now has sha256 bbbb',
+    });
+    const world = fakeSnapshotWorld([[finished({ ok: true, artifact: ARTIFACT })]], undefined, [altered]);
+    const { outcome, error } = await runSnapshot(world);
+    expect(error).toBeUndefined();
+    expect(outcome).toMatchObject({ phase: 'Succeeded', artifact: ARTIFACT });
+    expect(world.last()?.phase).toBe('Succeeded');
+    expect(world.last()?.conditions).toEqual([
+      expect.objectContaining({ type: 'Ready', status: 'True' }),
+      expect.objectContaining({
+        type: 'Verified',
+        status: 'False',
+        reason: 'ObjectAltered',
+        message: expect.stringContaining('now has sha256 bbbb'),
+      }),
+    ]);
+    expect(world.events).toEqual(['SnapshotStarted', 'SnapshotSucceeded', 'SnapshotVerificationFailed']);
+  });
+
+  it('compares with the source hash only when it has one, and says so', async () => {
+    const world = fakeSnapshotWorld([[finished({ ok: true, artifact: ARTIFACT })]], undefined, [VERIFIED], {
+      why: 'hashkv of member main-1 at revision 42 failed: deadline',
+    });
+    await runSnapshot(world);
+    expect(world.last()?.conditions?.find((c) => c.type === 'Verified')).toMatchObject({
+      status: 'True',
+      message: expect.stringContaining('not compared'),
+    });
+    expect(world.last()?.verification?.sourceHash).toBeUndefined();
+  });
+
+  it('cancelled while checking: deletes the verification Job, keeps the snapshot Succeeded', async () => {
+    const world = fakeSnapshotWorld([[finished({ ok: true, artifact: ARTIFACT })]], undefined, [
+      { state: 'running' },
+    ]);
+    const { error } = await runSnapshot(world, async (handle) => {
+      await eventually('a verification Job', () => world.verifyCreated.length === 1);
+      await handle.cancel();
+    });
+    expect(error).toBeInstanceOf(WorkflowFailedError);
+    expect(world.verifyDeleted).toEqual([1]);
+    expect(world.deleted).toEqual([]);
+    expect(world.last()).toMatchObject({ phase: 'Succeeded', artifact: ARTIFACT });
+    expect(world.last()?.conditions?.find((c) => c.type === 'Verified')).toMatchObject({
+      status: 'False',
+      reason: 'VerificationCancelled',
+    });
   });
 
   it('fails with ClusterNotAvailable and runs no Job when the checks refuse', async () => {
@@ -143,7 +240,12 @@ describe('etcdSnapshotWorkflow', () => {
     expect(outcome).toMatchObject({ phase: 'Succeeded' });
     expect(world.created.map((c) => c.attempt)).toEqual([1, 2]);
     expect(world.last()).toMatchObject({ attempts: 2, jobName: 'snap-2' });
-    expect(world.events).toEqual(['SnapshotStarted', 'SnapshotRetrying', 'SnapshotSucceeded']);
+    expect(world.events).toEqual([
+      'SnapshotStarted',
+      'SnapshotRetrying',
+      'SnapshotSucceeded',
+      'SnapshotVerified',
+    ]);
   });
 
   it(`gives up after ${MAX_SNAPSHOT_ATTEMPTS} attempts of a transient failure, with the agent's reason`, async () => {
@@ -185,6 +287,76 @@ async function withWorker<T>(activities: object, body: (taskQueue: string) => Pr
 }
 
 const ref = { namespace: 'ns', name: 'daily', uid: 'sched-uid' };
+
+describe('etcdSnapshotVerifyWorkflow', () => {
+  const stored = {
+    phase: 'Succeeded' as const,
+    artifact: ARTIFACT,
+    conditions: [
+      {
+        type: 'Ready',
+        status: 'True' as const,
+        reason: 'SnapshotSucceeded',
+        message: 'stored',
+        lastTransitionTime: '2026-03-01T12:00:00Z',
+      },
+    ],
+    verification: {
+      jobName: 'snap-verify-1',
+      run: 1,
+      sourceHash: 1234,
+      sourceCompactRevision: 0,
+      hash: 1234,
+    },
+  };
+  async function reverify(world: ReturnType<typeof fakeSnapshotWorld>, status: typeof stored | object) {
+    const taskQueue = `snapshot-verify-test-${++queue}`;
+    const worker = await Worker.create({
+      connection: env.nativeConnection,
+      taskQueue,
+      workflowBundle,
+      activities: world.activities,
+    });
+    return worker.runUntil(
+      env.client.workflow.execute(etcdSnapshotVerifyWorkflow, {
+        workflowId: `etcdsnapshot/ns/snap-${queue}/verify/r1`,
+        taskQueue,
+        args: [
+          {
+            snapshot: { namespace: 'ns', name: `snap-${queue}`, uid: 'snap-uid' },
+            spec: SPEC,
+            status: status as never,
+            request: 'r1',
+          },
+        ],
+      }),
+    );
+  }
+
+  it('runs the next check against the recorded source hash and names the request it answers', async () => {
+    const world = fakeSnapshotWorld([], undefined, [
+      finished({ ok: false, reason: 'ChecksumMismatch', message: 'now has sha256 bbbb' }),
+    ]);
+    const verdict = await reverify(world, stored);
+    expect(verdict).toMatchObject({ status: 'False', reason: 'ObjectAltered' });
+    expect(world.verifyCreated).toEqual([2]);
+    expect(world.last()).toMatchObject({
+      phase: 'Succeeded',
+      artifact: ARTIFACT,
+      verification: { jobName: 'snap-verify-2', run: 2, request: 'r1', sourceHash: 1234 },
+    });
+    expect(world.last()?.conditions?.find((c) => c.type === 'Ready')).toMatchObject({ status: 'True' });
+    expect(world.events).toEqual(['SnapshotVerificationFailed']);
+  });
+
+  it('checks nothing for a snapshot that has nothing stored', async () => {
+    const world = fakeSnapshotWorld([]);
+    const verdict = await reverify(world, { phase: 'Failed' });
+    expect(verdict).toMatchObject({ skipped: expect.stringContaining('nothing stored') });
+    expect(world.verifyCreated).toEqual([]);
+    expect(world.statuses).toEqual([]);
+  });
+});
 
 describe('etcdSnapshotScheduleWorkflow', () => {
   it('creates the Temporal Schedule, pauses it on suspend, and deletes it with the object', async () => {

@@ -9,6 +9,7 @@ import {
   CancellationScope,
   condition,
   isCancellation,
+  patched,
   proxyActivities,
   setCurrentDetails,
   setHandler,
@@ -26,6 +27,7 @@ import { isTransientFailure, snapshotReasonOf, snapshotStatus } from './snapshot
 import type { SnapshotJobObservation } from '../contracts/snapshot';
 import { ActivityKinds } from './activity-kinds';
 import type { EventReason } from '../contracts/event-reasons';
+import { cancelVerification, verifyStoredSnapshot, VERIFY_SNAPSHOT_PATCH } from './snapshot-verify-step';
 
 /** Jobs per snapshot at most; each Job itself retries a crashed Pod a couple of times. */
 export const MAX_SNAPSHOT_ATTEMPTS = 3;
@@ -62,11 +64,14 @@ interface SnapshotRun {
   status: EtcdSnapshotStatus;
   attempt: number;
   jobChanged: boolean;
+  /** The verification run under way after upload (snapshot-verify-step). */
+  verifying?: number;
 }
 
 /** Why the last attempt failed, and whether another Job may fix it. */
 type AttemptEnd =
-  { outcome: SnapshotOutcome } | { failed: { reason: SnapshotReason; message: string }; again: boolean };
+  | { outcome: SnapshotOutcome; source?: { endpoint: string; member: string } }
+  | { failed: { reason: SnapshotReason; message: string }; again: boolean };
 
 export async function etcdSnapshotWorkflow(input: SnapshotWorkflowInput): Promise<SnapshotOutcome> {
   const { snapshot, spec } = input;
@@ -121,7 +126,7 @@ async function run(r: SnapshotRun): Promise<SnapshotOutcome> {
   let last = { reason: SnapshotReasons.JobFailed as SnapshotReason, message: 'no attempt ran' };
   while (r.attempt < MAX_SNAPSHOT_ATTEMPTS) {
     const end = await runAttempt(r);
-    if ('outcome' in end) return finish(r, end.outcome);
+    if ('outcome' in end) return finishAndVerify(r, end);
     last = end.failed;
     if (!end.again || r.attempt >= MAX_SNAPSHOT_ATTEMPTS) break;
     const pause = RETRY_PAUSE_MS * 2 ** (r.attempt - 1);
@@ -169,7 +174,28 @@ async function runAttempt(r: SnapshotRun): Promise<AttemptEnd> {
     `attempt ${attempt}: Job ${jobName} streams from ${source.member}`,
     { jobName, attempts: attempt },
   );
-  return attemptEnd(await waitForJob(r, jobName), jobName, source.member);
+  const end = attemptEnd(await waitForJob(r, jobName), jobName, source.member);
+  return 'outcome' in end ? { ...end, source } : end;
+}
+
+/**
+ * Publishes the outcome; a stored snapshot is then checked (behind VERIFY_SNAPSHOT_PATCH). The source member's hashkv
+ * at the artifact's revision is asked first, right after the upload, so the check can compare with it. A failed
+ * check leaves the outcome as it is.
+ */
+async function finishAndVerify(
+  r: SnapshotRun,
+  end: Extract<AttemptEnd, { outcome: SnapshotOutcome }>,
+): Promise<SnapshotOutcome> {
+  const { artifact } = end.outcome;
+  const verify = artifact !== undefined && end.source !== undefined && patched(VERIFY_SNAPSHOT_PATCH);
+  const sourceHash =
+    verify && end.source
+      ? await acts.readSourceHash({ ...end.source, revision: artifact.revision })
+      : undefined;
+  const outcome = await finish(r, end.outcome);
+  if (artifact && sourceHash) await verifyStoredSnapshot(r, artifact, { run: 1, source: sourceHash });
+  return outcome;
 }
 
 /** How a finished (or vanished) Job ended the attempt. */
@@ -245,6 +271,8 @@ async function pickSource(r: SnapshotRun): Promise<{ endpoint: string; member: s
 
 /** A cancelled snapshot deletes the Job it started and says so in status. */
 async function cleanUpCancelled(r: SnapshotRun): Promise<void> {
+  // Cancelled while checking a snapshot that succeeded: only the check ends.
+  if (r.verifying !== undefined) return cancelVerification(r);
   if (r.attempt > 0) await acts.deleteSnapshotJob({ snapshot: r.snapshot, attempt: r.attempt });
   r.status = snapshotStatus(
     r.status,

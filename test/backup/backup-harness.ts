@@ -107,6 +107,28 @@ export async function waitFinished(
   );
 }
 
+/**
+ * Waits until the check of the stored snapshot has ended (its Verified condition is True or False) and returns the
+ * snapshot: after that, its verification Job exists beside the snapshot Job and no new one comes.
+ */
+export async function waitVerified(
+  h: Harness,
+  namespace: string,
+  name: string,
+  timeoutMs = 300_000,
+): Promise<EtcdSnapshot> {
+  return eventually(
+    `EtcdSnapshot ${namespace}/${name} to be checked`,
+    async () => {
+      const s = await getSnapshot(h, namespace, name);
+      const v = s.status?.conditions?.find((c) => c.type === 'Verified');
+      return v && v.status !== 'Unknown' ? s : undefined;
+    },
+    timeoutMs,
+    1000,
+  );
+}
+
 /** `s3://bucket/key` split. */
 export function s3Location(uri: string): { bucket: string; key: string } {
   const m = /^s3:\/\/([^/]+)\/(.+)$/.exec(uri);

@@ -24,14 +24,17 @@ const WRONG = { accessKeyId: 'not-a-key', secretAccessKey: 'definitely-not-the-s
 async function jobsOf(snapshot: string) {
   const jobs = await h.kc
     .makeApiClient((await import('@kubernetes/client-node')).BatchV1Api)
-    .listNamespacedJob({ namespace: ns, labelSelector: `etcd.conductor.dev/snapshot=${snapshot}` });
+    .listNamespacedJob({
+      namespace: ns,
+      labelSelector: `etcd.conductor.dev/snapshot=${snapshot},app.kubernetes.io/name=etcd-snapshot`,
+    });
   return jobs.items;
 }
 
 async function podsOf(snapshot: string) {
   const pods = await h.core.listNamespacedPod({
     namespace: ns,
-    labelSelector: `etcd.conductor.dev/snapshot=${snapshot}`,
+    labelSelector: `etcd.conductor.dev/snapshot=${snapshot},app.kubernetes.io/name=etcd-snapshot`,
   });
   return pods.items;
 }

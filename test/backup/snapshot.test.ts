@@ -45,7 +45,7 @@ describe('EtcdSnapshot to S3', () => {
     expect(done.spec.destination.s3?.region).toBe('us-east-1');
     const jobs = await h.kc.makeApiClient(BatchV1Api).listNamespacedJob({
       namespace: ns,
-      labelSelector: `${SnapshotLabels.snapshot}=first`,
+      labelSelector: `${SnapshotLabels.snapshot}=first,app.kubernetes.io/name=etcd-snapshot`,
     });
     expect(jobs.items.map((j) => j.spec?.template.spec?.tolerations)).toEqual([[toleration]]);
     expect(jobs.items.map((j) => j.spec?.template.spec?.imagePullSecrets)).toEqual([imagePullSecrets]);
@@ -91,7 +91,7 @@ describe('EtcdSnapshot to S3', () => {
     expect(pinned.status?.phase).toBe('Succeeded');
     const pinnedJobs = await h.kc.makeApiClient(BatchV1Api).listNamespacedJob({
       namespace: ns,
-      labelSelector: `${SnapshotLabels.snapshot}=pinned`,
+      labelSelector: `${SnapshotLabels.snapshot}=pinned,app.kubernetes.io/name=etcd-snapshot`,
     });
     expect(
       pinnedJobs.items.map((j) => ({

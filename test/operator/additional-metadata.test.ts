@@ -20,7 +20,11 @@ import {
   createSnapshot,
   minioDestination,
   waitFinished,
+  waitVerified,
 } from '../backup/backup-harness';
+
+const verifiedCondition = (s: { status?: { conditions?: { type: string; status: string }[] } }) =>
+  s.status?.conditions?.find((c) => c.type === 'Verified')?.status;
 
 jest.setTimeout(900_000);
 
@@ -82,27 +86,28 @@ describe('spec.additionalMetadata', () => {
     const converged = await waitConverged(h, ns, name, 3, 300_000);
     const uid = converged.metadata.uid ?? '';
 
-    // A snapshot makes a Job and its Pod for the cluster.
+    // A snapshot makes a Job and its Pod for the cluster, and so does its check (the verification Job).
     await createCredentialsSecret(h, ns, 's3-credentials');
     await createSnapshot(h, ns, 'one', {
       clusterRef: { name },
       destination: minioDestination(h, 's3-credentials', `e2e/${ns}`),
     });
     expect((await waitFinished(h, ns, 'one')).status?.phase).toBe('Succeeded');
+    expect(verifiedCondition(await waitVerified(h, ns, 'one'))).toBe('True');
 
     const before = await clusterObjects(ns, name, uid);
     const kinds = (objs: Obj[]) =>
       objs.reduce<Record<string, number>>((n, o) => ({ ...n, [o.kind]: (n[o.kind] ?? 0) + 1 }), {});
-    // The peer and client Services; 3 claims; the budget; the snapshot Job; 3 members and the Job's Pod (or Pods,
-    // should the Job have retried).
+    // The peer and client Services; 3 claims; the budget; the snapshot and verification Jobs; 3 members and the
+    // Jobs' Pods (or more, should a Job have retried).
     expect(kinds(before)).toMatchObject({
       Service: 2,
       PersistentVolumeClaim: 3,
       PodDisruptionBudget: 1,
-      Job: 1,
+      Job: 2,
     });
     expect(before.filter(isMember)).toHaveLength(3);
-    expect(kinds(before).Pod).toBeGreaterThanOrEqual(4);
+    expect(kinds(before).Pod).toBeGreaterThanOrEqual(5);
     expect(
       lacking(
         before,

@@ -6,7 +6,7 @@ import { spawnSync } from 'node:child_process';
 import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { delimiter, join, resolve } from 'node:path';
-import { createCredentialsSecret, minioDestination } from '../backup/backup-harness';
+import { createCredentialsSecret, minioDestination, waitVerified } from '../backup/backup-harness';
 import type { Harness } from '../support/cluster-harness';
 import {
   connect,
@@ -99,12 +99,15 @@ test('status, snapshot, backups and ops on a live cluster', async () => {
   expect(uri).toBe(`s3://${h.stack.s3.bucket}/e2e/${ns}/${snapName}.db`);
   expect(Number(revision)).toBeGreaterThan(0);
 
+  // The stored snapshot is checked after upload: backups shows the verdict once the check has ended.
+  await waitVerified(h, ns, snapName ?? '');
   const backups = kubectlEtcd('backups', 'main', '-n', ns, '-o', 'json');
   expect(backups.code).toBe(0);
   expect(JSON.parse(backups.stdout)).toEqual([
     {
       name: snapName,
       phase: 'Succeeded',
+      verified: 'True',
       artifact: expect.objectContaining({ uri, revision: Number(revision) }),
     },
   ]);

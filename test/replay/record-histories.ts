@@ -38,7 +38,13 @@ import {
 import type { SnapshotJobObservation } from '../../contracts/snapshot';
 import type { FakeCluster, FakeClusterOptions } from '../support/fake-cluster';
 import { createFakeCluster } from '../support/fake-cluster';
-import { ARTIFACT, fakeScheduleWorld, fakeSnapshotWorld, SPEC } from '../support/fake-snapshot-worlds';
+import {
+  ARTIFACT,
+  fakeScheduleWorld,
+  fakeSnapshotWorld,
+  SPEC,
+  VERIFIED,
+} from '../support/fake-snapshot-worlds';
 
 const NAMESPACE = 'default';
 
@@ -279,6 +285,30 @@ const snapshotScenarios: Record<
         args: [{ snapshot: { namespace: NAMESPACE, name: 'snapshot', uid: 'uid-snapshot' }, spec: SPEC }],
       });
       await until('a Job', () => world.created.length === 1);
+      await handle.signal(snapshotJobChangedSignal);
+      await handle.result();
+      return [workflowId];
+    });
+  },
+  // One EtcdSnapshot stored and then checked (patched 'verify-snapshot'): source hashkv, verification Job, Verified.
+  snapshotverified: async (taskQueue) => {
+    const world = fakeSnapshotWorld([[finishedJob]], undefined, [{ state: 'running' }, VERIFIED]);
+    return withSnapshotWorker(world.activities, taskQueue, async () => {
+      const workflowId = snapshotWorkflowId(NAMESPACE, 'snapshotverified');
+      const handle = await env.client.workflow.start<typeof etcdSnapshotWorkflow>(WorkflowTypes.snapshot, {
+        workflowId,
+        taskQueue,
+        args: [
+          {
+            snapshot: { namespace: NAMESPACE, name: 'snapshotverified', uid: 'uid-snapshotverified' },
+            spec: SPEC,
+          },
+        ],
+      });
+      await until('a verification Job', () => world.verifyCreated.length === 1);
+      await until('Verified Unknown', () =>
+        world.statuses.some((st) => st.conditions?.some((c) => c.type === 'Verified')),
+      );
       await handle.signal(snapshotJobChangedSignal);
       await handle.result();
       return [workflowId];

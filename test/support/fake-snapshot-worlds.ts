@@ -14,6 +14,26 @@ export const ARTIFACT = {
   etcdVersion: '3.6.16',
   takenAt: '2026-03-01T12:00:00Z',
 };
+/** The source member's hashkv at ARTIFACT.revision, as the fake answers it. */
+export const SOURCE_HASH = { hash: 1234, compactRevision: 0 };
+/** A verification Job that found what the source had. */
+export const VERIFIED: SnapshotJobObservation = {
+  state: 'finished',
+  succeeded: true,
+  jobMessage: '',
+  result: {
+    ok: true,
+    verification: {
+      sha256: ARTIFACT.sha256,
+      size: ARTIFACT.size,
+      revision: ARTIFACT.revision,
+      keys: 7,
+      hashRevision: ARTIFACT.revision,
+      ...SOURCE_HASH,
+    },
+  },
+};
+
 export const SPEC: EtcdSnapshotSpec = {
   clusterRef: { name: 'main' },
   destination: {
@@ -30,9 +50,17 @@ export const SPEC: EtcdSnapshotSpec = {
 
 /**
  * A fake world for one snapshot: `jobs` scripts what each attempt's Job does (observations in order; the
- * last one repeats). `prepare` can refuse like the real activity.
+ * last one repeats). `prepare` can refuse like the real activity. `verify` scripts the verification Jobs the
+ * same way (every run), `sourceHash` what the source member answers to hashkv.
  */
-export function fakeSnapshotWorld(jobs: SnapshotJobObservation[][], prepare?: () => never) {
+export function fakeSnapshotWorld(
+  jobs: SnapshotJobObservation[][],
+  prepare?: () => never,
+  verify: SnapshotJobObservation[] = [VERIFIED],
+  sourceHash: { hash: number; compactRevision: number } | { why: string } = SOURCE_HASH,
+) {
+  const verifyCreated: number[] = [];
+  const verifyDeleted: number[] = [];
   const statuses: EtcdSnapshotStatus[] = [];
   const created: { attempt: number; endpoint: string }[] = [];
   const deleted: number[] = [];
@@ -53,11 +81,27 @@ export function fakeSnapshotWorld(jobs: SnapshotJobObservation[][], prepare?: ()
       return { jobName: `snap-${attempt}`, created: true };
     },
     async readSnapshotJob({ jobName }) {
+      const n0 = reads.get(jobName) ?? 0;
+      if (jobName.includes('-verify-')) {
+        reads.set(jobName, n0 + 1);
+        return verify[Math.min(n0, verify.length - 1)] ?? { state: 'absent' };
+      }
       const attempt = Number(jobName.split('-')[1]);
       const script = jobs[attempt - 1] ?? [{ state: 'absent' }];
       const n = reads.get(jobName) ?? 0;
       reads.set(jobName, n + 1);
       return script[Math.min(n, script.length - 1)] ?? { state: 'absent' };
+    },
+    async readSourceHash() {
+      return sourceHash;
+    },
+    async createVerifyJob({ run }) {
+      verifyCreated.push(run);
+      return { jobName: `snap-verify-${run}`, created: true };
+    },
+    async deleteVerifyJob({ run }) {
+      verifyDeleted.push(run);
+      return 'deleted';
     },
     async deleteSnapshotJob({ attempt }) {
       deleted.push(attempt);
@@ -72,7 +116,16 @@ export function fakeSnapshotWorld(jobs: SnapshotJobObservation[][], prepare?: ()
       return 'recorded';
     },
   };
-  return { activities, statuses, created, deleted, events, last: () => statuses[statuses.length - 1] };
+  return {
+    activities,
+    statuses,
+    created,
+    deleted,
+    events,
+    verifyCreated,
+    verifyDeleted,
+    last: () => statuses[statuses.length - 1],
+  };
 }
 
 /** A fake schedule world: a Temporal Schedule as a record, snapshots as a list the run creates and prunes. */

@@ -146,5 +146,6 @@ export function translatedEtcdAdmin(real: EtcdAdmin, urls: Map<string, string>):
     disarmNoSpace: (e, id) => real.disarmNoSpace(local(e), id),
     compactToCurrent: (e) => real.compactToCurrent(local(e)),
     defragment: (e, t) => real.defragment(toLocal(e), t),
+    hashKV: (e, r, t) => real.hashKV(toLocal(e), r, t),
   };
 }

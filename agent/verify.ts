@@ -1,0 +1,272 @@
+// `etcd-conductor verify`: reads a stored snapshot back, checks its bytes against the sha256 its upload measured,
+// lets etcdutl check and restore it into the work dir, starts a throwaway single-member etcd on loopback only, and
+// reports the revision, the live key count and hashkv it serves; the etcd is stopped and the work dir emptied after.
+//
+// Invariant: nothing here talks to the source cluster; the only etcd it reaches is the one it started itself.
+import { noop } from 'cockatiel';
+import { Etcd3 } from 'etcd3';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdir, rm } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+import { AgentError, describe } from './agent-error';
+import { defaultUri, type VerifyArgs } from './args';
+import { hashKV } from './etcd-hashkv';
+import { download } from './restore';
+import { AgentFailureReasons, type VerifySuccess } from '../contracts/agent-result';
+
+/** How long the restored etcd may take to answer; a large database takes a while to open. */
+export const ETCD_START_TIMEOUT_MS = 120_000;
+const CALL_TIMEOUT_MS = 30_000;
+const LOOPBACK = '127.0.0.1';
+const MEMBER = 'verify';
+
+/** Where the verifier keeps its files inside the work dir. */
+export const verifyPaths = (workDir: string) => ({
+  download: join(workDir, 'snapshot.db'),
+  dataDir: join(workDir, 'data'),
+});
+
+/** etcdutl's own integrity check (the hash etcd appends to a snapshot) or a database it cannot read. */
+const NO_SPACE = /no space left on device/i;
+
+function corrupt(message: string): AgentError {
+  return new AgentError(AgentFailureReasons.SnapshotCorrupt, message);
+}
+
+/** Runs etcdutl; a failure is the snapshot's fault unless the work dir ran out of space. */
+function etcdutl(args: string[], env: NodeJS.ProcessEnv, signal: AbortSignal): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const child = spawn('etcdutl', args, { stdio: ['ignore', 'pipe', 'pipe'], signal, env });
+    let output = '';
+    const collect = (chunk: Buffer) => {
+      output = (output + chunk.toString()).slice(-16384);
+    };
+    child.stdout.on('data', collect);
+    child.stderr.on('data', collect);
+    child.on('error', (e: NodeJS.ErrnoException) =>
+      reject(
+        new AgentError(
+          AgentFailureReasons.DestinationUnavailable,
+          e.code === 'ENOENT'
+            ? 'etcdutl is not on PATH (the image must carry etcd 3.6 etcdutl)'
+            : `etcdutl could not run: ${describe(e)}`,
+        ),
+      ),
+    );
+    child.on('close', (code, sig) => {
+      if (code === 0) return resolve(output);
+      const last = lastLines(output);
+      const what = `etcdutl ${args.slice(0, 2).join(' ')} failed (${code ?? sig}): ${last}`;
+      reject(
+        NO_SPACE.test(output)
+          ? new AgentError(AgentFailureReasons.DestinationUnavailable, `the work dir is full: ${what}`)
+          : corrupt(what),
+      );
+    });
+  });
+}
+
+const lastLines = (output: string) =>
+  output.trim().split('\n').filter(Boolean).slice(-3).join(' | ') || '(no output)';
+
+/** A port the kernel just handed out on loopback; etcd binds it a moment later. */
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, LOOPBACK, () => {
+      const address = server.address();
+      const port = typeof address === 'object' && address ? address.port : 0;
+      server.close(() => (port ? resolve(port) : reject(new Error('no port'))));
+    });
+  });
+}
+
+interface RunningEtcd {
+  client: Etcd3;
+  /** Resolves when etcd has exited; its last lines of output. */
+  exited: Promise<string>;
+  stop(): Promise<void>;
+}
+
+/** Starts etcd on the restored data dir, listening on loopback only, without fsync (the data is thrown away). */
+function startEtcd(
+  dataDir: string,
+  clientPort: number,
+  peerPort: number,
+  env: NodeJS.ProcessEnv,
+): RunningEtcd {
+  const clientURL = `http://${LOOPBACK}:${clientPort}`;
+  const peerURL = `http://${LOOPBACK}:${peerPort}`;
+  const child: ChildProcess = spawn(
+    'etcd',
+    [
+      '--name',
+      MEMBER,
+      '--data-dir',
+      dataDir,
+      '--listen-client-urls',
+      clientURL,
+      '--advertise-client-urls',
+      clientURL,
+      '--listen-peer-urls',
+      peerURL,
+      '--initial-advertise-peer-urls',
+      peerURL,
+      '--initial-cluster',
+      `${MEMBER}=${peerURL}`,
+      '--unsafe-no-fsync',
+      '--log-level',
+      'warn',
+    ],
+    { stdio: ['ignore', 'pipe', 'pipe'], env },
+  );
+  let output = '';
+  const collect = (chunk: Buffer) => {
+    output = (output + chunk.toString()).slice(-16384);
+  };
+  child.stdout?.on('data', collect);
+  child.stderr?.on('data', collect);
+  const exited = new Promise<string>((resolve) => {
+    child.once('error', (e) => resolve(`etcd could not run: ${describe(e)}`));
+    child.once('close', (code, sig) => resolve(`etcd exited (${code ?? sig}): ${lastLines(output)}`));
+  });
+  const client = new Etcd3({
+    hosts: clientURL,
+    dialTimeout: 5_000,
+    faultHandling: { global: noop, host: () => noop },
+    defaultCallOptions: () => ({ deadline: Date.now() + CALL_TIMEOUT_MS }),
+  });
+  return {
+    client,
+    exited,
+    async stop() {
+      client.close();
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+      const killer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+      await exited;
+      clearTimeout(killer);
+    },
+  };
+}
+
+const ALL_KEYS = { key: Buffer.from([0]), range_end: Buffer.from([0]) };
+
+/** Waits until the restored etcd serves a read; its count and revision are the first figures. */
+async function firstRead(
+  etcd: RunningEtcd,
+  signal: AbortSignal,
+): Promise<{ revision: number; keys: number }> {
+  const deadline = Date.now() + ETCD_START_TIMEOUT_MS;
+  let exit: string | undefined;
+  void etcd.exited.then((why) => (exit = why));
+  let last: unknown;
+  while (Date.now() < deadline) {
+    if (exit) throw corrupt(`the etcd restored from the snapshot did not start: ${exit}`);
+    if (signal.aborted)
+      throw new AgentError(
+        AgentFailureReasons.DestinationUnavailable,
+        `verification stopped by ${String(signal.reason ?? 'a signal')}`,
+      );
+    try {
+      const res = await etcd.client.kv.range({ ...ALL_KEYS, count_only: true });
+      return { revision: Number(res.header.revision), keys: Number(res.count) };
+    } catch (e) {
+      last = e;
+      await new Promise((r) => setTimeout(r, 500));
+    }
+  }
+  throw corrupt(
+    `the etcd restored from the snapshot did not answer within ${ETCD_START_TIMEOUT_MS / 1000}s: ${describe(last)}`,
+  );
+}
+
+const COMPACTED = /required revision has been compacted/i;
+
+/** hashkv at `wanted`, or at the restored revision when `wanted` is compacted away or beyond it. */
+async function hashAt(
+  client: Etcd3,
+  wanted: number,
+  revision: number,
+): Promise<{ hashRevision: number; hash: number; compactRevision: number }> {
+  const ask = async (rev: number) => {
+    const res = await hashKV(client, rev);
+    return { hashRevision: rev, hash: res.hash, compactRevision: res.compactRevision };
+  };
+  const first = Math.min(wanted, revision);
+  try {
+    return await ask(first);
+  } catch (e) {
+    if (!COMPACTED.test(describe(e)) || first === revision)
+      throw corrupt(`hashkv at revision ${first} failed on the restored etcd: ${describe(e)}`);
+    return ask(revision);
+  }
+}
+
+export async function verifySnapshot(
+  args: VerifyArgs,
+  env: NodeJS.ProcessEnv,
+  signal: AbortSignal = new AbortController().signal,
+): Promise<VerifySuccess> {
+  const paths = verifyPaths(args.workDir);
+  const where = defaultUri(args.source);
+  await mkdir(args.workDir, { recursive: true }).catch((e: unknown) => {
+    throw new AgentError(
+      AgentFailureReasons.DestinationUnavailable,
+      `cannot create ${args.workDir}: ${describe(e)}`,
+    );
+  });
+  let etcd: RunningEtcd | undefined;
+  try {
+    const got = await download(args.source, paths.download, env, signal);
+    if (got.sha256 !== args.sha256)
+      throw new AgentError(
+        AgentFailureReasons.ChecksumMismatch,
+        `${where} now has sha256 ${got.sha256} (${got.size} bytes), but its upload measured ${args.sha256}: the stored object was altered or damaged`,
+      );
+    await etcdutl(['snapshot', 'status', paths.download, '-w', 'json'], env, signal);
+    const [clientPort, peerPort] = [await freePort(), await freePort()];
+    const peerURL = `http://${LOOPBACK}:${peerPort}`;
+    await rm(paths.dataDir, { recursive: true, force: true });
+    await etcdutl(
+      [
+        'snapshot',
+        'restore',
+        paths.download,
+        '--data-dir',
+        paths.dataDir,
+        '--name',
+        MEMBER,
+        '--initial-cluster',
+        `${MEMBER}=${peerURL}`,
+        '--initial-advertise-peer-urls',
+        peerURL,
+        '--initial-cluster-token',
+        'etcd-conductor-verify',
+      ],
+      env,
+      signal,
+    );
+    // The download is no longer needed: give its space back before etcd opens the database.
+    await rm(paths.download, { force: true });
+    etcd = startEtcd(paths.dataDir, clientPort, peerPort, env);
+    const { revision, keys } = await firstRead(etcd, signal);
+    const hashed = await hashAt(etcd.client, args.hashRevision, revision);
+    return {
+      ok: true,
+      verification: { sha256: got.sha256, size: got.size, revision, keys, ...hashed },
+    };
+  } catch (e) {
+    throw e instanceof AgentError
+      ? e
+      : new AgentError(
+          AgentFailureReasons.DestinationUnavailable,
+          `verifying ${where} failed: ${describe(e)}`,
+        );
+  } finally {
+    await etcd?.stop().catch(() => undefined);
+    await rm(paths.download, { force: true }).catch(() => undefined);
+    await rm(paths.dataDir, { recursive: true, force: true }).catch(() => undefined);
+  }
+}
