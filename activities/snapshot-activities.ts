@@ -103,6 +103,14 @@ export function agentResultOf(message: string | undefined): AgentResult | undefi
 
 export function createSnapshotActivities(deps: SnapshotActivityDeps) {
   const { kube, etcd } = deps;
+  /** The EtcdCluster a snapshot names (undefined once deleted): its status for the checks, its spec for placement. */
+  const readCluster = (snapshot: SnapshotRef, spec: EtcdSnapshotSpec) =>
+    kube.read<KubernetesObject & { spec?: Partial<EtcdClusterSpec>; status?: EtcdClusterStatus }>({
+      apiVersion: API_VERSION,
+      kind: ETCD_CLUSTER.kind,
+      namespace: snapshot.namespace,
+      name: spec.clusterRef.name,
+    });
 
   return {
     // Restore's preparation needs the same image and objects; served from here so the worker registers it with these.
@@ -119,12 +127,7 @@ export function createSnapshotActivities(deps: SnapshotActivityDeps) {
       const { snapshot, spec } = input;
       const ns = snapshot.namespace;
       const clusterName = spec.clusterRef.name;
-      const cluster = await kube.read<KubernetesObject & { status?: EtcdClusterStatus }>({
-        apiVersion: API_VERSION,
-        kind: ETCD_CLUSTER.kind,
-        namespace: ns,
-        name: clusterName,
-      });
+      const cluster = await readCluster(snapshot, spec);
       if (!cluster) {
         throw ApplicationFailure.nonRetryable(
           `EtcdCluster ${ns}/${clusterName} does not exist`,
@@ -208,12 +211,7 @@ export function createSnapshotActivities(deps: SnapshotActivityDeps) {
     }): Promise<{ jobName: string; created: boolean }> {
       // With client TLS the agent presents the operator's client certificate, mounted from its Secret; with
       // spec.auth its env refers to the root Secret (by name only).
-      const cluster = await kube.read<KubernetesObject & { spec?: Partial<EtcdClusterSpec> }>({
-        apiVersion: API_VERSION,
-        kind: ETCD_CLUSTER.kind,
-        namespace: input.snapshot.namespace,
-        name: input.spec.clusterRef.name,
-      });
+      const cluster = await readCluster(input.snapshot, input.spec);
       const clientTLSSecret = tlsSecretNames(cluster?.spec ?? {}, input.spec.clusterRef.name).operator;
       const authSecretName = cluster?.spec?.auth?.rootSecretRef?.name;
       const job = snapshotJob({
@@ -293,12 +291,7 @@ export function createSnapshotActivities(deps: SnapshotActivityDeps) {
       run: number;
     }): Promise<{ jobName: string; created: boolean }> {
       // Placed as the snapshot Job is; a cluster deleted since leaves the EtcdSnapshot's own jobPlacement.
-      const cluster = await kube.read<KubernetesObject & { spec?: Partial<EtcdClusterSpec> }>({
-        apiVersion: API_VERSION,
-        kind: ETCD_CLUSTER.kind,
-        namespace: input.snapshot.namespace,
-        name: input.spec.clusterRef.name,
-      });
+      const cluster = await readCluster(input.snapshot, input.spec);
       const job = verifyJob({
         snapshot: input.snapshot,
         spec: input.spec,

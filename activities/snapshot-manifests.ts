@@ -70,6 +70,23 @@ function shortHash(text: string): string {
  * `<snapshot>-<attempt>`, at most 63 characters (the Job controller copies it into a label). A long
  * snapshot name is cut and given a hash of the whole, so two long names never share their Jobs.
  */
+/**
+ * A failure the agent reported (bad credentials, missing bucket, an altered object) ends the Job at once: retrying it
+ * would only repeat it. A crash (killed, OOM, lost node) counts against backoffLimit and is retried.
+ */
+export const AGENT_POD_FAILURE_POLICY = {
+  rules: [
+    {
+      action: 'FailJob',
+      onExitCodes: {
+        containerName: AGENT_CONTAINER,
+        operator: 'In',
+        values: [AGENT_REPORTED_FAILURE_EXIT_CODE],
+      },
+    },
+  ],
+};
+
 export function snapshotJobName(snapshot: string, attempt: number): string {
   const suffix = `-${attempt}`;
   const plain = `${snapshot}${suffix}`;
@@ -260,20 +277,7 @@ function snapshotJobManifest(input: SnapshotJobInput) {
     spec: {
       backoffLimit: SNAPSHOT_JOB_BACKOFF_LIMIT,
       activeDeadlineSeconds: SNAPSHOT_JOB_DEADLINE_SECONDS,
-      // A failure the agent reported (bad credentials, missing bucket) ends the Job at once: retrying it
-      // would only repeat it. A crash (killed, OOM, lost node) counts against backoffLimit and is retried.
-      podFailurePolicy: {
-        rules: [
-          {
-            action: 'FailJob',
-            onExitCodes: {
-              containerName: AGENT_CONTAINER,
-              operator: 'In',
-              values: [AGENT_REPORTED_FAILURE_EXIT_CODE],
-            },
-          },
-        ],
-      },
+      podFailurePolicy: AGENT_POD_FAILURE_POLICY,
       template: {
         metadata: { labels },
         spec: {

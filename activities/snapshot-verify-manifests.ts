@@ -12,7 +12,7 @@ import { jobWithAdditionalMetadata } from './additional-metadata';
 import type { JobPlacement, SnapshotRef } from './snapshot-manifests';
 import {
   AGENT_CONTAINER,
-  AGENT_REPORTED_FAILURE_EXIT_CODE,
+  AGENT_POD_FAILURE_POLICY,
   credentialEnv,
   RESTRICTED_CONTAINER_SECURITY,
   RESTRICTED_POD_SECURITY,
@@ -129,18 +129,7 @@ function verifyJobManifest(input: VerifyJobInput) {
       backoffLimit: VERIFY_JOB_BACKOFF_LIMIT,
       activeDeadlineSeconds: VERIFY_JOB_DEADLINE_SECONDS,
       ttlSecondsAfterFinished: VERIFY_JOB_TTL_SECONDS,
-      podFailurePolicy: {
-        rules: [
-          {
-            action: 'FailJob',
-            onExitCodes: {
-              containerName: AGENT_CONTAINER,
-              operator: 'In',
-              values: [AGENT_REPORTED_FAILURE_EXIT_CODE],
-            },
-          },
-        ],
-      },
+      podFailurePolicy: AGENT_POD_FAILURE_POLICY,
       template: {
         metadata: { labels },
         spec: {
