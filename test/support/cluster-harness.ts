@@ -188,6 +188,23 @@ export function clientEndpoint(namespace: string, name: string): string {
   return clusterClientEndpoint({ namespace, name });
 }
 
+/** Resolves with the error a put of `key` through the cluster's client Service ends in, or undefined if it succeeded. */
+export async function putError(
+  ref: { namespace: string; name: string },
+  credentials: ClientCredentials | undefined,
+  key: string,
+): Promise<unknown> {
+  const c = etcdClient([clientEndpoint(ref.namespace, ref.name)], credentials);
+  try {
+    await c.put(key).value('x');
+    return undefined;
+  } catch (err) {
+    return err;
+  } finally {
+    c.close();
+  }
+}
+
 /** Writes `count` keys under `prefix` through the cluster's client Service and returns them. */
 export async function writeKeys(
   namespace: string,

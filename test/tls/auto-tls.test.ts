@@ -5,10 +5,9 @@ import type { V1Pod } from '@kubernetes/client-node';
 import { Reasons } from '../../crds/conditions';
 import type { Harness, ClientCredentials } from '../support/cluster-harness';
 import {
-  clientEndpoint,
   connect,
   createCluster,
-  etcdClient,
+  putError,
   eventually,
   freshNamespace,
   getCluster,
@@ -43,18 +42,6 @@ async function handedOut(): Promise<Credentials> {
     certChain: pem(data, 'tls.crt'),
     privateKey: pem(data, 'tls.key'),
   };
-}
-
-async function putError(credentials: ClientCredentials | undefined): Promise<unknown> {
-  const c = etcdClient([clientEndpoint(ns, name)], credentials);
-  try {
-    await c.put('/auto-probe').value('x');
-    return undefined;
-  } catch (err) {
-    return err;
-  } finally {
-    c.close();
-  }
 }
 
 const memberPods = async (): Promise<V1Pod[]> =>
@@ -115,15 +102,21 @@ test('the operator makes a CA and certificates, status names the client Secret, 
 
   // Plaintext, TLS without a client certificate, and a certificate of another CA are all refused.
   const other = makeCA('other-ca');
-  expect(await putError(undefined)).toBeDefined();
-  expect(await putError({ rootCertificate: client.rootCertificate })).toBeDefined();
+  expect(await putError({ namespace: ns, name }, undefined, '/auto-probe')).toBeDefined();
+  expect(
+    await putError({ namespace: ns, name }, { rootCertificate: client.rootCertificate }, '/auto-probe'),
+  ).toBeDefined();
   const foreign = other.issue('app');
   expect(
-    await putError({
-      rootCertificate: client.rootCertificate,
-      certChain: foreign.cert,
-      privateKey: foreign.key,
-    }),
+    await putError(
+      { namespace: ns, name },
+      {
+        rootCertificate: client.rootCertificate,
+        certChain: foreign.cert,
+        privateKey: foreign.key,
+      },
+      '/auto-probe',
+    ),
   ).toBeDefined();
   expect(
     (await events()).some((e) => e.reason === 'AutoTLSIssued' && /created the CA/.test(e.message ?? '')),
@@ -185,7 +178,7 @@ test('a due renewal is rolled in under writes by the same CA: no restart, nothin
   expect(Date.parse(c.status?.tls?.renewalTime ?? '')).toBeGreaterThan(
     Date.parse(servingBefore.validTo) - 9 * 60_000,
   );
-  expect(await putError(await handedOut())).toBeUndefined();
+  expect(await putError({ namespace: ns, name }, await handedOut(), '/auto-probe')).toBeUndefined();
 });
 
 test('spec.tls.mode cannot be turned off, nor combined with tls.peer', async () => {

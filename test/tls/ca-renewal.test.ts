@@ -5,10 +5,9 @@ import { Reasons } from '../../crds/conditions';
 import { appliedTLSSecretName } from '../../crds/tls-names';
 import type { ClientCredentials, Harness } from '../support/cluster-harness';
 import {
-  clientEndpoint,
   connect,
   createCluster,
-  etcdClient,
+  putError,
   eventually,
   freshNamespace,
   getCluster,
@@ -100,18 +99,6 @@ async function appCredentials(trust: Buffer): Promise<ClientCredentials> {
     certChain: app['tls.crt'] ?? Buffer.alloc(0),
     privateKey: app['tls.key'] ?? Buffer.alloc(0),
   };
-}
-
-async function putError(credentials: ClientCredentials): Promise<unknown> {
-  const c = etcdClient([clientEndpoint(ns, name)], credentials);
-  try {
-    await c.put('/renewal-probe').value('x');
-    return undefined;
-  } catch (err) {
-    return err;
-  } finally {
-    c.close();
-  }
 }
 
 const clusterEvents = async () =>
@@ -270,8 +257,10 @@ test.concurrent(
       members: [0, 1, 2].map((i) => `${name}-${i}`),
     });
     // The old CA's certificates are refused now; the new CA's are served.
-    expect(await putError({ ...oldApp, rootCertificate: newCA })).toBeDefined();
-    expect(await putError(app)).toBeUndefined();
+    expect(
+      await putError({ namespace: ns, name }, { ...oldApp, rootCertificate: newCA }, '/renewal-probe'),
+    ).toBeDefined();
+    expect(await putError({ namespace: ns, name }, app, '/renewal-probe')).toBeUndefined();
   },
 );
 

@@ -6,10 +6,9 @@ import { Reasons } from '../../crds/conditions';
 import { TLS_CA_HASH_ANNOTATION } from '../../crds/tls-names';
 import type { ClientCredentials, Harness } from '../support/cluster-harness';
 import {
-  clientEndpoint,
   connect,
   createCluster,
-  etcdClient,
+  putError,
   eventually,
   freshNamespace,
   getCluster,
@@ -107,18 +106,6 @@ function presentedIssuer(member: string, port: number, as: Pem): Promise<string>
     socket.once('timeout', () => socket.destroy(new Error('timed out')));
     socket.once('error', reject);
   });
-}
-
-async function putError(credentials: ClientCredentials): Promise<unknown> {
-  const c = etcdClient([clientEndpoint(ns, name)], credentials);
-  try {
-    await c.put('/rotation-probe').value('x');
-    return undefined;
-  } catch (err) {
-    return err;
-  } finally {
-    c.close();
-  }
 }
 
 beforeAll(async () => {
@@ -238,6 +225,10 @@ test('the CA rotates in three stages under writes: no acknowledged write lost, e
   });
 
   // A client certificate of the old CA is refused now; the same call with the new CA's is served.
-  expect(await putError(credentialsOf(oldApp, newCA.cert))).toBeDefined();
-  expect(await putError(credentialsOf(newApp, newCA.cert))).toBeUndefined();
+  expect(
+    await putError({ namespace: ns, name }, credentialsOf(oldApp, newCA.cert), '/rotation-probe'),
+  ).toBeDefined();
+  expect(
+    await putError({ namespace: ns, name }, credentialsOf(newApp, newCA.cert), '/rotation-probe'),
+  ).toBeUndefined();
 });

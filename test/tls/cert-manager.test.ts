@@ -10,10 +10,9 @@ import {
 } from '../../crds/tls-names';
 import type { Harness } from '../support/cluster-harness';
 import {
-  clientEndpoint,
   connect,
   createCluster,
-  etcdClient,
+  putError,
   etcdMemberList,
   eventually,
   freshNamespace,
@@ -79,19 +78,6 @@ async function waitReady(
 async function secretData(secretName: string): Promise<Record<string, Buffer>> {
   const s = await h.core.readNamespacedSecret({ namespace: ns, name: secretName });
   return Object.fromEntries(Object.entries(s.data ?? {}).map(([k, v]) => [k, Buffer.from(v, 'base64')]));
-}
-
-/** Resolves with the error a put ends in, or undefined if the put succeeded. */
-async function putError(credentials: ClientCredentials | undefined): Promise<unknown> {
-  const c = etcdClient([clientEndpoint(ns, name)], credentials);
-  try {
-    await c.put('/refused').value('x');
-    return undefined;
-  } catch (err) {
-    return err;
-  } finally {
-    c.close();
-  }
 }
 
 beforeAll(async () => {
@@ -183,11 +169,11 @@ describe('a cluster whose peer and client TLS come from a cert-manager CA Issuer
     const written = await writeKeys(ns, name, 'cm', 20, client);
     expect(await readKeys(ns, name, 'cm', client)).toEqual(written);
     // The refusals below are then about the missing certificate, not about a cluster that refuses everyone.
-    expect(await putError(client)).toBeUndefined();
+    expect(await putError({ namespace: ns, name }, client, '/refused')).toBeUndefined();
   });
 
   test('refuses a plaintext client and a TLS client without a certificate', async () => {
-    expect(await putError(undefined)).toBeDefined();
-    expect(await putError({ rootCertificate: ca.cert })).toBeDefined();
+    expect(await putError({ namespace: ns, name }, undefined, '/refused')).toBeDefined();
+    expect(await putError({ namespace: ns, name }, { rootCertificate: ca.cert }, '/refused')).toBeDefined();
   });
 });

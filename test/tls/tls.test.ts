@@ -4,10 +4,9 @@ import { API_GROUP, API_VERSION_NAME, ETCD_CLUSTER } from '../../crds/etcd-clust
 import { apiMessage } from '../localcluster/kube';
 import type { Harness } from '../support/cluster-harness';
 import {
-  clientEndpoint,
   connect,
   createCluster,
-  etcdClient,
+  putError,
   etcdMemberList,
   freshNamespace,
   getCluster,
@@ -42,19 +41,6 @@ const credentialsOf = (leaf: Pem, trust: Buffer): ClientCredentials => ({
   certChain: leaf.cert,
   privateKey: leaf.key,
 });
-
-/** Resolves with the error a put ends in, or undefined if the put succeeded. */
-async function putError(credentials: ClientCredentials | undefined): Promise<unknown> {
-  const c = etcdClient([clientEndpoint(ns, name)], credentials);
-  try {
-    await c.put('/refused').value('x');
-    return undefined;
-  } catch (err) {
-    return err;
-  } finally {
-    c.close();
-  }
-}
 
 /** GET /members on a member's peer port, presenting `leaf`: the status code, or the error etcd's TLS refusal causes. */
 function peerGet(member: string, leaf: Pem): Promise<{ status?: number; body?: string; error?: string }> {
@@ -116,11 +102,13 @@ describe('a cluster with peer and client TLS', () => {
   });
 
   test('refuses a plaintext client, a TLS client without a certificate and a client certificate from another CA', async () => {
-    expect(await putError(undefined)).toBeDefined();
-    expect(await putError({ rootCertificate: ca.cert })).toBeDefined();
-    expect(await putError(credentialsOf(other.issue('intruder'), ca.cert))).toBeDefined();
+    expect(await putError({ namespace: ns, name }, undefined, '/refused')).toBeDefined();
+    expect(await putError({ namespace: ns, name }, { rootCertificate: ca.cert }, '/refused')).toBeDefined();
+    expect(
+      await putError({ namespace: ns, name }, credentialsOf(other.issue('intruder'), ca.cert), '/refused'),
+    ).toBeDefined();
     // The same call with the cluster CA's certificate succeeds: the refusals are about the certificate.
-    expect(await putError(client)).toBeUndefined();
+    expect(await putError({ namespace: ns, name }, client, '/refused')).toBeUndefined();
   });
 
   test('a peer presenting a certificate from another CA is refused at the handshake; one of the cluster CA is served', async () => {
