@@ -8,7 +8,7 @@ import { dirname, join } from 'node:path';
 import { AgentError } from './agent-error';
 import type { VerifyArgs } from './args';
 import { hashKV } from './etcd-hashkv';
-import { verifySnapshot } from './verify';
+import { etcdutlTimeoutMs, verifySnapshot } from './verify';
 import { AgentFailureReasons, encodeAgentResult, parseAgentResult } from '../contracts/agent-result';
 import { withEtcdClient } from '../activities/etcd-admin';
 import { binaryPath, cacheRoot, ETCD_TOOLS } from '../localcluster/tool-cache';
@@ -148,4 +148,13 @@ test('a snapshot of a compacted store hashes as its source did, over the same co
   } finally {
     compacted.stop();
   }
+});
+
+test.each([
+  [0, 60_000],
+  [16 * 1024 * 1024, 61_000],
+  [16 * 1024 * 1024 + 1, 62_000],
+  [8 * 1024 * 1024 * 1024, 572_000],
+])('etcdutl may run for a minute plus a second per 16 MiB: %d bytes -> %d ms', (bytes, ms) => {
+  expect(etcdutlTimeoutMs(bytes)).toBe(ms);
 });

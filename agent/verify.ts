@@ -34,17 +34,35 @@ function corrupt(message: string): AgentError {
   return new AgentError(AgentFailureReasons.SnapshotCorrupt, message);
 }
 
+/**
+ * How long one etcdutl run may take: a minute, plus a second for every 16 MB of snapshot. A damaged database can
+ * send bbolt round a loop of pages; the bound turns that into SnapshotCorrupt instead of a Job that never ends.
+ */
+export const etcdutlTimeoutMs = (snapshotBytes: number): number =>
+  60_000 + Math.ceil(snapshotBytes / (16 * 1024 * 1024)) * 1000;
+
 /** Runs etcdutl; a failure is the snapshot's fault unless the work dir ran out of space. */
-function etcdutl(args: string[], env: NodeJS.ProcessEnv, signal: AbortSignal): Promise<string> {
+function etcdutl(
+  args: string[],
+  env: NodeJS.ProcessEnv,
+  signal: AbortSignal,
+  timeoutMs: number,
+): Promise<string> {
   return new Promise((resolve, reject) => {
     const child = spawn('etcdutl', args, { stdio: ['ignore', 'pipe', 'pipe'], signal, env });
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      child.kill('SIGKILL');
+    }, timeoutMs);
     let output = '';
     const collect = (chunk: Buffer) => {
       output = (output + chunk.toString()).slice(-16384);
     };
     child.stdout.on('data', collect);
     child.stderr.on('data', collect);
-    child.on('error', (e: NodeJS.ErrnoException) =>
+    child.on('error', (e: NodeJS.ErrnoException) => {
+      clearTimeout(timer);
       reject(
         new AgentError(
           AgentFailureReasons.DestinationUnavailable,
@@ -52,12 +70,15 @@ function etcdutl(args: string[], env: NodeJS.ProcessEnv, signal: AbortSignal): P
             ? 'etcdutl is not on PATH (the image must carry etcd 3.6 etcdutl)'
             : `etcdutl could not run: ${describe(e)}`,
         ),
-      ),
-    );
+      );
+    });
     child.on('close', (code, sig) => {
+      clearTimeout(timer);
       if (code === 0) return resolve(output);
       const last = lastLines(output);
-      const what = `etcdutl ${args.slice(0, 2).join(' ')} failed (${code ?? sig}): ${last}`;
+      const what = timedOut
+        ? `etcdutl ${args.slice(0, 2).join(' ')} failed: it did not finish within ${timeoutMs / 1000}s: ${last}`
+        : `etcdutl ${args.slice(0, 2).join(' ')} failed (${code ?? sig}): ${last}`;
       reject(
         NO_SPACE.test(output)
           ? new AgentError(AgentFailureReasons.DestinationUnavailable, `the work dir is full: ${what}`)
@@ -225,7 +246,9 @@ export async function verifySnapshot(
         AgentFailureReasons.ChecksumMismatch,
         `${where} now has sha256 ${got.sha256} (${got.size} bytes), but its upload measured ${args.sha256}: the stored object was altered or damaged`,
       );
-    await etcdutl(['snapshot', 'status', paths.download, '-w', 'json'], env, signal);
+    // Restore first: it checks the sha256 etcd appended to the snapshot before bbolt reads a page, so damage is
+    // found by a checksum rather than by walking damaged pages; status then reads every page of what passed it.
+    const timeoutMs = etcdutlTimeoutMs(got.size);
     const [clientPort, peerPort] = [await freePort(), await freePort()];
     const peerURL = `http://${LOOPBACK}:${peerPort}`;
     await rm(paths.dataDir, { recursive: true, force: true });
@@ -247,7 +270,9 @@ export async function verifySnapshot(
       ],
       env,
       signal,
+      timeoutMs,
     );
+    await etcdutl(['snapshot', 'status', paths.download, '-w', 'json'], env, signal, timeoutMs);
     // The download is no longer needed: give its space back before etcd opens the database.
     await rm(paths.download, { force: true });
     etcd = startEtcd(paths.dataDir, clientPort, peerPort, env);
