@@ -59,6 +59,12 @@ const leaderGauge = async (address: string) =>
 
 describe('the watcher Lease', () => {
   test('only the holder watches; killing it hands over, and a clean stop releases the Lease at once', async () => {
+    // First the stack's own operator must hold the Lease: a file that ran before this one may have killed its
+    // predecessor, whose Lease stays taken until it goes unrenewed for its duration. Started before that, the
+    // second operator could win the Lease instead.
+    await eventually("the stack's operator to hold the watcher Lease", async () =>
+      (await holder()) === stackOperatorIdentity() ? true : undefined,
+    );
     // The same environment the stack gives its operator (localcluster/stack.ts), on a port of its own.
     mkdirSync(logDir, { recursive: true });
     const out = openSync(secondLog, 'w');
