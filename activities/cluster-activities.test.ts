@@ -383,6 +383,44 @@ describe('observeCluster', () => {
     expect(calls).toEqual([]);
   });
 
+  it.each([
+    ['one unanswered round, then an answer', 1, true, 2],
+    ['two unanswered rounds', 2, false, 2],
+    ['every member refusing the TLS handshake (said at once, never asked again)', 9, false, 1],
+  ])(
+    'confirms a member list no member answered, while a member Pod is ready, by asking once more a second later: %s',
+    async (_what, failures, answered, rounds) => {
+      const { kube } = fakeKube([podObject('main-0', 'voter'), claimObject('main-0')]);
+      const { etcd, calls } = fakeEtcd([etcdMember('1', 'main-0')], { leaderId: '1' });
+      const list = etcd.listMembersWithHeader.bind(etcd);
+      let failed = 0;
+      etcd.listMembersWithHeader = async (endpoints, timeoutMs) => {
+        if (failed++ < failures)
+          throw new Error(
+            failures === 9 ? 'SSL alert certificate unknown' : 'context deadline exceeded: no leader',
+          );
+        return list(endpoints, timeoutMs);
+      };
+      const observation = await activitiesWith(kube, etcd).observeCluster({ ref, version: '3.6.16' });
+      expect(observation.etcd !== undefined).toBe(answered);
+      expect(calls.filter((c) => c.fn === 'listMembersWithHeader').length).toBe(answered ? 1 : 0);
+      expect(failed).toBe(rounds);
+    },
+  );
+
+  it('asks only once when no member Pod is ready (bootstrapping, or members killed)', async () => {
+    const { kube } = fakeKube([podObject('main-0', 'voter', { ready: false }), claimObject('main-0')]);
+    const { etcd } = fakeEtcd([etcdMember('1', 'main-0')], { leaderId: '1' });
+    let asked = 0;
+    etcd.listMembersWithHeader = async () => {
+      asked++;
+      throw new Error('dial tcp: connection refused');
+    };
+    const observation = await activitiesWith(kube, etcd).observeCluster({ ref, version: '3.6.16' });
+    expect(observation.etcd).toBeUndefined();
+    expect(asked).toBe(1);
+  });
+
   it("judges a claim's data lost when the member's etcd last exited saying its raft log was lost", async () => {
     const panic =
       'panic: tocommit(13) is out of range [lastIndex(0)]. Was the raft log corrupted, truncated, or lost?';

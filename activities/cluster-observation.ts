@@ -34,6 +34,13 @@ import { ANSWER_POLL_MS, delay } from './etcd-membership';
  * every observation for the full call deadline while it joins.
  */
 const OBSERVE_STATUS_TIMEOUT_MS = 1000;
+/**
+ * When no member answers the member list while the kubelet finds a member Pod ready, the list is asked once more
+ * this long after. One unanswered round is not evidence that quorum is lost: a leader restarting (a rollout, a CA
+ * stage) or a slow moment leaves a linearizable list unanswered for about an election, while clients' writes go
+ * through. Killed members are not ready, so their loss is said without the second round.
+ */
+export const OBSERVE_CONFIRM_MS = 1000;
 
 /** Set on a claim by the scheduler when its class binds on first consumer: the node its volume is made on. */
 const SELECTED_NODE_ANNOTATION = 'volume.kubernetes.io/selected-node';
@@ -220,14 +227,24 @@ export async function observeCluster(
   try {
     // Every member is asked at once, each within its own deadline: a dead or frozen member costs one
     // deadline, not one per member asked before the one that answers.
-    const calls = endpoints.map((e) => etcd.listMembersWithHeader([e], OBSERVE_STATUS_TIMEOUT_MS * 3));
-    const listed = await firstOf(calls).catch(async (err: unknown) => {
-      // Members that all refuse the TLS handshake answer nothing, yet run: said as such, never as lost quorum.
-      const settled = await Promise.allSettled(calls);
-      etcdRefused = tlsRefusal(
-        settled.flatMap((r) => (r.status === 'rejected' ? [r.reason as unknown] : [])),
-      );
-      throw err;
+    const listRound = async () => {
+      const calls = endpoints.map((e) => etcd.listMembersWithHeader([e], OBSERVE_STATUS_TIMEOUT_MS * 3));
+      return firstOf(calls).catch(async (err: unknown) => {
+        // Members that all refuse the TLS handshake answer nothing, yet run: said as such, never as lost quorum.
+        const settled = await Promise.allSettled(calls);
+        etcdRefused = tlsRefusal(
+          settled.flatMap((r) => (r.status === 'rejected' ? [r.reason as unknown] : [])),
+        );
+        throw err;
+      });
+    };
+    // Asked again only while the kubelet still finds a member ready: during a bootstrap, or with members killed,
+    // no Pod is, and the first round's answer stands.
+    const anyReady = [...kube_.values()].some((k) => k.pod?.ready && !k.pod.terminating);
+    const listed = await listRound().catch(async (err: unknown) => {
+      if (!anyReady || etcdRefused) throw err;
+      await delay(OBSERVE_CONFIRM_MS);
+      return listRound();
     });
     const members: (EtcdMemberObservation & { leaderId?: string })[] = await Promise.all(
       listed.members.map(async (m) => {
