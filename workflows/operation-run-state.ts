@@ -38,6 +38,12 @@ export interface OperationRunState {
   readonly deadlineAt: number;
   /** Whether waits back off (WAIT_BACKOFF_PATCH): asked once, at the first wait that could. */
   backoff: boolean | undefined;
+  /**
+   * Whether a change signalled while a look reads the cluster ends the wait after it (LOOK_SEES_CHANGES_PATCH):
+   * asked once, at the first look. Before it, the wait cleared the flag, so a Pod that went away during the look
+   * was only seen after the wait's full pause.
+   */
+  changesDuringLook: boolean | undefined;
 }
 
 /** The run's state from its input (fresh, or carried over by continue-as-new), its member-change handler set. */
@@ -66,6 +72,7 @@ export function startOperationRun(input: OperationInput): OperationRunState {
     wait: carried?.wait,
     deadlineAt: carried?.deadlineAt ?? Date.now() + spec.progressDeadlineSeconds * 1000,
     backoff: carried ? true : undefined,
+    changesDuringLook: undefined,
   };
   setHandler(membersChangedSignal, () => {
     s.worldChanged = true;

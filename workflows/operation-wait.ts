@@ -21,6 +21,8 @@ const WAIT_INTERVAL = '1s';
 // A wait for a member's first answer watches for it (activity polls) for up to this long per turn.
 const ANSWER_WAIT_MS = 5000;
 const AWAIT_ANSWERS_PATCH = 'await-member-answers';
+/** Behind it, the change flag is cleared when a look starts, not when the wait after it starts. */
+export const LOOK_SEES_CHANGES_PATCH = 'look-sees-changes';
 /** How long a member that is starting (no answer yet) is watched closely before its wait backs off. */
 const ACTIVE_WAIT_MS = 30_000;
 /** The first pause of a wait that backs off. */
@@ -52,8 +54,13 @@ export async function waitOn(
     // Nothing is expected to change soon: look again later and later, or as soon as a member changes.
     const pauseMs = waitBackoffMs(wait.looks, BACKOFF_FIRST_MS);
     s.wait = { ...wait, looks: wait.looks + 1 };
-    s.worldChanged = false;
-    await condition(() => s.worldChanged, pauseMs);
+    if (s.changesDuringLook) {
+      // A change signalled during the look that led here is news already: look again at once.
+      if (!s.worldChanged) await condition(() => s.worldChanged, pauseMs);
+    } else {
+      s.worldChanged = false;
+      await condition(() => s.worldChanged, pauseMs);
+    }
   } else {
     await sleep(WAIT_INTERVAL, { summary: step.reason });
   }

@@ -2,7 +2,7 @@
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import type { WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import type { EtcdClusterSpec, EtcdClusterStatus } from '../crds/etcd-cluster';
-import { operationWorkflowId } from '../contracts/messages';
+import { membersChangedSignal, operationWorkflowId } from '../contracts/messages';
 import type { FakeCluster, FakeClusterOptions } from '../test/support/fake-cluster';
 import {
   afterSpecChange,
@@ -73,6 +73,33 @@ describe('the Rollout operation', () => {
       expect(fake.events.map((e) => e.message)).toContain(
         `roll out default/ro: options changed (${operationWorkflowId('default', 'ro', 2, 'Rollout')})`,
       );
+    });
+  });
+
+  it('recreates a member whose old Pod went away while the operation looked, without waiting out a pause', async () => {
+    const id = operationWorkflowId('default', 'gone', 2, 'Rollout');
+    // The watcher's signal for the Pod that went away arrives while the observation that still saw it reads.
+    const rolledPodGoneDuringLook = () => env.client.workflow.getHandle(id).signal(membersChangedSignal);
+    const to = spec({ options: { 'snapshot-count': '5000' } });
+    await rollout('gone', spec(), to, { rolledPodGoneDuringLook }, async (fake) => {
+      const status = await finished(fake, id);
+      expect(status.lastOperation).toMatchObject({ type: 'Rollout', result: 'Succeeded' });
+      expect(members(fake, 'deleteMemberPodForRollout')).toEqual(['gone-1', 'gone-2', 'gone-0']);
+      // From each restart's delete to its Pod's re-creation: observations only, never a timer (before, the wait
+      // after the look cleared the signal and paused its full second).
+      const history = await env.client.workflow.getHandle(id).fetchHistory();
+      const seen = (history.events ?? []).flatMap((e) => {
+        const activity = e.activityTaskScheduledEventAttributes?.activityType?.name;
+        if (activity) return [activity];
+        return e.timerStartedEventAttributes ? ['timer'] : [];
+      });
+      const restarts = seen.flatMap((name, i) => (name === 'deleteMemberPodForRollout' ? [i] : []));
+      expect(restarts).toHaveLength(3);
+      for (const at of restarts) {
+        const recreated = seen.indexOf('createMemberPod', at);
+        expect(recreated).toBeGreaterThan(at);
+        expect(seen.slice(at + 1, recreated)).toEqual(['observeCluster', 'observeCluster']);
+      }
     });
   });
 

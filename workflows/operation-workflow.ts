@@ -26,7 +26,7 @@ import { executeStep, refuseRestore, refusesRestore } from './operations/step-ex
 import { compensate as undoHalfDoneStep } from './operations/compensation';
 import type { OperationRunState } from './operation-run-state';
 import { carriedOf, startOperationRun } from './operation-run-state';
-import { waitOn } from './operation-wait';
+import { LOOK_SEES_CHANGES_PATCH, waitOn } from './operation-wait';
 import { operationResultMessage } from './operation-result';
 
 export type { OperationCarried, OperationInput, OperationOutcome } from './operations/operation-module';
@@ -114,6 +114,8 @@ async function continueIfLong(s: OperationRunState): Promise<void> {
 /** One fresh look: the cluster, what the module asks besides, and auth while it is not known to be on. */
 async function observe(s: OperationRunState): Promise<{ observed: Observed; versionKnown: boolean }> {
   const { ref, spec } = s.input;
+  // What the watcher signals from here on is news this look may miss; the wait after it looks again at once.
+  if ((s.changesDuringLook ??= patched(LOOK_SEES_CHANGES_PATCH))) s.worldChanged = false;
   // With the spec, Pods are compared with its template (rollouts); an added input field replays as before.
   const observation = await acts.observeCluster({ ref, version: spec.version, spec });
   s.recorded = recordedAfter(s.recorded, observation);

@@ -3,6 +3,7 @@
 // The model is small on purpose: members, Pods and claims by member name, one leader, learners that catch up
 // after a number of observations. It follows the rules the real activities rely on: a join Pod needs the
 // member in etcd's list, membership changes need a quorum, etcd allows one learner, retries find earlier work.
+import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import type { AuthActivities } from '../../activities/auth-activities';
 import type { ClusterActivities } from '../../activities/cluster-activities';
@@ -69,6 +70,11 @@ export interface FakeClusterOptions {
   refuseDefragSchedule?: string;
   /** Keeping a defrag schedule fails for another reason (a permission the operator lacks), without retries. */
   failDefragSchedule?: string;
+  /**
+   * A Pod a rollout deletes is still seen terminating by the next observation, and goes away while that
+   * observation reads: this is called then (the watcher's signal), and awaited before the observation returns.
+   */
+  rolledPodGoneDuringLook?: () => Promise<void>;
 }
 
 /** Every activity the workflows call: the cluster's, etcd's downgrade API and spec.auth's. */
@@ -168,85 +174,111 @@ export function createFakeCluster(options: FakeClusterOptions = {}) {
     return minors.sort((a, b) => a.rank - b.rank)[0]?.text;
   };
 
+  /** Pods a rollout deleted that the next observation still sees terminating (rolledPodGoneDuringLook). */
+  const lingering = new Map<string, FakePod>();
+
+  /** What observeCluster sees; `terminating` Pods are still there, going away (rolledPodGoneDuringLook). */
+  const observe = (
+    input: Parameters<FakeActivities['observeCluster']>[0],
+    terminating: ReadonlySet<string>,
+  ): ClusterObservation => {
+    const names = new Set([...pods.keys(), ...claims.keys()]);
+    const kube: KubeMemberObservation[] = [...names].sort().map((name) => {
+      const k: KubeMemberObservation = { name };
+      const pod = pods.get(name);
+      const member = members.get(name);
+      if (pod) {
+        k.pod = {
+          phase: 'Running',
+          // A learner fails /readyz by design; a voter is Ready when it answers.
+          ready:
+            !terminating.has(name) &&
+            member !== undefined &&
+            !member.isLearner &&
+            answers(member) &&
+            hasQuorum(),
+          terminating: terminating.has(name),
+          uid: pod.uid,
+          restartCount: 0,
+          version: pod.version,
+          ...(input.spec
+            ? {
+                template: {
+                  upToDate: pod.template === fakeTemplateHash(input.spec),
+                  changed: pod.template === fakeTemplateHash(input.spec) ? [] : ['options'],
+                  hash: fakeTemplateHash(input.spec),
+                  metadataCurrent: pod.metadata === fakeMetadata(input.spec),
+                },
+              }
+            : {}),
+        };
+      }
+      const claim = claims.get(name);
+      const sc = options.storageClass;
+      if (claim) {
+        k.claim = {
+          terminating: false,
+          dataLost: claim.dataLost,
+          ...(input.spec
+            ? {
+                storage: {
+                  requested: claim.size,
+                  ...(sc ? { storageClassName: sc.name } : {}),
+                  expansion: !sc ? 'NoStorageClass' : sc.allowVolumeExpansion ? 'Allowed' : 'ClassForbids',
+                },
+              }
+            : {}),
+        };
+      }
+      return k;
+    });
+    const versionKnown = options.knownVersions?.includes(input.version) ?? true;
+    const leader = currentLeader();
+    if (!leader || clusterId === undefined) return { kube, versionKnown };
+    const etcdMembers: EtcdMemberObservation[] = [...members.values()].sort(byOrdinal).map((m) => {
+      const reachable = answers(m) && !terminating.has(m.name);
+      if (m.isLearner && reachable) m.observedAsLearner += 1;
+      const raftIndex = !m.isLearner || caughtUp(m) ? LEADER_RAFT_INDEX : 0n;
+      return {
+        id: m.id,
+        name: m.name,
+        isLearner: m.isLearner,
+        started: m.started,
+        reachable,
+        ...(reachable
+          ? { raftIndex: String(raftIndex), version: pods.get(m.name)?.version ?? input.version }
+          : {}),
+        ...(reachable ? (dbSizes.get(m.name) ?? {}) : {}),
+      };
+    });
+    const observation: ClusterObservation = {
+      etcd: {
+        clusterId,
+        leaderId: leader.id,
+        members: etcdMembers,
+        ...(alarms.length > 0 ? { alarms: structuredClone(alarms) } : {}),
+      },
+      kube,
+      versionKnown,
+    };
+    return observation;
+  };
+
   const activities: FakeActivities = {
     async observeCluster(input) {
       record('observeCluster', input);
       checkRef(input.ref);
-      const names = new Set([...pods.keys(), ...claims.keys()]);
-      const kube: KubeMemberObservation[] = [...names].sort().map((name) => {
-        const k: KubeMemberObservation = { name };
-        const pod = pods.get(name);
-        const member = members.get(name);
-        if (pod) {
-          k.pod = {
-            phase: 'Running',
-            // A learner fails /readyz by design; a voter is Ready when it answers.
-            ready: member !== undefined && !member.isLearner && answers(member) && hasQuorum(),
-            terminating: false,
-            uid: pod.uid,
-            restartCount: 0,
-            version: pod.version,
-            ...(input.spec
-              ? {
-                  template: {
-                    upToDate: pod.template === fakeTemplateHash(input.spec),
-                    changed: pod.template === fakeTemplateHash(input.spec) ? [] : ['options'],
-                    hash: fakeTemplateHash(input.spec),
-                    metadataCurrent: pod.metadata === fakeMetadata(input.spec),
-                  },
-                }
-              : {}),
-          };
-        }
-        const claim = claims.get(name);
-        const sc = options.storageClass;
-        if (claim) {
-          k.claim = {
-            terminating: false,
-            dataLost: claim.dataLost,
-            ...(input.spec
-              ? {
-                  storage: {
-                    requested: claim.size,
-                    ...(sc ? { storageClassName: sc.name } : {}),
-                    expansion: !sc ? 'NoStorageClass' : sc.allowVolumeExpansion ? 'Allowed' : 'ClassForbids',
-                  },
-                }
-              : {}),
-          };
-        }
-        return k;
-      });
-      const versionKnown = options.knownVersions?.includes(input.version) ?? true;
-      const leader = currentLeader();
-      if (!leader || clusterId === undefined) return { kube, versionKnown };
-      const etcdMembers: EtcdMemberObservation[] = [...members.values()].sort(byOrdinal).map((m) => {
-        const reachable = answers(m);
-        if (m.isLearner && reachable) m.observedAsLearner += 1;
-        const raftIndex = !m.isLearner || caughtUp(m) ? LEADER_RAFT_INDEX : 0n;
-        return {
-          id: m.id,
-          name: m.name,
-          isLearner: m.isLearner,
-          started: m.started,
-          reachable,
-          ...(reachable
-            ? { raftIndex: String(raftIndex), version: pods.get(m.name)?.version ?? input.version }
-            : {}),
-          ...(reachable ? (dbSizes.get(m.name) ?? {}) : {}),
-        };
-      });
-      const observation: ClusterObservation = {
-        etcd: {
-          clusterId,
-          leaderId: leader.id,
-          members: etcdMembers,
-          ...(alarms.length > 0 ? { alarms: structuredClone(alarms) } : {}),
-        },
-        kube,
-        versionKnown,
-      };
-      return observation;
+      // Only the operation's own look sees them go (the cluster workflow looks too, at other moments).
+      const byOperation = (Context.current().info.workflowExecution?.workflowId ?? '').includes('/op/');
+      const gone = byOperation ? [...lingering.keys()] : [];
+      for (const name of gone) pods.set(name, lingering.get(name) as FakePod);
+      for (const name of gone) lingering.delete(name);
+      try {
+        return observe(input, new Set(gone));
+      } finally {
+        for (const name of gone) pods.delete(name);
+        if (gone.length > 0) await options.rolledPodGoneDuringLook?.();
+      }
     },
 
     // The fake world moves on at each observation, so a wait for an answer is always over at once.
@@ -386,6 +418,7 @@ export function createFakeCluster(options: FakeClusterOptions = {}) {
       if (!pod) return 'absent';
       if (pod.template === input.hash) return 'already-rolled';
       pods.delete(input.member);
+      if (options.rolledPodGoneDuringLook) lingering.set(input.member, pod);
       return 'deleted';
     },
 
