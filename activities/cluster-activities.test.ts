@@ -86,6 +86,7 @@ function fakeEtcd(
       version: '3.6.16',
       raftIndex: '42',
       raftAppliedIndex: '42',
+      revision: '40',
       dbSize: 1,
       dbSizeInUse: 1,
       isLearner: m.isLearner,

@@ -25,6 +25,8 @@ export interface EtcdMemberStatus {
   version: string;
   raftIndex: string;
   raftAppliedIndex: string;
+  /** The newest revision this member applied (its response header): answered without a quorum. */
+  revision: string;
   dbSize: number;
   dbSizeInUse: number;
   isLearner: boolean;
@@ -380,6 +382,7 @@ export function createEtcdAdmin(options: EtcdAdminOptions = {}): EtcdAdmin {
             version: s.version,
             raftIndex: s.raftIndex,
             raftAppliedIndex: s.raftAppliedIndex,
+            revision: String(s.header.revision),
             dbSize: Number(s.dbSize),
             dbSizeInUse: Number(s.dbSizeInUse),
             isLearner: Boolean(s.isLearner),

@@ -44,7 +44,9 @@ import { withDefragSchedule } from './operations/operation-module';
 import { operationModule, summarize } from './operations/registry';
 import type { ActionStep, Decision, Observed, Step } from './plan';
 import { currentSize, describeStep, operationFor } from './plan';
-import { planNow } from './plan-now';
+import { permanentLoss, planNow } from './plan-now';
+import { highestRevision, judgeApproval, judgeQuorumLoss, newerRevision } from './quorum-loss';
+import { podLive } from './cluster-state';
 import { refusalNotice } from './refusal-notice';
 import { MAX_WAIT_MS, waitBackoffMs } from './wait-backoff';
 
@@ -66,6 +68,11 @@ const DRIFT_CHECK_MS = 10 * 60_000;
 const WAIT_RECHECK_MS = 5000;
 /** Waits only a spec change can end: as cheap as an idle cluster (a spec change is a signal). */
 const SPEC_ONLY_WAITS: readonly string[] = [Reasons.UnsupportedVersion, Reasons.UpgradePathRefused];
+/**
+ * Waits that only the user or a member Pod change can end, both of which signal: a permanent quorum loss waits for
+ * the approval (an annotation change) and nothing the survivors say changes without a quorum.
+ */
+const SIGNALLED_WAITS: readonly string[] = [Reasons.PermanentQuorumLoss];
 
 /**
  * The patch behind moving cert-manager's TLS changes into the operator's copies in stages, and behind saying
@@ -112,9 +119,11 @@ async function lookAndAct(s: ClusterRunState): Promise<void> {
   }
   // Only a cluster with spec.auth asks: histories of clusters without it keep their command sequence.
   if (target.spec.auth) observed.auth = await observeAuth(s.ref);
+  await findLossFacts(s, target.spec, observed, observation.versionKnown);
   await keepDefragSchedule(s, target.spec);
   const { decision, defragDue } = decide(s, target.spec, observation, observed);
   await tellRefusal(s, decision.step);
+  await tellQuorumLoss(s, decision.step);
   const step = decision.step;
   if (step.kind !== 'Wait' && step.kind !== 'None' && !isHalted(s)) {
     await startOperation(s, target, { observation, observed, decision, step, defragDue });
@@ -166,6 +175,11 @@ async function observe(
 ): Promise<{ observation: ClusterObservation; observed: Observed }> {
   const observation = await acts.observeCluster({ ref: s.ref, version: spec.version, spec });
   s.recorded = recordedAfter(s.recorded, observation);
+  // The newest revision seen, for the window a later recovery gives up (members may lag: the highest counts).
+  const revision = highestRevision(observation.etcd?.members ?? []);
+  if (revision !== undefined) {
+    s.lastSeenRevision = newerRevision(s.lastSeenRevision, { revision, at: new Date().toISOString() });
+  }
   const observed: Observed = { etcd: observation.etcd, kube: observation.kube, recorded: s.recorded };
   if (!observed.etcd) delete observed.etcd;
   // Only observations that carry these call patched(): older histories never had them.
@@ -218,7 +232,11 @@ function decide(
   // The threshold waits out its cooldown after any Defrag; the schedule and NOSPACE do not (defrag-plan.ts).
   const { lastDefragAt } = s.maintenance;
   if (lastDefragAt && desiredNow.defrag) desiredNow.defrag.cooldown = { lastDefragAt, now };
-  const decision = planNow(desiredNow, observed);
+  const approval = s.desired.recoveryApproval;
+  const decision = planNow(desiredNow, observed, {
+    uid: s.ref.uid,
+    ...(approval !== undefined ? { approval } : {}),
+  });
   s.lastDecision = `${decision.check}: ${describeStep(decision.step)}`;
   return { decision, defragDue };
 }
@@ -235,6 +253,44 @@ function handCronDefragDue(s: ClusterRunState, spec: EtcdClusterSpec, now: strin
   );
   s.maintenance = withDefragSchedule(s.maintenance, defragSchedule);
   return scheduleDue(defragSchedule, now);
+}
+
+/**
+ * On a quorum lost for good whose survivors all run (plan-without-etcd.ts permanentQuorumLoss): asks each survivor
+ * about itself and finds the newest snapshot, so status can say what a recovery would start from. Nothing else.
+ */
+async function findLossFacts(
+  s: ClusterRunState,
+  spec: EtcdClusterSpec,
+  observed: Observed,
+  versionKnown: boolean,
+): Promise<void> {
+  const desired = desiredOf(s.ref, spec, versionKnown);
+  const verdict = judgeQuorumLoss(desired, observed);
+  if (verdict.kind !== 'Permanent' || verdict.survivors.length === 0) return;
+  const kube = new Map(observed.kube.map((k) => [k.name, k]));
+  if (verdict.survivors.some((n) => !podLive(kube.get(n)))) return;
+  if (!permanentLoss(desired, observed)) return;
+  observed.lossFindings = await acts.probeQuorumLoss({ ref: s.ref, survivors: verdict.survivors });
+}
+
+/** A permanent quorum loss is told once per set of members lost; an approval that is refused, once per value. */
+async function tellQuorumLoss(s: ClusterRunState, step: Step): Promise<void> {
+  if (step.kind !== 'Wait' || step.reason !== Reasons.PermanentQuorumLoss) return;
+  const tell = async (notice: string, reason: EventReason, message: string) => {
+    if (s.told.includes(notice)) return;
+    s.told = [...s.told, notice].slice(-32);
+    await acts.recordEvent({ ref: s.ref, type: 'Warning', reason, message });
+  };
+  await tell(
+    `${Reasons.PermanentQuorumLoss}|${step.message.split(': ')[0] ?? ''}`,
+    'PermanentQuorumLoss',
+    step.message,
+  );
+  const approval = judgeApproval(s.desired.recoveryApproval, s.ref.uid);
+  if (approval.kind === 'Refused') {
+    await tell(`RecoveryRefused|${approval.value}`, 'RecoveryRefused', approval.message);
+  }
 }
 
 /** A refusal is told once per message (an upgrade path, auth, TLS trust, storage growth). */
@@ -276,7 +332,11 @@ async function startOperation(s: ClusterRunState, target: ClusterChange, look: L
       summary,
       versionKnown: observation.versionKnown,
       recorded: s.recorded,
-      ...module.startInput?.({ defragDue }),
+      ...module.startInput?.({
+        defragDue,
+        step,
+        ...(s.lastSeenRevision ? { lastSeenRevision: s.lastSeenRevision } : {}),
+      }),
     },
     workflowId,
   );
@@ -305,7 +365,7 @@ async function waitForNextLook(
     ? idleWaitMs(s.maintenance.defragSchedule, new Date().toISOString(), DRIFT_CHECK_MS)
     : DRIFT_CHECK_INTERVAL;
   const timeout =
-    step.kind === 'Wait' && !SPEC_ONLY_WAITS.includes(step.reason)
+    step.kind === 'Wait' && !SPEC_ONLY_WAITS.includes(step.reason) && !SIGNALLED_WAITS.includes(step.reason)
       ? Math.min(waitBackoffMs(s.waitStreak, WAIT_RECHECK_MS), MAX_WAIT_MS)
       : idle;
   await condition(

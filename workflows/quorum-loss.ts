@@ -4,10 +4,13 @@
 //
 // Pure and sandbox-safe. Nothing here acts: the planner turns a permanent loss into a wait until the user's
 // approval names this cluster's uid (plan-without-etcd.ts), and only then into a RecoverQuorum step.
+import type { BackupPoint, LossFindings, SurvivorProbe } from '../contracts/quorum-loss';
 import { Annotations } from '../crds/labels';
 import type { StorageMedium } from '../crds/etcd-cluster';
 import { ordinalFor, podLive, quorum } from './cluster-state';
 import type { KubeMemberView, Observed } from './plan-types';
+
+export type { BackupPoint, LossFindings, SurvivorProbe } from '../contracts/quorum-loss';
 
 /** A member whose data is gone for good, and how the operator knows. */
 export interface GoneMember {
@@ -70,30 +73,6 @@ export function judgeQuorumLoss(
   }
   const kind = survivors.length >= quorum(members.length) ? 'Temporary' : 'Permanent';
   return { kind, members, survivors, gone };
-}
-
-/** What one surviving member says about itself without a quorum (Maintenance.Status answers alone). */
-export interface SurvivorProbe {
-  name: string;
-  answered: boolean;
-  /** Decimal member id. */
-  id?: string;
-  /** The newest revision this member applied (its status header). */
-  revision?: string;
-  raftIndex?: string;
-  isLearner?: boolean;
-  /** Why it did not answer. */
-  error?: string;
-}
-
-/** The newest snapshot of the cluster that succeeded (EtcdSnapshot status.artifact). */
-export interface BackupPoint {
-  snapshot: string;
-  revision: number;
-  takenAt: string;
-  uri: string;
-  /** The snapshot's Verified condition status, when it was checked. */
-  verified?: 'True' | 'False' | 'Unknown';
 }
 
 /** Where a recovery starts from. */
@@ -224,4 +203,75 @@ export function highestRevision(members: readonly { revision?: string }[]): stri
     if (best === undefined || big(m.revision) > big(best)) best = m.revision;
   }
   return best;
+}
+
+/** What the planner decides on a permanent loss: wait (with what to do), or recover from a survivor. */
+export type RecoveryGate =
+  | { kind: 'Wait'; message: string; refused?: { value: string; message: string } }
+  | { kind: 'Recover'; member: string; id: string; revision: string; gone: string[] };
+
+function backupLine(backup: BackupPoint | undefined): string {
+  if (!backup) return 'no snapshot of this cluster succeeded';
+  const verified =
+    backup.verified === 'True' ? ', verified' : backup.verified === 'False' ? ', failed its check' : '';
+  return `newest snapshot ${backup.snapshot} at revision ${backup.revision}, taken ${backup.takenAt}${verified}`;
+}
+
+function survivorLine(survivors: readonly string[], probes: readonly SurvivorProbe[]): string {
+  const byName = new Map(probes.map((p) => [p.name, p]));
+  return survivors
+    .map((n) => {
+      const p = byName.get(n);
+      if (!p?.answered) return `${n} (does not answer)`;
+      return `${n} at revision ${p.revision ?? '?'}${p.isLearner ? ' (learner)' : ''}`;
+    })
+    .join(', ');
+}
+
+/**
+ * The planner's answer to a permanent loss: never an action without the approval naming this cluster's uid;
+ * with it, the survivor with the newest data. The wait's message says everything the user needs to decide,
+ * and its first part (up to ': ') names the members gone, so it is told as an Event once per loss.
+ */
+export function recoveryGate(input: {
+  cluster: string;
+  uid: string;
+  approval?: string;
+  verdict: Extract<QuorumLossVerdict, { kind: 'Permanent' }>;
+  findings?: LossFindings;
+}): RecoveryGate {
+  const { cluster, uid, verdict, findings } = input;
+  const gone = verdict.gone.map((g) => g.name);
+  const head = `${gone.length} of ${verdict.members.length} members lost their data for good (${gone.join(', ')}), so a quorum cannot form again`;
+  const detail = verdict.gone.map((g) => `${g.name}: ${g.why}`).join('; ');
+  const probes = findings?.survivors ?? [];
+  const source = chooseRecoverySource(cluster, verdict.survivors, probes);
+  const facts = [
+    `survivors: ${survivorLine(verdict.survivors, probes)}`,
+    findings ? backupLine(findings.backup) : 'the backup is not looked at yet',
+  ].join('; ');
+  const plan =
+    source.kind === 'Member'
+      ? `approving rebuilds the cluster from ${source.member} at revision ${source.revision} (etcd --force-new-cluster), then adds fresh members; writes only the lost members had are given up`
+      : `no recovery can start yet: ${source.why}`;
+  const ask = `nothing is done until approved: kubectl etcd approve-recovery ${cluster} (or kubectl annotate etcdcluster ${cluster} ${approvalFor(uid)})`;
+  const approval = judgeApproval(input.approval, uid);
+  if (approval.kind === 'Approved' && source.kind === 'Member') {
+    return { kind: 'Recover', member: source.member, id: source.id, revision: source.revision, gone };
+  }
+  const message = `${head}: ${detail}; ${facts}; ${plan}; ${ask}`;
+  if (approval.kind === 'Refused') {
+    return {
+      kind: 'Wait',
+      message: `${head}: ${approval.message}; ${detail}; ${facts}; ${plan}; ${ask}`,
+      refused: { value: approval.value, message: approval.message },
+    };
+  }
+  if (approval.kind === 'Approved') {
+    return {
+      kind: 'Wait',
+      message: `${head}: approved, but ${plan.replace(/^no recovery/, 'it')}; ${detail}; ${facts}`,
+    };
+  }
+  return { kind: 'Wait', message };
 }
