@@ -1,0 +1,196 @@
+// The gate on recovery from a permanent quorum loss, in the cluster and operation workflows on the real Temporal dev
+// server with the in-memory fake world: without an approval nothing happens, an approval that is not the uid is
+// refused, the uid's approval runs the Recover operation (--force-new-cluster on the newest survivor, then plain),
+// and the ScaleUp after it brings the cluster back to its replicas. A loss that is only temporary is never gated.
+import type { WorkflowHandle } from '@temporalio/client';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import type { WorkflowBundleWithSourceMap } from '@temporalio/worker';
+import { Worker } from '@temporalio/worker';
+import type { EtcdClusterSpec, EtcdClusterStatus } from '../crds/etcd-cluster';
+import type { ClusterChange, ClusterWorkflowInput } from '../contracts/messages';
+import {
+  clusterChangedSignal,
+  clusterWorkflowId,
+  membersChangedSignal,
+  operationWorkflowId,
+} from '../contracts/messages';
+import type { FakeCluster } from '../test/support/fake-cluster';
+import { createFakeCluster } from '../test/support/fake-cluster';
+import {
+  DEV_SERVER_START_TIMEOUT_MS,
+  eventually,
+  operationFinished,
+  startDevServer,
+} from '../test/support/dev-server';
+import { etcdClusterWorkflow } from './cluster-workflow';
+
+jest.setTimeout(120_000);
+
+let env: TestWorkflowEnvironment;
+let workflowBundle: WorkflowBundleWithSourceMap;
+
+beforeAll(async () => {
+  ({ env, workflowBundle } = await startDevServer());
+}, DEV_SERVER_START_TIMEOUT_MS);
+
+afterAll(async () => {
+  await env?.teardown();
+});
+
+const spec: EtcdClusterSpec = {
+  replicas: 3,
+  version: '3.6.16',
+  storage: { size: '1Gi', medium: '' },
+  progressDeadlineSeconds: 600,
+};
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const condition = (status: EtcdClusterStatus | undefined, type: string) =>
+  status?.conditions?.find((c) => c.type === type);
+
+interface Run {
+  handle: WorkflowHandle<typeof etcdClusterWorkflow>;
+  uid: string;
+  opId: (seq: number, type: Parameters<typeof operationWorkflowId>[3]) => string;
+  change: (more: Partial<ClusterChange>) => Promise<void>;
+}
+
+async function withCluster(name: string, fake: FakeCluster, body: (r: Run) => Promise<void>): Promise<void> {
+  const taskQueue = `quorum-recovery-${name}`;
+  const uid = `uid-${name}`;
+  const worker = await Worker.create({
+    connection: env.nativeConnection,
+    taskQueue,
+    workflowBundle,
+    activities: fake.activities,
+  });
+  await worker.runUntil(async () => {
+    const input: ClusterWorkflowInput = {
+      ref: { namespace: 'default', name, uid },
+      change: { uid, generation: 1, spec },
+    };
+    const handle = await env.client.workflow.start(etcdClusterWorkflow, {
+      workflowId: clusterWorkflowId('default', name),
+      taskQueue,
+      args: [input],
+    });
+    try {
+      await body({
+        handle,
+        uid,
+        opId: (seq, type) => operationWorkflowId('default', name, seq, type),
+        change: (more) => handle.signal(clusterChangedSignal, { uid, generation: 1, spec, ...more }),
+      });
+    } finally {
+      const description = await handle.describe();
+      if (description.status.name === 'RUNNING') await handle.terminate('test over');
+    }
+  });
+}
+
+const recoverySteps = (fake: FakeCluster) =>
+  fake.calls.filter((c) => ['replaceMemberPod', 'removeRecoveryApproval'].includes(c.name)).length;
+
+test('a permanent loss waits for the approval, refuses a wrong uid, and the uid recovers from the newest survivor', async () => {
+  const fake = createFakeCluster();
+  await withCluster('pql', fake, async ({ handle, uid, opId, change }) => {
+    await operationFinished(fake, opId(1, 'Bootstrap'));
+    // The operator last sees revision 150 (pql-1 is ahead); pql-0 applied 120 when the others' data goes.
+    fake.faults.setRevision('pql-1', 150);
+    fake.faults.setRevision('pql-0', 120);
+    const looks = fake.callsOf('observeCluster').length;
+    await handle.signal(membersChangedSignal);
+    await eventually('a look at the new revisions', () => fake.callsOf('observeCluster').length > looks);
+    await sleep(500);
+    fake.faults.wipeMember('pql-1');
+    fake.faults.wipeMember('pql-2');
+    await handle.signal(membersChangedSignal);
+
+    const lost = await eventually(
+      'status to report the permanent loss',
+      () => condition(fake.status, 'Available')?.reason === 'PermanentQuorumLoss' && fake.status,
+    );
+    const message = condition(lost, 'Available')?.message ?? '';
+    expect(condition(lost, 'Available')?.status).toBe('False');
+    expect(condition(lost, 'Degraded')).toMatchObject({ status: 'True', reason: 'PermanentQuorumLoss' });
+    expect(condition(lost, 'Progressing')).toMatchObject({ status: 'False', reason: 'PermanentQuorumLoss' });
+    expect(message).toMatch(/^2 of 3 members lost their data for good \(pql-1, pql-2\)/);
+    expect(message).toContain('survivors: pql-0 at revision 120');
+    expect(message).toContain('no snapshot of this cluster succeeded');
+    expect(message).toContain(`etcd.conductor.dev/approve-recovery=${uid}`);
+    expect(message).toContain('kubectl etcd approve-recovery pql');
+
+    // Nothing happens on its own, and looking again neither rewrites status nor repeats the Event.
+    const writes = fake.statusWrites.length;
+    for (let i = 0; i < 3; i++) {
+      await handle.signal(membersChangedSignal);
+      await sleep(700);
+    }
+    expect(recoverySteps(fake)).toBe(0);
+    expect(fake.members().map((m) => m.name)).toEqual(['pql-0', 'pql-1', 'pql-2']);
+    expect(fake.statusWrites.length).toBe(writes);
+    expect(fake.events.filter((e) => e.reason === 'PermanentQuorumLoss')).toHaveLength(1);
+    expect(fake.status?.currentOperation).toBeUndefined();
+
+    // An approval that is not this object's uid is refused, said in status and once as an Event.
+    await change({ recoveryApproval: 'uid-of-another-cluster' });
+    const refused = await eventually('the refusal', () =>
+      fake.events.find((e) => e.reason === 'RecoveryRefused'),
+    );
+    expect(refused.message).toMatch(/"uid-of-another-cluster", which is not this EtcdCluster's uid uid-pql/);
+    await eventually('status to say it', () =>
+      condition(fake.status, 'Available')?.message.includes('refused, nothing was done'),
+    );
+    await handle.signal(membersChangedSignal);
+    await sleep(1500);
+    expect(recoverySteps(fake)).toBe(0);
+    expect(fake.events.filter((e) => e.reason === 'RecoveryRefused')).toHaveLength(1);
+
+    // The uid approves: Recover rebuilds from pql-0, then ScaleUp adds fresh members back.
+    await change({ recoveryApproval: uid });
+    // The ScaleUp starts right after it, so the Recover's end is looked for among the status writes.
+    const recovered = await eventually('the Recover to end', () =>
+      fake.statusWrites.find((s) => s.lastOperation?.workflowId === opId(2, 'Recover')),
+    );
+    expect(recovered.lastOperation).toMatchObject({ type: 'Recover', result: 'Succeeded' });
+    expect(recovered.lastOperation?.message).toMatch(/rebuilt from pql-0/);
+    expect(recovered.lastOperation?.message).toMatch(/revisions 121\.\.150 \(30\)/);
+    const event = fake.events.find((e) => e.reason === 'QuorumRecovered');
+    expect(event?.message).toMatch(/pql-1, pql-2 and their data are gone/);
+    expect(fake.callsOf('removeRecoveryApproval')).toHaveLength(1);
+    // The survivor ran once with --force-new-cluster and runs without it now.
+    const forced = fake
+      .callsOf('createMemberPod')
+      .filter((c) => (c.input as { forceNewCluster?: boolean }).forceNewCluster === true);
+    expect(forced.map((c) => (c.input as { member: string }).member)).toEqual(['pql-0']);
+    expect(fake.forcedPodNames()).toEqual([]);
+
+    const grown = await operationFinished(fake, opId(3, 'ScaleUp'));
+    expect(grown.lastOperation).toMatchObject({ type: 'ScaleUp', result: 'Succeeded' });
+    expect(fake.voterNames()).toEqual(['pql-0', 'pql-1', 'pql-2']);
+    expect(condition(fake.status, 'Available')).toMatchObject({ status: 'True', reason: 'ClusterAvailable' });
+    // The survivor kept its member id; the others are fresh members.
+    const ids = fake.members().map((m) => m.id);
+    expect(new Set(ids).size).toBe(3);
+  });
+});
+
+test('a loss that is only temporary (Pods gone, claims kept) is healed without any gate', async () => {
+  const fake = createFakeCluster();
+  await withCluster('tmp', fake, async ({ handle, opId }) => {
+    await operationFinished(fake, opId(1, 'Bootstrap'));
+    fake.faults.deletePod('tmp-1');
+    fake.faults.deletePod('tmp-2');
+    await handle.signal(membersChangedSignal);
+    await eventually(
+      'every Pod back',
+      () => fake.podNames().length === 3 && fake.status?.readyReplicas === 3,
+    );
+    expect(fake.statusWrites.some((s) => condition(s, 'Available')?.reason === 'PermanentQuorumLoss')).toBe(
+      false,
+    );
+    expect(fake.callsOf('probeQuorumLoss')).toEqual([]);
+    expect(recoverySteps(fake)).toBe(0);
+    expect(fake.members().map((m) => m.name)).toEqual(['tmp-0', 'tmp-1', 'tmp-2']);
+  });
+});
