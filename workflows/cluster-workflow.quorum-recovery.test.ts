@@ -102,7 +102,9 @@ test('a permanent loss waits for the approval, refuses a wrong uid, and the uid 
     await handle.signal(membersChangedSignal);
     await eventually('a look at the new revisions', () => fake.callsOf('observeCluster').length > looks);
     await sleep(500);
-    fake.faults.wipeMember('pql-1');
+    // pql-1's claim is marked data-lost and its etcd no longer answers (its Pod stays); pql-2 is gone entirely.
+    fake.faults.markDataLost('pql-1');
+    fake.faults.makeUnreachable('pql-1');
     fake.faults.wipeMember('pql-2');
     await handle.signal(membersChangedSignal);
 
@@ -115,6 +117,8 @@ test('a permanent loss waits for the approval, refuses a wrong uid, and the uid 
     expect(condition(lost, 'Degraded')).toMatchObject({ status: 'True', reason: 'PermanentQuorumLoss' });
     expect(condition(lost, 'Progressing')).toMatchObject({ status: 'False', reason: 'PermanentQuorumLoss' });
     expect(message).toMatch(/^2 of 3 members lost their data for good \(pql-1, pql-2\)/);
+    expect(message).toContain('pql-1: its claim is marked etcd.conductor.dev/data-lost');
+    expect(message).toContain('pql-2: its claim was deleted');
     expect(message).toContain('survivors: pql-0 at revision 120');
     expect(message).toContain('no snapshot of this cluster succeeded');
     expect(message).toContain(`etcd.conductor.dev/approve-recovery=${uid}`);
@@ -164,11 +168,28 @@ test('a permanent loss waits for the approval, refuses a wrong uid, and the uid 
       .filter((c) => (c.input as { forceNewCluster?: boolean }).forceNewCluster === true);
     expect(forced.map((c) => (c.input as { member: string }).member)).toEqual(['pql-0']);
     expect(fake.forcedPodNames()).toEqual([]);
+    // pql-1's Pod (a member of the old cluster) was stopped before the survivor started with the flag.
+    const order = fake.calls.map((c) => `${c.name} ${(c.input as { member?: string }).member ?? ''}`);
+    const forcedAt = order.findIndex((_, i) => fake.calls[i] === forced[0]);
+    expect(order.indexOf('deleteMemberPod pql-1')).toBeGreaterThanOrEqual(0);
+    expect(order.indexOf('deleteMemberPod pql-1')).toBeLessThan(forcedAt);
 
-    const grown = await operationFinished(fake, opId(3, 'ScaleUp'));
-    expect(grown.lastOperation).toMatchObject({ type: 'ScaleUp', result: 'Succeeded' });
+    // A fresh member under the name pql-1 answers (the fault was its old process's).
+    fake.faults.makeReachable('pql-1');
+    await eventually(
+      'three voters, Available',
+      () =>
+        fake.voterNames().length === 3 &&
+        condition(fake.status, 'Available')?.status === 'True' &&
+        !fake.status?.currentOperation,
+    );
     expect(fake.voterNames()).toEqual(['pql-0', 'pql-1', 'pql-2']);
-    expect(condition(fake.status, 'Available')).toMatchObject({ status: 'True', reason: 'ClusterAvailable' });
+    // The lost pql-1's marked claim went (etcd no longer lists it) before fresh members were added.
+    const started = fake.events.map((e) => e.reason).filter((r) => r.endsWith('Started'));
+    expect(started).toEqual(['BootstrapStarted', 'RecoverStarted', 'HealStarted', ...started.slice(3)]);
+    expect(fake.callsOf('deleteMemberClaim').map((c) => (c.input as { member: string }).member)).toContain(
+      'pql-1',
+    );
     // The survivor kept its member id; the others are fresh members.
     const ids = fake.members().map((m) => m.id);
     expect(new Set(ids).size).toBe(3);

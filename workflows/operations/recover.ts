@@ -3,7 +3,8 @@
 // then again as a plain member; fresh members are added back one at a time as learners and promoted by the ScaleUp
 // the cluster starts next. The window of acknowledged writes given up is reported as an Event and in the result.
 //
-// Invariants: nothing is touched unless the quorum is still lost when the operation starts; a Pod started with the
+// Invariants: nothing is touched unless the quorum is still lost when the operation starts; no other member's Pod runs
+// while the survivor starts with the flag (a live member of the old cluster makes etcd panic); a Pod started with the
 // flag never outlives the operation (replaced by a plain one, also when the operation halts: compensation), since a
 // restart with the flag would drop members added later; the survivor's claim and data are never deleted.
 import { ApplicationFailure, proxyActivities, sleep } from '@temporalio/workflow';
@@ -74,6 +75,7 @@ async function runRecovery(ctx: OperationContext): Promise<string> {
   if (now.etcd && !forcedAlready) {
     return `nothing done: the cluster answers a member list again (${now.etcd.members.length} members), so its quorum is not lost`;
   }
+  await stopOtherMembers(ctx, plan.member);
   details(`restarting ${plan.member} with --force-new-cluster on its kept data (revision ${plan.revision})`);
   await startPod(ctx, plan.member, 'forced');
   details(`waiting for ${plan.member} to serve as a cluster of one`);
@@ -87,6 +89,25 @@ async function runRecovery(ctx: OperationContext): Promise<string> {
   const message = `rebuilt from ${plan.member} (member ${plan.id}); ${plan.gone.join(', ')} and their data are gone; ${window.message}; fresh members are added back next`;
   await acts.recordEvent({ ref, type: 'Warning', reason: 'QuorumRecovered', message });
   return message;
+}
+
+/**
+ * Stops every other member's Pod (claims stay) and waits until they are gone: etcd's --force-new-cluster must not
+ * meet a live member of the old cluster (etcd's recovery guide: it panics then). The lost members have no data to
+ * give; an older survivor keeps its claim until etcd, no longer listing it, lets the planner delete it.
+ */
+async function stopOtherMembers(ctx: Pick<OperationContext, 'ref' | 'spec' | 'details'>, keep: string) {
+  const { ref, spec } = ctx;
+  for (;;) {
+    const now = await acts.observeCluster({ ref, version: spec.version });
+    const others = now.kube.filter((k) => k.name !== keep && k.pod);
+    if (others.length === 0) return;
+    ctx.details(`stopping ${others.map((k) => k.name).join(', ')} so no member of the old cluster runs`);
+    for (const k of others) {
+      if (!k.pod?.terminating) await acts.deleteMemberPod({ ref, member: k.name });
+    }
+    await sleep(POD_GONE_POLL);
+  }
 }
 
 /** Replaces the member's Pod until the one running is the one wanted; its claim stays. */
