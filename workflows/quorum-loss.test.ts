@@ -1,6 +1,6 @@
 // Permanent versus temporary quorum loss, the survivor a recovery starts from, the approval, and the lost window, as tables.
 import type { KubeMemberView, Observed } from './plan-types';
-import type { SurvivorProbe } from './quorum-loss';
+import type { LossFindings, SurvivorProbe } from './quorum-loss';
 import {
   approvalFor,
   chooseRecoverySource,
@@ -9,6 +9,7 @@ import {
   judgeQuorumLoss,
   lostWindow,
   newerRevision,
+  recoveryGate,
   whyDataGone,
 } from './quorum-loss';
 
@@ -339,5 +340,96 @@ describe('revision sightings', () => {
   test('the highest revision of an observation, numerically', () => {
     expect(highestRevision([{ revision: '99' }, {}, { revision: '100' }])).toBe('100');
     expect(highestRevision([{}])).toBeUndefined();
+  });
+});
+
+describe('recoveryGate', () => {
+  const verdict = {
+    kind: 'Permanent' as const,
+    members: three,
+    survivors: ['c-0'],
+    gone: [
+      { name: 'c-1', why: 'its claim was deleted' },
+      { name: 'c-2', why: 'its claim was deleted' },
+    ],
+  };
+  const findings: LossFindings = {
+    survivors: [probe('c-0', '120')],
+    backup: {
+      snapshot: 'c-daily',
+      revision: 100,
+      takenAt: '2026-11-25T12:00:00Z',
+      uri: 's3://b/c-daily.db',
+      verified: 'True',
+    },
+  };
+  const gate = (approval?: string, f: LossFindings | null = findings) =>
+    recoveryGate({
+      cluster: 'c',
+      uid: 'u-1',
+      ...(approval !== undefined ? { approval } : {}),
+      verdict,
+      ...(f ? { findings: f } : {}),
+    });
+
+  test('without an approval it waits, saying what is lost, what survives, the backup and the approval to give', () => {
+    const g = gate();
+    expect(g.kind).toBe('Wait');
+    if (g.kind !== 'Wait') return;
+    expect(g.message).toMatch(
+      /^2 of 3 members lost their data for good \(c-1, c-2\), so a quorum cannot form again: /,
+    );
+    expect(g.message).toContain('c-1: its claim was deleted; c-2: its claim was deleted');
+    expect(g.message).toContain('survivors: c-0 at revision 120');
+    expect(g.message).toContain(
+      'newest snapshot c-daily at revision 100, taken 2026-11-25T12:00:00Z, verified',
+    );
+    expect(g.message).toContain('rebuilds the cluster from c-0 at revision 120');
+    expect(g.message).toContain('kubectl etcd approve-recovery c');
+    expect(g.message).toContain('etcd.conductor.dev/approve-recovery=u-1');
+    expect(g.refused).toBeUndefined();
+  });
+
+  test('the first part of the message names only the members lost (the Event is told once per loss)', () => {
+    const a = gate();
+    const b = gate(undefined, { survivors: [probe('c-0', '999')] });
+    if (a.kind !== 'Wait' || b.kind !== 'Wait') throw new Error('waits');
+    expect(a.message.split(': ')[0]).toBe(b.message.split(': ')[0]);
+  });
+
+  test('a wrong uid waits, refused, and says so first', () => {
+    const g = gate('u-2');
+    expect(g).toMatchObject({ kind: 'Wait', refused: { value: 'u-2' } });
+    if (g.kind !== 'Wait') return;
+    expect(g.message).toMatch(
+      /again: etcd.conductor.dev\/approve-recovery is "u-2", which is not this EtcdCluster's uid u-1: refused, nothing was done/,
+    );
+  });
+
+  test("the cluster's uid recovers from the newest survivor", () => {
+    expect(gate('u-1')).toEqual({
+      kind: 'Recover',
+      member: 'c-0',
+      id: '30',
+      revision: '120',
+      gone: ['c-1', 'c-2'],
+    });
+  });
+
+  test('approved while a survivor has not answered, it waits and says why', () => {
+    const g = gate('u-1', { survivors: [{ name: 'c-0', answered: false, error: 'timeout' }] });
+    expect(g.kind).toBe('Wait');
+    if (g.kind !== 'Wait') return;
+    expect(g.message).toMatch(
+      /again: approved, but no recovery can start yet: surviving member c-0 \(timeout\) does not answer/,
+    );
+  });
+
+  test('before the survivors were asked, it waits without a source', () => {
+    const g = gate('u-1', null);
+    expect(g.kind).toBe('Wait');
+    if (g.kind !== 'Wait') return;
+    expect(g.message).toContain('the backup is not looked at yet');
+    expect(g.message).toContain('c-0 (does not answer)');
   });
 });

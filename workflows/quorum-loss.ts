@@ -270,7 +270,7 @@ export function recoveryGate(input: {
   if (approval.kind === 'Approved') {
     return {
       kind: 'Wait',
-      message: `${head}: approved, but ${plan.replace(/^no recovery/, 'it')}; ${detail}; ${facts}`,
+      message: `${head}: approved, but ${plan}; ${detail}; ${facts}`,
     };
   }
   return { kind: 'Wait', message };
