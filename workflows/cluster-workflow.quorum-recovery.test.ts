@@ -215,3 +215,43 @@ test('a loss that is only temporary (Pods gone, claims kept) is healed without a
     expect(fake.members().map((m) => m.name)).toEqual(['tmp-0', 'tmp-1', 'tmp-2']);
   });
 });
+
+test('a Recover cancelled while the forced survivor does not answer restarts it without --force-new-cluster and halts', async () => {
+  // The survivor never answers once restarted: the Recover waits on it until cancelled.
+  const fake = createFakeCluster({ unreachableAfterRestart: 'cq-0' });
+  await withCluster('cq', fake, async ({ handle, uid, opId, change }) => {
+    await operationFinished(fake, opId(1, 'Bootstrap'));
+    fake.faults.wipeMember('cq-1');
+    fake.faults.wipeMember('cq-2');
+    await handle.signal(membersChangedSignal);
+    await eventually(
+      'the permanent loss',
+      () => condition(fake.status, 'Available')?.reason === 'PermanentQuorumLoss',
+    );
+    await change({ recoveryApproval: uid });
+    await eventually('the forced Pod', () => fake.forcedPodNames().includes('cq-0'));
+    await eventually(
+      'the Recover in status',
+      () => fake.status?.currentOperation?.workflowId === opId(2, 'Recover'),
+    );
+    await env.client.workflow.getHandle(opId(2, 'Recover')).cancel();
+
+    const ended = await eventually('the Recover to end', () =>
+      fake.statusWrites.find((s) => s.lastOperation?.workflowId === opId(2, 'Recover')),
+    );
+    expect(ended.lastOperation).toMatchObject({ type: 'Recover', result: 'Cancelled' });
+    // The compensation's last act: cq-0 created again without the flag.
+    const last = fake.callsOf('createMemberPod').at(-1)?.input as {
+      member: string;
+      forceNewCluster?: boolean;
+    };
+    expect(last).toMatchObject({ member: 'cq-0', mode: 'restart' });
+    expect(last.forceNewCluster).toBeUndefined();
+    // Its Pod runs again, plain, on its kept claim; nothing else was started.
+    expect(fake.forcedPodNames()).toEqual([]);
+    expect(fake.podNames()).toEqual(['cq-0']);
+    expect(fake.claimNames()).toEqual(['cq-0']);
+    expect(fake.events.map((e) => e.reason)).toContain('OperationCancelled');
+    expect(fake.events.map((e) => e.reason)).not.toContain('QuorumRecovered');
+  });
+});
