@@ -68,11 +68,6 @@ const DRIFT_CHECK_MS = 10 * 60_000;
 const WAIT_RECHECK_MS = 5000;
 /** Waits only a spec change can end: as cheap as an idle cluster (a spec change is a signal). */
 const SPEC_ONLY_WAITS: readonly string[] = [Reasons.UnsupportedVersion, Reasons.UpgradePathRefused];
-/**
- * Waits that only the user or a member Pod change can end, both of which signal: a permanent quorum loss waits for
- * the approval (an annotation change) and nothing the survivors say changes without a quorum.
- */
-const SIGNALLED_WAITS: readonly string[] = [Reasons.PermanentQuorumLoss];
 
 /**
  * The patch behind moving cert-manager's TLS changes into the operator's copies in stages, and behind saying
@@ -365,7 +360,7 @@ async function waitForNextLook(
     ? idleWaitMs(s.maintenance.defragSchedule, new Date().toISOString(), DRIFT_CHECK_MS)
     : DRIFT_CHECK_INTERVAL;
   const timeout =
-    step.kind === 'Wait' && !SPEC_ONLY_WAITS.includes(step.reason) && !SIGNALLED_WAITS.includes(step.reason)
+    step.kind === 'Wait' && !SPEC_ONLY_WAITS.includes(step.reason)
       ? Math.min(waitBackoffMs(s.waitStreak, WAIT_RECHECK_MS), MAX_WAIT_MS)
       : idle;
   await condition(
