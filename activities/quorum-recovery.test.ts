@@ -153,6 +153,28 @@ describe('the quorum-recovery activities', () => {
     });
   });
 
+  test('probeQuorumLoss asks without auth where it can (Authenticate needs the quorum that is lost)', async () => {
+    const url0 = memberClientURL(ref, 'main-0');
+    const asked: string[] = [];
+    const admin = {
+      async status() {
+        asked.push('status');
+        throw new Error('etcdserver: request timed out (Authenticate)');
+      },
+      async statusWithoutAuth(endpoint: string) {
+        asked.push('statusWithoutAuth');
+        return status(endpoint);
+      },
+    } as unknown as EtcdAdmin;
+    const acts = createQuorumRecoveryActivities({ kube: fakeKube([]).kube, etcd: admin });
+    const findings = await acts.probeQuorumLoss({ ref, survivors: ['main-0'] });
+    expect(findings.survivors).toEqual([
+      expect.objectContaining({ name: 'main-0', answered: true, revision: '321' }),
+    ]);
+    expect(asked).toEqual(['statusWithoutAuth']);
+    expect(url0).toContain('main-0');
+  });
+
   test.each([
     ['a plain Pod when forced is wanted is deleted (by its uid)', false, 'forced', 'deleted'],
     ['a forced Pod when forced is wanted is done', true, 'forced', 'done'],

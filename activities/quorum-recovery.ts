@@ -59,7 +59,9 @@ export function createQuorumRecoveryActivities(deps: { kube: KubeObjects; etcd: 
       const survivors = await Promise.all(
         input.survivors.map(async (name): Promise<SurvivorProbe> => {
           try {
-            const s = await etcd.status(memberClientURL(ref, name), PROBE_TIMEOUT_MS);
+            // Unauthenticated: with spec.auth a token needs a quorum, which is what is missing.
+            const ask = etcd.statusWithoutAuth?.bind(etcd) ?? etcd.status.bind(etcd);
+            const s = await ask(memberClientURL(ref, name), PROBE_TIMEOUT_MS);
             return {
               name,
               answered: true,
