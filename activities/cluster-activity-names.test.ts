@@ -9,6 +9,7 @@ test('the cluster activities register the same names', () => {
     'addLearner',
     'awaitAnswerChange',
     'awaitSoleMember',
+    'clusterAvailable',
     'clusterGoingAway',
     'compactToCurrentRevision',
     'createMemberClaim',

@@ -137,6 +137,14 @@ export function createQuorumRecoveryActivities(deps: { kube: KubeObjects; etcd: 
       }
     },
 
+    /** Whether the EtcdCluster's status says Available=True (the snapshot workflow streams only from such a cluster). */
+    async clusterAvailable(input: { ref: ClusterRef }): Promise<boolean> {
+      const current = await kube.read<
+        KubernetesObject & { status?: { conditions?: { type: string; status: string }[] } }
+      >(clusterObjectRef(input.ref));
+      return current?.status?.conditions?.some((c) => c.type === 'Available' && c.status === 'True') === true;
+    },
+
     /** Removes the approval annotation: an approval is used once, and a later loss needs a new one. */
     async removeRecoveryApproval(input: { ref: ClusterRef }): Promise<void> {
       const current = await kube.read<KubernetesObject>(clusterObjectRef(input.ref));

@@ -444,6 +444,12 @@ export function createFakeCluster(options: FakeClusterOptions = {}) {
       record('removeRecoveryApproval', input);
     },
 
+    // What status would say: the cluster answers with a quorum.
+    async clusterAvailable(input) {
+      record('clusterAvailable', input);
+      return hasQuorum();
+    },
+
     async deleteMemberPodForUpgrade(input) {
       record('deleteMemberPodForUpgrade', input);
       const pod = pods.get(input.member);

@@ -1,13 +1,13 @@
 // Recover: the rebuild a user approved after a permanent quorum loss (workflows/quorum-loss.ts). The survivor with
 // the newest data restarts once with etcd's --force-new-cluster (it keeps its data and drops every other member),
-// then again as a plain member; fresh members are added back one at a time as learners and promoted by the ScaleUp
+// then again as a plain member; with spec.backup a snapshot of what is left is taken then; fresh members are added back one at a time as learners and promoted by the ScaleUp
 // the cluster starts next. The window of acknowledged writes given up is reported as an Event and in the result.
 //
 // Invariants: nothing is touched unless the quorum is still lost when the operation starts; no other member's Pod runs
 // while the survivor starts with the flag (a live member of the old cluster makes etcd panic); a Pod started with the
 // flag never outlives the operation (replaced by a plain one, also when the operation halts: compensation), since a
 // restart with the flag would drop members added later; the survivor's claim and data are never deleted.
-import { ApplicationFailure, proxyActivities, sleep } from '@temporalio/workflow';
+import { ApplicationFailure, proxyActivities, sleep, workflowInfo } from '@temporalio/workflow';
 import type { ClusterActivities } from '../../activities/cluster-activities';
 import { FailureTypes } from '../../crds/conditions';
 import { ActivityKinds } from '../activity-kinds';
@@ -25,6 +25,11 @@ const ANSWER_POLL_MAX_MS = 20_000;
 const POD_GONE_POLL = '1s';
 /** How many looks a halted recovery spends replacing a forced Pod with a plain one. */
 const HALT_LOOKS = 60;
+/** How many looks (a second apart) the snapshot of what is left waits for status to say the survivor serves. */
+const AVAILABLE_LOOKS = 60;
+/** The snapshot of what is left: read every SNAPSHOT_POLL, at most SNAPSHOT_LOOKS times (10 minutes). */
+const SNAPSHOT_POLL = '2s';
+const SNAPSHOT_LOOKS = 300;
 
 /** The member to rebuild from, the members given up, and the last revision the operator had seen. */
 export interface RecoveryPlan {
@@ -85,8 +90,11 @@ async function runRecovery(ctx: OperationContext): Promise<string> {
   );
   await startPod(ctx, plan.member, 'plain');
   const plain = await awaitAlone(ctx, plan);
+  const backup = spec.backup
+    ? await snapshotWhatIsLeft(ctx)
+    : 'no spec.backup, so no snapshot of what is left';
   const window = lostWindow(plain.revision, plan.lastSeen);
-  const message = `rebuilt from ${plan.member} (member ${plan.id}); ${plan.gone.join(', ')} and their data are gone; ${window.message}; fresh members are added back next`;
+  const message = `rebuilt from ${plan.member} (member ${plan.id}); ${plan.gone.join(', ')} and their data are gone; ${window.message}; ${backup}; fresh members are added back next`;
   await acts.recordEvent({ ref, type: 'Warning', reason: 'QuorumRecovered', message });
   return message;
 }
@@ -108,6 +116,33 @@ async function stopOtherMembers(ctx: Pick<OperationContext, 'ref' | 'spec' | 'de
     }
     await sleep(POD_GONE_POLL);
   }
+}
+
+/**
+ * With spec.backup: an EtcdSnapshot of what is left, taken from the rebuilt member before any new member joins
+ * (the snapshot workflow streams only from an Available cluster, which the survivor is once it serves alone; the
+ * KV data is what the survivor had: --force-new-cluster rewrites membership, not keys). Its end is told in the
+ * result; a snapshot that fails or does not end within SNAPSHOT_LOOKS does not stop the recovery.
+ */
+async function snapshotWhatIsLeft(ctx: OperationContext): Promise<string> {
+  const { ref, spec, details } = ctx;
+  const seq = /\/op\/(\d+)-[a-z]+$/.exec(workflowInfo().workflowId)?.[1] ?? '0';
+  const name = `${ref.name}-pre-recovery-${seq}`;
+  details(`taking snapshot ${name} of what is left, before any member joins`);
+  for (let look = 0; look < AVAILABLE_LOOKS && !(await acts.clusterAvailable({ ref })); look++) {
+    await sleep(POD_GONE_POLL);
+  }
+  await acts.createPreUpgradeSnapshot({ ref, spec, name });
+  for (let look = 0; look < SNAPSHOT_LOOKS; look++) {
+    const state = await acts.readPreUpgradeSnapshot({ ref, name });
+    if (state.phase === 'Succeeded') return `snapshot ${name} of what is left stored at ${state.uri}`;
+    if (state.phase === 'Failed') {
+      return `snapshot ${name} of what is left failed (${state.reason}: ${state.message}); the recovery went on`;
+    }
+    details(`waiting for snapshot ${name} of what is left: ${state.message}`);
+    await sleep(SNAPSHOT_POLL);
+  }
+  return `snapshot ${name} of what is left did not end within ${SNAPSHOT_LOOKS * 2} s; the recovery went on`;
 }
 
 /** Replaces the member's Pod until the one running is the one wanted; its claim stays. */
