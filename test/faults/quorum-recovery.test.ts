@@ -1,8 +1,8 @@
 // Gated recovery from a permanent quorum loss on the real stack: a 3-member cluster under the shared writer loses two
-// members' data for good (their claims and Pods deleted). Status says PermanentQuorumLoss with the survivor, its
-// revision and the approval to give, once, and nothing happens for half a minute; an approval naming another uid is
+// members' data for good (their claims and Pods deleted) after a snapshot to MinIO. Status says PermanentQuorumLoss
+// with the survivor, its revision, that snapshot and the approval to give, once, and nothing happens for half a minute; an approval naming another uid is
 // refused; `kubectl etcd approve-recovery` approves, the Recover operation rebuilds the cluster from the survivor
-// (--force-new-cluster), and a ScaleUp, under a second writer, brings it back to 3 members. Every member then holds
+// (--force-new-cluster) and snapshots what is left, and a ScaleUp, under a second writer, brings it back to 3 members. Every member then holds
 // exactly what the survivor held, hashkv agrees, and the lost window is reported.
 import { execFile } from 'node:child_process';
 import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -13,6 +13,7 @@ import { setHeaderOptions, PatchStrategy } from '@kubernetes/client-node';
 import { API_GROUP, API_VERSION_NAME, ETCD_CLUSTER } from '../../crds/etcd-cluster';
 import type { EtcdCluster } from '../../crds/etcd-cluster';
 import { claimName, memberClientURL } from '../../crds/names';
+import { createCredentialsSecret, minioDestination } from '../backup/backup-harness';
 import { expectAvailability, PLANNED_GAP_BOUND_MS } from '../support/availability';
 import type { Harness } from '../support/cluster-harness';
 import {
@@ -50,7 +51,11 @@ beforeAll(async () => {
   );
   chmodSync(script, 0o755);
   ns = await freshNamespace(h, 'quorum-recovery');
-  await createCluster(h, ns, name, { replicas: 3 });
+  await createCredentialsSecret(h, ns, 's3-credentials');
+  await createCluster(h, ns, name, {
+    replicas: 3,
+    backup: { destination: minioDestination(h, 's3-credentials', `e2e/${ns}`) },
+  });
   await waitConverged(h, ns, name, 3, 300_000);
 });
 afterAll(() => rmSync(binDir, { recursive: true, force: true }));
@@ -61,6 +66,19 @@ const condition = (c: EtcdCluster, type: string) => c.status?.conditions?.find((
 async function events(reason: string) {
   const list = await h.core.listNamespacedEvent({ namespace: ns });
   return list.items.filter((e) => e.involvedObject.name === name && e.reason === reason);
+}
+
+/** kubectl etcd, run the way users run it: kubectl finds kubectl-etcd on the PATH. */
+function kubectlEtcd(...args: string[]) {
+  return run(h.stack.tools.kubectl, ['etcd', ...args], {
+    encoding: 'utf8',
+    timeout: 700_000,
+    env: {
+      ...process.env,
+      PATH: `${binDir}${delimiter}${process.env['PATH'] ?? ''}`,
+      KUBECONFIG: h.stack.kubeconfig,
+    },
+  });
 }
 
 async function annotate(value: string | null): Promise<void> {
@@ -108,7 +126,11 @@ test('two of three members wiped for good: reported, gated, refused with a wrong
   const wiped = members.filter((m) => m !== survivor);
 
   const writer = await startWriterRunning({ namespace: ns, name, prefix: '/qr-before' });
-  await sleep(5000);
+  // A backup from before the loss, which status names as the newest point of the backup.
+  const snapshotLine = (await kubectlEtcd('snapshot', name, '-n', ns, '--timeout', '300')).stdout;
+  const snapshot = /EtcdSnapshot (\S+) Succeeded: revision (\d+)/.exec(snapshotLine);
+  expect(snapshot).not.toBeNull();
+  await sleep(3000);
   // Claims first: they stay Terminating while their Pods run, so the operator never starts a Pod on them again.
   // Both at once, so the operator never sees one member lost while the others still make a quorum (it would
   // replace that member itself, which is another story).
@@ -135,6 +157,7 @@ test('two of three members wiped for good: reported, gated, refused with a wrong
   expect(message).toContain(`2 of 3 members lost their data for good (${wiped.join(', ')})`);
   expect(message).toMatch(new RegExp(`survivors: ${survivor} at revision \\d+`));
   expect(message).toContain(`${APPROVAL}=${uid}`);
+  expect(message).toContain(`newest snapshot ${snapshot?.[1] ?? ''} at revision ${snapshot?.[2] ?? ''}`);
   expect(await events('PermanentQuorumLoss')).toHaveLength(1);
 
   // What the survivor holds: it answers serializable reads alone.
@@ -182,19 +205,7 @@ test('two of three members wiped for good: reported, gated, refused with a wrong
   await annotate(null);
 
   // Approved with the plugin, as a user would; it waits for the Recover's end.
-  const approved = await run(
-    h.stack.tools.kubectl,
-    ['etcd', 'approve-recovery', name, '-n', ns, '--timeout', '600'],
-    {
-      encoding: 'utf8',
-      timeout: 700_000,
-      env: {
-        ...process.env,
-        PATH: `${binDir}${delimiter}${process.env['PATH'] ?? ''}`,
-        KUBECONFIG: h.stack.kubeconfig,
-      },
-    },
-  );
+  const approved = await kubectlEtcd('approve-recovery', name, '-n', ns, '--timeout', '600');
   console.log(`quorum-recovery: ${approved.stdout.trim()}`);
   expect(approved.stdout).toMatch(/Recover \S+ Succeeded: rebuilt from/);
 
@@ -212,6 +223,10 @@ test('two of three members wiped for good: reported, gated, refused with a wrong
   expect(back.metadata.annotations?.[APPROVAL]).toBeUndefined();
   const recover = (await events('QuorumRecovered'))[0];
   expect(recover?.message).toContain(`rebuilt from ${survivor}`);
+  // spec.backup: a snapshot of what is left, stored before any member joined.
+  expect(recover?.message).toMatch(
+    new RegExp(`snapshot ${name}-pre-recovery-\\d+ of what is left stored at s3://`),
+  );
   const recovered = /recovered at revision (\d+)/.exec(recover?.message ?? '')?.[1];
   expect(Number(recovered)).toBe(held.revision);
   const seen = /revisions \d+\.\.(\d+)|at or beyond revision (\d+)/.exec(recover?.message ?? '');
