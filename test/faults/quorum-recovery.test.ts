@@ -1,9 +1,10 @@
-// Gated recovery from a permanent quorum loss on the real stack: a 3-member cluster under the shared writer loses two
-// members' data for good (their claims and Pods deleted) after a snapshot to MinIO. Status says PermanentQuorumLoss
-// with the survivor, its revision, that snapshot and the approval to give, once, and nothing happens for half a minute; an approval naming another uid is
-// refused; `kubectl etcd approve-recovery` approves, the Recover operation rebuilds the cluster from the survivor
-// (--force-new-cluster) and snapshots what is left, and a ScaleUp, under a second writer, brings it back to 3 members. Every member then holds
-// exactly what the survivor held, hashkv agrees, and the lost window is reported.
+// Gated recovery from a permanent quorum loss on the real stack: a 3-member cluster under the shared writer loses
+// two members' data for good (their claims and Pods deleted) after a snapshot to MinIO. Status says
+// PermanentQuorumLoss with the survivor, its revision, that snapshot and the approval to give, once, and nothing
+// happens for half a minute; an approval naming another uid is refused; `kubectl etcd approve-recovery` approves,
+// the Recover operation rebuilds the cluster from the survivor (--force-new-cluster) and snapshots what is left, and
+// a ScaleUp, under a second writer, brings it back to 3 members. Every member then holds exactly what the survivor
+// held, hashkv agrees, and the lost window is reported.
 import { execFile } from 'node:child_process';
 import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
