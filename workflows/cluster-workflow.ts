@@ -44,7 +44,8 @@ import { withDefragSchedule } from './operations/operation-module';
 import { operationModule, summarize } from './operations/registry';
 import type { ActionStep, Decision, Observed, Step } from './plan';
 import { currentSize, describeStep, operationFor } from './plan';
-import { permanentLoss, planNow } from './plan-now';
+import { PERMANENT_QUORUM_LOSS_PATCH, permanentLoss, planNow } from './plan-now';
+import { Annotations } from '../crds/labels';
 import { highestRevision, judgeApproval, judgeQuorumLoss, newerRevision } from './quorum-loss';
 import { podLive } from './cluster-state';
 import { refusalNotice } from './refusal-notice';
@@ -119,6 +120,7 @@ async function lookAndAct(s: ClusterRunState): Promise<void> {
   const { decision, defragDue } = decide(s, target.spec, observation, observed);
   await tellRefusal(s, decision.step);
   await tellQuorumLoss(s, decision.step);
+  await dropStaleApproval(s, observed);
   const step = decision.step;
   if (step.kind !== 'Wait' && step.kind !== 'None' && !isHalted(s)) {
     await startOperation(s, target, { observation, observed, decision, step, defragDue });
@@ -286,6 +288,26 @@ async function tellQuorumLoss(s: ClusterRunState, step: Step): Promise<void> {
   if (approval.kind === 'Refused') {
     await tell(`RecoveryRefused|${approval.value}`, 'RecoveryRefused', approval.message);
   }
+}
+
+/**
+ * An approval given while etcd answers approves nothing now, and left in place it would approve a loss nobody has
+ * seen yet: it is removed and said so. (One given while the quorum is lost, before the loss is judged permanent,
+ * stays: the user gave it for this loss.)
+ */
+async function dropStaleApproval(s: ClusterRunState, observed: Observed): Promise<void> {
+  const value = s.desired.recoveryApproval;
+  if (value === undefined || !observed.etcd || !patched(PERMANENT_QUORUM_LOSS_PATCH)) return;
+  await acts.removeRecoveryApproval({ ref: s.ref });
+  // The watcher tells the removal too; until then this run does not remove it again.
+  const { recoveryApproval: _removed, ...rest } = s.desired;
+  s.desired = rest;
+  await acts.recordEvent({
+    ref: s.ref,
+    type: 'Warning',
+    reason: 'RecoveryRefused',
+    message: `${Annotations.approveRecovery}="${value}" removed: the cluster answers, so there is no permanent quorum loss to approve; an approval is taken only while status says PermanentQuorumLoss`,
+  });
 }
 
 /** A refusal is told once per message (an upgrade path, auth, TLS trust, storage growth). */
