@@ -233,7 +233,7 @@ describe('the quorum-recovery activities', () => {
       },
     ]);
     const acts = createQuorumRecoveryActivities({ kube, etcd: etcd({}) });
-    await acts.removeRecoveryApproval({ ref });
+    expect(await acts.removeRecoveryApproval({ ref })).toBe(patched ? 'removed' : 'absent');
     expect(patches).toHaveLength(patched);
     if (patched) {
       expect(patches[0]?.patch).toEqual({

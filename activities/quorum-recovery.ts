@@ -146,13 +146,14 @@ export function createQuorumRecoveryActivities(deps: { kube: KubeObjects; etcd: 
     },
 
     /** Removes the approval annotation: an approval is used once, and a later loss needs a new one. */
-    async removeRecoveryApproval(input: { ref: ClusterRef }): Promise<void> {
+    async removeRecoveryApproval(input: { ref: ClusterRef }): Promise<'removed' | 'absent'> {
       const current = await kube.read<KubernetesObject>(clusterObjectRef(input.ref));
-      if (!current || current.metadata?.uid !== input.ref.uid) return;
-      if (current.metadata?.annotations?.[Annotations.approveRecovery] === undefined) return;
+      if (!current || current.metadata?.uid !== input.ref.uid) return 'absent';
+      if (current.metadata?.annotations?.[Annotations.approveRecovery] === undefined) return 'absent';
       await kube.mergePatch(clusterObjectRef(input.ref), {
         metadata: { annotations: { [Annotations.approveRecovery]: null } },
       });
+      return 'removed';
     },
   };
 }

@@ -298,10 +298,12 @@ async function tellQuorumLoss(s: ClusterRunState, step: Step): Promise<void> {
 async function dropStaleApproval(s: ClusterRunState, observed: Observed): Promise<void> {
   const value = s.desired.recoveryApproval;
   if (value === undefined || !observed.etcd || !patched(PERMANENT_QUORUM_LOSS_PATCH)) return;
-  await acts.removeRecoveryApproval({ ref: s.ref });
+  const removed = await acts.removeRecoveryApproval({ ref: s.ref });
   // The watcher tells the removal too; until then this run does not remove it again.
   const { recoveryApproval: _removed, ...rest } = s.desired;
   s.desired = rest;
+  // Already gone (the Recover that used it removed it, and the watcher has not told yet): nothing to say.
+  if (removed === 'absent') return;
   await acts.recordEvent({
     ref: s.ref,
     type: 'Warning',

@@ -442,6 +442,7 @@ export function createFakeCluster(options: FakeClusterOptions = {}) {
 
     async removeRecoveryApproval(input) {
       record('removeRecoveryApproval', input);
+      return 'removed' as const;
     },
 
     // What status would say: the cluster answers with a quorum.
