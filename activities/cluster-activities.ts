@@ -12,6 +12,7 @@ import { createDefragActivities } from './defrag-activities';
 import { createClusterKubeActivities, eventTellingKube } from './cluster-kube';
 import { createObservationActivities } from './cluster-observation';
 import { createMembershipActivities } from './etcd-membership';
+import { createQuorumRecoveryActivities } from './quorum-recovery';
 
 export interface ActivityDeps {
   kube: KubeObjects;
@@ -33,6 +34,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createObservationActivities(withKube),
     ...createClusterKubeActivities(withKube),
     ...createMembershipActivities(withKube),
+    ...createQuorumRecoveryActivities(withKube),
   };
 }
 

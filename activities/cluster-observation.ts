@@ -256,6 +256,7 @@ export async function observeCluster(
             ...base,
             reachable: true,
             raftIndex: s.raftIndex,
+            ...(s.revision ? { revision: s.revision } : {}),
             version: s.version,
             leaderId: s.leaderId,
             dbSize: s.dbSize,

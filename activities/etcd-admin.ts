@@ -25,6 +25,8 @@ export interface EtcdMemberStatus {
   version: string;
   raftIndex: string;
   raftAppliedIndex: string;
+  /** The newest revision this member applied (its response header): answered without a quorum. */
+  revision: string;
   dbSize: number;
   dbSizeInUse: number;
   isLearner: boolean;
@@ -60,6 +62,12 @@ export interface EtcdAdmin {
   moveLeader(leaderEndpoint: string, targetId: string): Promise<'moved' | 'already-leader' | 'not-leader'>;
   /** `timeoutMs` overrides the per-call deadline: observation wants a quick "unreachable", not a long wait. */
   status(endpoint: string, timeoutMs?: number): Promise<EtcdMemberStatus>;
+  /**
+   * Maintenance.Status without the cluster's auth (TLS as usual): etcd 3.5 and 3.6 answer it unauthenticated, and
+   * Authenticate itself needs a quorum, so this is how a member is asked while the quorum is lost. Optional: fakes
+   * that do not test it leave it out (callers fall back to status).
+   */
+  statusWithoutAuth?(endpoint: string, timeoutMs?: number): Promise<EtcdMemberStatus>;
   /** Raised alarms (Maintenance.Alarm GET), alarm names upper case as etcdctl prints them (NOSPACE, CORRUPT). */
   alarms(endpoints: string[], timeoutMs?: number): Promise<EtcdAlarmRow[]>;
   /** Deactivates one member's NOSPACE alarm; one that is not raised counts as disarmed. */
@@ -201,6 +209,24 @@ export async function withEtcdClient<T>(
     processTokens.set(key, again);
     return attempt(again);
   }
+}
+
+/** One member's Maintenance.Status in the operator's words. */
+async function memberStatusOf(c: Etcd3, endpoint: string): Promise<EtcdMemberStatus> {
+  const s = await c.maintenance.status();
+  return {
+    endpoint,
+    id: s.header.member_id,
+    leaderId: s.leader,
+    version: s.version,
+    raftIndex: s.raftIndex,
+    raftAppliedIndex: s.raftAppliedIndex,
+    revision: String(s.header.revision),
+    dbSize: Number(s.dbSize),
+    dbSizeInUse: Number(s.dbSizeInUse),
+    isLearner: Boolean(s.isLearner),
+    errors: [...(s.errors ?? [])],
+  };
 }
 
 export function createEtcdAdmin(options: EtcdAdminOptions = {}): EtcdAdmin {
@@ -368,26 +394,24 @@ export function createEtcdAdmin(options: EtcdAdminOptions = {}): EtcdAdmin {
       await withClient([endpoint], (c) => c.maintenance.defragment(), timeoutMs);
     },
 
+    async statusWithoutAuth(endpoint, timeoutMs) {
+      const resolve = options.connectionFor;
+      const plain: EtcdAdminOptions = {
+        ...options,
+        ...(resolve
+          ? {
+              connectionFor: async (hosts: readonly string[]) => {
+                const { auth: _auth, ...tls } = await resolve(hosts);
+                return tls;
+              },
+            }
+          : {}),
+      };
+      return withEtcdClient(plain, [endpoint], (c) => memberStatusOf(c, endpoint), timeoutMs ?? timeout);
+    },
+
     async status(endpoint, timeoutMs) {
-      return withClient(
-        [endpoint],
-        async (c) => {
-          const s = await c.maintenance.status();
-          return {
-            endpoint,
-            id: s.header.member_id,
-            leaderId: s.leader,
-            version: s.version,
-            raftIndex: s.raftIndex,
-            raftAppliedIndex: s.raftAppliedIndex,
-            dbSize: Number(s.dbSize),
-            dbSizeInUse: Number(s.dbSizeInUse),
-            isLearner: Boolean(s.isLearner),
-            errors: [...(s.errors ?? [])],
-          };
-        },
-        timeoutMs,
-      );
+      return withClient([endpoint], (c) => memberStatusOf(c, endpoint), timeoutMs);
     },
   };
 }

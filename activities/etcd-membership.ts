@@ -89,6 +89,11 @@ export function createMembershipActivities(deps: {
       mode: 'seed' | 'join' | 'restart';
       /** Only for `seed` of a cluster restored from a snapshot (restore activities build it). */
       restore?: RestoreInit;
+      /**
+       * Only for `restart` in an approved recovery (workflows/operations/recover.ts): etcd starts on its kept data
+       * with --force-new-cluster; no member list is asked (no quorum answers one).
+       */
+      forceNewCluster?: boolean;
     }): Promise<'created' | 'exists'> {
       const { ref, spec, member, mode } = input;
       const image = memberImage(spec, deps.imageFor);
@@ -101,7 +106,7 @@ export function createMembershipActivities(deps: {
       const tls = await prepareMemberTLS(kube, ref, spec);
       let cluster = `${member}=${peerURLFor(spec, ref, member)}`;
       let role: MemberRole = 'voter';
-      if (mode !== 'seed') {
+      if (mode !== 'seed' && !input.forceNewCluster) {
         let members: Awaited<ReturnType<typeof etcd.listMembers>> | undefined;
         try {
           members = await etcd.listMembers(await clusterCallEndpoints(kube, ref));
@@ -140,6 +145,7 @@ export function createMembershipActivities(deps: {
           initialClusterState: mode === 'seed' ? 'new' : 'existing',
           initialCluster: cluster,
           ...(mode === 'seed' && input.restore ? { restore: input.restore } : {}),
+          ...(mode === 'restart' && input.forceNewCluster ? { forceNewCluster: true } : {}),
           ...tlsHash,
         }),
         { ref, spec, image, ...tlsHash },

@@ -280,3 +280,19 @@ describe('disruptionBudget', () => {
     expect(pdb.spec.selector.matchLabels).toEqual({ [Labels.cluster]: 'main', [Labels.role]: 'voter' });
   });
 });
+
+describe('a Pod started with --force-new-cluster (recovery from a permanent quorum loss)', () => {
+  test('has the flag last and says so in an annotation', () => {
+    const pod = memberPod(podInput({ forceNewCluster: true }));
+    const args = pod.spec.containers[0]?.args ?? [];
+    expect(args.at(-1)).toBe('--force-new-cluster=true');
+    expect(pod.metadata.annotations['etcd.conductor.dev/force-new-cluster']).toBe('true');
+  });
+
+  test('an ordinary Pod has neither, and spec.options cannot ask for the flag', () => {
+    const pod = memberPod(podInput({ spec: specOf({ options: { 'force-new-cluster': 'true' } }) }));
+    const args = pod.spec.containers[0]?.args ?? [];
+    expect(args.filter((a) => a.startsWith('--force-new-cluster'))).toEqual([]);
+    expect(pod.metadata.annotations['etcd.conductor.dev/force-new-cluster']).toBeUndefined();
+  });
+});

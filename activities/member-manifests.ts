@@ -58,7 +58,16 @@ export interface MemberPodInput {
   restore?: RestoreInit;
   /** With spec.tls: a hash of the CA bundles the member trusts (activities/etcd-tls.ts), put on the Pod as an annotation. */
   tlsCAHash?: string;
+  /**
+   * Only for an approved recovery from a permanent quorum loss (workflows/operations/recover.ts): etcd starts with
+   * --force-new-cluster, keeping its data and dropping every other member. The Pod says so in an annotation, and is
+   * replaced by a plain one as soon as it answered: a restart with the flag would drop members added later.
+   */
+  forceNewCluster?: boolean;
 }
+
+/** On a member Pod started with --force-new-cluster: the recovery replaces it with a plain Pod once it answered. */
+export const FORCE_NEW_CLUSTER_ANNOTATION = 'etcd.conductor.dev/force-new-cluster';
 
 /** The uid keeps two clusters that reuse a name from ever joining each other's members. */
 export function clusterToken(ref: ClusterRef): string {
@@ -94,7 +103,8 @@ export function etcdArgs(input: MemberPodInput): string[] {
     .filter(([k]) => !refused.has(k))
     .sort(([a], [b]) => a.localeCompare(b))
     .map(([k, v]) => `--${k}=${v}`);
-  return [...extra, ...Object.entries(own).map(([k, v]) => `--${k}=${v}`)];
+  const forced = input.forceNewCluster ? ['--force-new-cluster=true'] : [];
+  return [...extra, ...Object.entries(own).map(([k, v]) => `--${k}=${v}`), ...forced];
 }
 
 export function memberLabels(
@@ -138,6 +148,7 @@ export function memberPod(input: MemberPodInput) {
       annotations: {
         ...podUserMetadata(spec).annotations,
         ...(input.tlsCAHash ? { [TLS_CA_HASH_ANNOTATION]: input.tlsCAHash } : {}),
+        ...(input.forceNewCluster ? { [FORCE_NEW_CLUSTER_ANNOTATION]: 'true' } : {}),
       } as Record<string, string>,
       ownerReferences: [ownerReference(ref)],
     },

@@ -32,6 +32,11 @@ export const EventReasons = {
   AuthFailed: cluster('Warning'),
   TLSTrustBroken: cluster('Warning'),
   RestoreFailed: cluster('Warning'),
+  // A quorum lost for good (workflows/quorum-loss.ts): told once per loss; an approval that does not name the
+  // cluster's uid, once per value; the recovery's end with the window of writes given up (operations/recover.ts)
+  PermanentQuorumLoss: cluster('Warning'),
+  RecoveryRefused: cluster('Warning'),
+  QuorumRecovered: cluster('Warning'),
   // An object the operator would create exists under its name and belongs to someone else (never adopted)
   ObjectNotOwned: cluster('Warning'),
   // A member Pod that cannot run, and a version no image exists for: told once per reason and subject

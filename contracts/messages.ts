@@ -49,6 +49,8 @@ export interface ClusterChange {
   spec: EtcdClusterSpec;
   /** The etcd.conductor.dev/retry annotation's value: a new value retries a halted operation. */
   retryToken?: string;
+  /** The etcd.conductor.dev/approve-recovery annotation's value: approves a recovery when it is the object's uid. */
+  recoveryApproval?: string;
   /** The object has a deletionTimestamp or is gone: the workflow stops and leaves cleanup to owner references. */
   deleted?: boolean;
 }

@@ -48,6 +48,8 @@ export interface EtcdMemberObservation {
   started: boolean;
   reachable: boolean;
   raftIndex?: string;
+  /** The newest revision it applied (the last revision the operator saw, for a later lost window). */
+  revision?: string;
   version?: string;
   /** Bytes of its database file and of the part in use (Maintenance.Status), when it answered. */
   dbSize?: number;

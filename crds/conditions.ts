@@ -18,6 +18,11 @@ export const Reasons = {
   Bootstrapping: 'Bootstrapping',
   Paused: 'Paused',
   AllMembersLost: 'AllMembersLost',
+  /**
+   * Available=False, Degraded=True, Progressing=False: a majority of members' data is gone for good; nothing is
+   * done until the user approves a recovery (workflows/quorum-loss.ts, docs/operations.md).
+   */
+  PermanentQuorumLoss: 'PermanentQuorumLoss',
   // Progressing=True: the running operation
   ScalingUp: 'ScalingUp',
   ScalingDown: 'ScalingDown',
@@ -26,6 +31,8 @@ export const Reasons = {
   Resuming: 'Resuming',
   Upgrading: 'Upgrading',
   EnablingAuth: 'EnablingAuth',
+  /** A Recover operation rebuilds the cluster from its surviving member after an approved permanent quorum loss. */
+  Recovering: 'Recovering',
   // Progressing=False: why nothing runs
   Converged: 'Converged',
   /** The last operation made no progress within spec.progressDeadlineSeconds: it undid its half-done step and stopped. */

@@ -91,6 +91,7 @@ export const OPERATION_TYPES = [
   'EnableAuth',
   'Defrag',
   'RotateAuth',
+  'Recover',
 ] as const;
 export type OperationType = (typeof OPERATION_TYPES)[number];
 

@@ -22,6 +22,12 @@ export const Annotations = {
    * as a fresh learner (the same path as a claim that disappeared).
    */
   dataLost: `${API_GROUP}/data-lost`,
+  /**
+   * On an EtcdCluster whose quorum is lost for good (status says PermanentQuorumLoss): set to the EtcdCluster's
+   * uid to let the operator rebuild it from the surviving member with the newest data (docs/operations.md). A value
+   * that is not the uid is refused; the operator removes the annotation when the recovery starts (used once).
+   */
+  approveRecovery: `${API_GROUP}/approve-recovery`,
 } as const;
 
 /** Label selector of a cluster's member Pods, as status.selector and the scale subresource expect it. */

@@ -15,6 +15,11 @@ describe('parsePluginArgs', () => {
       },
     },
     {
+      case: 'approve-recovery, without waiting',
+      argv: ['approve-recovery', 'main', '--no-wait'],
+      want: { command: 'approve-recovery', cluster: 'main', wait: false },
+    },
+    {
       case: 'kubectl-style short flags',
       argv: ['backups', 'main', '-n', 'prod', '-o', 'json'],
       want: { command: 'backups', cluster: 'main', namespace: 'prod', output: 'json' },

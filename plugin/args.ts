@@ -2,7 +2,7 @@
 // line is a UsageError (exit code 2), never a guess.
 import { parseArgs } from 'node:util';
 
-export const COMMANDS = ['status', 'ops', 'cancel', 'snapshot', 'backups'] as const;
+export const COMMANDS = ['status', 'ops', 'cancel', 'snapshot', 'backups', 'approve-recovery'] as const;
 export type Command = (typeof COMMANDS)[number];
 
 export interface PluginArgs {
@@ -32,6 +32,9 @@ Commands:
   cancel     cancel the operation in flight (its compensation runs; the status says Cancelled) and wait for it
   snapshot   take an EtcdSnapshot now into spec.backup.destination and wait until it is safe
   backups    the snapshots of the cluster, newest first: the points it can be restored to
+  approve-recovery
+             after a permanent quorum loss (status says PermanentQuorumLoss): approve the rebuild from the
+             surviving member with the newest data (annotates the cluster with its own uid) and wait for it
 
 Flags:
   -n, --namespace NS        the cluster's namespace (default: the kubeconfig context's, else default)
@@ -40,8 +43,8 @@ Flags:
   -o, --output table|json   (default table)
       --temporal-address H:P   for ops and cancel (default: $TEMPORAL_ADDRESS, else localhost:7233)
       --temporal-namespace NS  (default: $TEMPORAL_NAMESPACE, else default)
-      --no-wait             snapshot, cancel: return once asked, without waiting for the result
-      --timeout SECONDS     how long snapshot and cancel wait (default 600)
+      --no-wait             snapshot, cancel, approve-recovery: return once asked, without waiting for the result
+      --timeout SECONDS     how long snapshot, cancel and approve-recovery wait (default 600)
       --limit N             ops: at most N operations (default 20)
 
 Exit codes: 0 done; 1 failed (not found, refused, the snapshot failed, timed out); 2 bad command line.`;

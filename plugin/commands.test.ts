@@ -19,6 +19,7 @@ const args = (more: Partial<PluginArgs>): PluginArgs => ({
 function fakeApi(objects: Map<string, object>, onGet?: (key: string) => void) {
   const key = (plural: string, name: string) => `${plural}/${name}`;
   const created: object[] = [];
+  const patches: { name: string; body: object }[] = [];
   const api: CustomObjects = {
     getNamespacedCustomObject: (r) => {
       onGet?.(key(r.plural, r.name));
@@ -37,8 +38,26 @@ function fakeApi(objects: Map<string, object>, onGet?: (key: string) => void) {
       objects.set(key(r.plural, body.metadata.name), body);
       return Promise.resolve(body);
     },
+    // JSON Patch, as far as the plugin uses it: test and add on /metadata.
+    patchNamespacedCustomObject: (r) => {
+      patches.push({ name: r.name, body: r.body });
+      const o = objects.get(key(r.plural, r.name)) as
+        { metadata: Record<string, unknown> & { annotations?: Record<string, string> } } | undefined;
+      if (!o) return Promise.reject(Object.assign(new Error('not found'), { code: 404 }));
+      for (const op of r.body as { op: string; path: string; value: unknown }[]) {
+        const [, , field, ...rest] = op.path.split('/');
+        const sub = rest.join('/').replace(/~1/g, '/').replace(/~0/g, '~');
+        if (op.op === 'test' && o.metadata[field ?? ''] !== op.value) {
+          return Promise.reject(Object.assign(new Error('test failed'), { code: 422 }));
+        }
+        if (op.op === 'add' && sub)
+          o.metadata.annotations = { ...o.metadata.annotations, [sub]: op.value as string };
+        else if (op.op === 'add') o.metadata[field ?? ''] = op.value;
+      }
+      return Promise.resolve(o);
+    },
   };
-  return { api, created };
+  return { api, created, patches };
 }
 
 function deps(api: CustomObjects, temporal?: Partial<Client>): PluginDeps & { lines: string[] } {
@@ -218,4 +237,129 @@ test("backups lists a deleted cluster's snapshots too (they are what it is resto
   const d = deps(api);
   await runCommand(args({ command: 'backups', output: 'json' }), d);
   expect(JSON.parse(d.lines.join(''))).toEqual([{ name: 'old', phase: 'Succeeded' }]);
+});
+
+describe('approve-recovery', () => {
+  const lostStatus = (): EtcdCluster['status'] => ({
+    conditions: [
+      {
+        type: 'Available',
+        status: 'False',
+        reason: 'PermanentQuorumLoss',
+        message:
+          '2 of 3 members lost their data for good (main-1, main-2), so a quorum cannot form again: ...',
+        lastTransitionTime: '',
+      },
+    ],
+    lastOperation: { type: 'ScaleUp', result: 'Succeeded', finishedAt: '', workflowId: 'op/3-scaleup' },
+  });
+  const lostCluster = (annotations?: Record<string, string>) => {
+    const c = cluster({}, lostStatus());
+    c.metadata.uid = 'uid-main';
+    if (annotations) c.metadata.annotations = annotations;
+    return c;
+  };
+
+  test("annotates the cluster with its own uid (testing the uid in the same patch) and waits for Recover's end", async () => {
+    const objects = new Map<string, object>([['etcdclusters/main', lostCluster({ team: 'db' })]]);
+    let reads = 0;
+    const { api, patches } = fakeApi(objects, () => {
+      const c = objects.get('etcdclusters/main') as EtcdCluster;
+      // The operator sees the approval and the Recover ends on the third look after it.
+      if (c.metadata.annotations?.['etcd.conductor.dev/approve-recovery'] && ++reads === 3) {
+        c.status = {
+          ...c.status,
+          lastOperation: {
+            type: 'Recover',
+            result: 'Succeeded',
+            finishedAt: '',
+            workflowId: 'op/4-recover',
+            message: 'rebuilt from main-0; revisions 121..150 (30) are gone',
+          },
+        };
+      }
+    });
+    const d = deps(api);
+    await runCommand(args({ command: 'approve-recovery' }), d);
+    expect(patches).toEqual([
+      {
+        name: 'main',
+        body: [
+          { op: 'test', path: '/metadata/uid', value: 'uid-main' },
+          {
+            op: 'add',
+            path: '/metadata/annotations/etcd.conductor.dev~1approve-recovery',
+            value: 'uid-main',
+          },
+        ],
+      },
+    ]);
+    const annotations = (objects.get('etcdclusters/main') as EtcdCluster).metadata.annotations;
+    expect(annotations).toEqual({ team: 'db', 'etcd.conductor.dev/approve-recovery': 'uid-main' });
+    expect(d.lines[0]).toMatch(
+      /^approved the recovery of prod\/main \(etcd.conductor.dev\/approve-recovery=uid-main\): 2 of 3/,
+    );
+    expect(d.lines.at(-1)).toBe(
+      'Recover op/4-recover Succeeded: rebuilt from main-0; revisions 121..150 (30) are gone',
+    );
+  });
+
+  test('a cluster without annotations gets the whole map', async () => {
+    const { api, patches } = fakeApi(new Map([['etcdclusters/main', lostCluster()]]));
+    await runCommand(args({ command: 'approve-recovery', wait: false }), deps(api));
+    expect(patches[0]?.body).toEqual([
+      { op: 'test', path: '/metadata/uid', value: 'uid-main' },
+      {
+        op: 'add',
+        path: '/metadata/annotations',
+        value: { 'etcd.conductor.dev/approve-recovery': 'uid-main' },
+      },
+    ]);
+  });
+
+  test('a cluster that does not report a permanent loss is refused, and nothing is written', async () => {
+    const c = cluster(
+      {},
+      {
+        conditions: [
+          { type: 'Available', status: 'False', reason: 'QuorumLost', message: '', lastTransitionTime: '' },
+        ],
+      },
+    );
+    c.metadata.uid = 'uid-main';
+    const { api, patches } = fakeApi(new Map([['etcdclusters/main', c]]));
+    await expect(runCommand(args({ command: 'approve-recovery' }), deps(api))).rejects.toThrow(
+      'prod/main does not report a permanent quorum loss (Available: False QuorumLost): nothing to approve',
+    );
+    expect(patches).toEqual([]);
+  });
+
+  test('a Recover that fails fails the command with its message', async () => {
+    const objects = new Map<string, object>([['etcdclusters/main', lostCluster()]]);
+    const { api } = fakeApi(objects, () => {
+      const c = objects.get('etcdclusters/main') as EtcdCluster;
+      if (c.metadata.annotations) {
+        c.status = {
+          ...c.status,
+          lastOperation: {
+            type: 'Recover',
+            result: 'Failed',
+            finishedAt: '',
+            workflowId: 'op/4-recover',
+            message: 'no answer',
+          },
+        };
+      }
+    });
+    await expect(runCommand(args({ command: 'approve-recovery' }), deps(api))).rejects.toThrow(
+      'Recover op/4-recover ended Failed: no answer',
+    );
+  });
+
+  test('a Recover that does not end in time fails the command, bounded by --timeout', async () => {
+    const { api } = fakeApi(new Map([['etcdclusters/main', lostCluster()]]));
+    await expect(
+      runCommand(args({ command: 'approve-recovery', timeoutSeconds: 3 }), deps(api)),
+    ).rejects.toThrow('recovery of prod/main: not done within 3 s');
+  });
 });

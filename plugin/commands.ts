@@ -5,6 +5,8 @@ import { SearchAttributes, WorkflowTypes } from '../contracts/messages';
 import type { EtcdCluster } from '../crds/etcd-cluster';
 import { API_GROUP, API_VERSION, API_VERSION_NAME, ETCD_CLUSTER } from '../crds/etcd-cluster';
 import type { EtcdSnapshot } from '../crds/etcd-snapshot';
+import { Reasons } from '../crds/conditions';
+import { Annotations } from '../crds/labels';
 import { ETCD_SNAPSHOT } from '../crds/etcd-snapshot';
 import type { PluginArgs } from './args';
 import type { OperationRow } from './views';
@@ -39,6 +41,15 @@ export interface CustomObjects {
     version: string;
     namespace: string;
     plural: string;
+    body: object;
+  }): Promise<unknown>;
+  /** A JSON Patch (the client's default content type for this call). */
+  patchNamespacedCustomObject(req: {
+    group: string;
+    version: string;
+    namespace: string;
+    plural: string;
+    name: string;
     body: object;
   }): Promise<unknown>;
 }
@@ -249,6 +260,53 @@ async function backups(args: PluginArgs, deps: PluginDeps): Promise<void> {
   );
 }
 
+/** `~` and `/` escaped for a JSON Pointer (RFC 6901). */
+const pointer = (key: string) => key.replace(/~/g, '~0').replace(/\//g, '~1');
+
+/**
+ * Approves the recovery the operator offers after a permanent quorum loss: annotates the cluster with its own uid
+ * (read here, so the approval can only ever name this object; the patch tests the uid too, so an object created
+ * again under the name in between is not approved), then waits for the Recover operation to end.
+ */
+async function approveRecovery(args: PluginArgs, deps: PluginDeps): Promise<void> {
+  const cluster = await readCluster(deps, args.cluster);
+  const uid = cluster.metadata.uid;
+  const where = `${deps.namespace}/${args.cluster}`;
+  if (!uid) throw new CommandFailed(`${where} has no uid: cannot name it in the approval`);
+  const available = cluster.status?.conditions?.find((c) => c.type === 'Available');
+  if (available?.reason !== Reasons.PermanentQuorumLoss) {
+    throw new CommandFailed(
+      `${where} does not report a permanent quorum loss (Available: ${available ? `${available.status} ${available.reason}` : 'no status yet'}): nothing to approve`,
+    );
+  }
+  const before = cluster.status?.lastOperation?.workflowId;
+  const annotations = cluster.metadata.annotations;
+  await deps.custom.patchNamespacedCustomObject({
+    group: API_GROUP,
+    version: API_VERSION_NAME,
+    namespace: deps.namespace,
+    plural: ETCD_CLUSTER.plural,
+    name: args.cluster,
+    body: [
+      { op: 'test', path: '/metadata/uid', value: uid },
+      annotations
+        ? { op: 'add', path: `/metadata/annotations/${pointer(Annotations.approveRecovery)}`, value: uid }
+        : { op: 'add', path: '/metadata/annotations', value: { [Annotations.approveRecovery]: uid } },
+    ],
+  });
+  deps.out(`approved the recovery of ${where} (${Annotations.approveRecovery}=${uid}): ${available.message}`);
+  if (!args.wait) return;
+  const last = await waitFor(deps, args, `recovery of ${where}`, async () => {
+    const s = (await readCluster(deps, args.cluster)).status;
+    const op = s?.lastOperation;
+    return op && op.type === 'Recover' && op.workflowId !== before ? op : undefined;
+  });
+  if (last.result !== 'Succeeded') {
+    throw new CommandFailed(`Recover ${last.workflowId} ended ${last.result}: ${last.message ?? ''}`);
+  }
+  deps.out(`Recover ${last.workflowId} Succeeded: ${last.message ?? ''}`);
+}
+
 export async function runCommand(args: PluginArgs, deps: PluginDeps): Promise<void> {
   switch (args.command) {
     case 'status':
@@ -261,5 +319,7 @@ export async function runCommand(args: PluginArgs, deps: PluginDeps): Promise<vo
       return snapshot(args, deps);
     case 'backups':
       return backups(args, deps);
+    case 'approve-recovery':
+      return approveRecovery(args, deps);
   }
 }

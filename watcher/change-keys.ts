@@ -19,6 +19,10 @@ export function clusterChangeKey(obj: ObjectLike): string {
     m.generation ?? 0,
     m.annotations?.[Annotations.retry] ?? '',
     Boolean(m.deletionTimestamp),
+    // Appended only when set, so an object without it keeps the key it had before the annotation existed.
+    ...(m.annotations?.[Annotations.approveRecovery] !== undefined
+      ? [m.annotations[Annotations.approveRecovery]]
+      : []),
   ]);
 }
 

@@ -54,6 +54,9 @@ export async function startClusterWatcher(opts: WatcherOptions): Promise<Cluster
       ...(obj.metadata.annotations?.[Annotations.retry]
         ? { retryToken: obj.metadata.annotations[Annotations.retry] }
         : {}),
+      ...(obj.metadata.annotations?.[Annotations.approveRecovery] !== undefined
+        ? { recoveryApproval: obj.metadata.annotations[Annotations.approveRecovery] }
+        : {}),
       ...(deleted || obj.metadata.deletionTimestamp ? { deleted: true } : {}),
     };
     const workflowId = clusterWorkflowId(namespace, name);

@@ -16,6 +16,7 @@ import type {
 import type { DefragScheduleState } from './defrag-schedule';
 import type { MaintenanceState } from './operations/operation-module';
 import type { Observed } from './plan';
+import type { RevisionSeen } from './quorum-loss';
 import { ActivityKinds } from './activity-kinds';
 
 /** The cluster workflow's own activity calls: observe, write status, record an Event, stage TLS copies. */
@@ -42,6 +43,8 @@ export interface CarriedState {
   storageRefusalReported?: string;
   /** Notices already told as an Event (member problems, an unsupported version): told once, across runs too. */
   told?: string[];
+  /** The newest revision the operator saw the cluster at, and when: what a recovery's lost window is counted to. */
+  lastSeenRevision?: RevisionSeen;
 }
 
 /** An operation that did not succeed holds the cluster back for its spec generation and retry token. */
@@ -98,6 +101,8 @@ export interface ClusterRunState {
    * again when the renewal time comes or spec.tls.auto changes, and once per run (it is not carried).
    */
   autoTLS: (AutoTLSResult & { lifetimes: string }) | undefined;
+  /** The newest revision the operator saw the cluster at (quorum-loss.ts lostWindow), carried across runs. */
+  lastSeenRevision: RevisionSeen | undefined;
 }
 
 export function initialRunState(input: ClusterWorkflowArgs): ClusterRunState {
@@ -133,6 +138,7 @@ export function initialRunState(input: ClusterWorkflowArgs): ClusterRunState {
     successor: undefined,
     operationScope: undefined,
     autoTLS: undefined,
+    lastSeenRevision: carried?.lastSeenRevision,
   };
 }
 
@@ -151,6 +157,7 @@ export function carriedOf(s: ClusterRunState): CarriedState {
     ...(s.refusalReported ? { refusalReported: s.refusalReported } : {}),
     ...(s.storageRefusalReported ? { storageRefusalReported: s.storageRefusalReported } : {}),
     ...(s.told.length > 0 ? { told: s.told } : {}),
+    ...(s.lastSeenRevision ? { lastSeenRevision: s.lastSeenRevision } : {}),
   };
 }
 

@@ -57,7 +57,8 @@ function onClusterChanged(s: ClusterRunState, change: ClusterChange): void {
     s.operationScope?.cancel();
   } else if (
     change.generation > s.desired.generation ||
-    (change.retryToken ?? '') !== (s.desired.retryToken ?? '')
+    (change.retryToken ?? '') !== (s.desired.retryToken ?? '') ||
+    (change.recoveryApproval ?? '') !== (s.desired.recoveryApproval ?? '')
   ) {
     // An operation waiting on a member Pod that cannot run (no image, unschedulable, ...) waits for the user
     // to fix the spec: the fix supersedes it, and the next operation works from the new spec.

@@ -45,6 +45,8 @@ import { operationModule, summarize } from './operations/registry';
 import type { ActionStep, Decision, Observed, Step } from './plan';
 import { currentSize, describeStep, operationFor } from './plan';
 import { planNow } from './plan-now';
+import { dropStaleApproval, findLossFacts, tellQuorumLoss } from './cluster-quorum-loss';
+import { highestRevision, newerRevision } from './quorum-loss';
 import { refusalNotice } from './refusal-notice';
 import { MAX_WAIT_MS, waitBackoffMs } from './wait-backoff';
 
@@ -112,9 +114,12 @@ async function lookAndAct(s: ClusterRunState): Promise<void> {
   }
   // Only a cluster with spec.auth asks: histories of clusters without it keep their command sequence.
   if (target.spec.auth) observed.auth = await observeAuth(s.ref);
+  await findLossFacts(s, target.spec, observed, observation.versionKnown);
   await keepDefragSchedule(s, target.spec);
   const { decision, defragDue } = decide(s, target.spec, observation, observed);
   await tellRefusal(s, decision.step);
+  await tellQuorumLoss(s, decision.step);
+  await dropStaleApproval(s, observed);
   const step = decision.step;
   if (step.kind !== 'Wait' && step.kind !== 'None' && !isHalted(s)) {
     await startOperation(s, target, { observation, observed, decision, step, defragDue });
@@ -166,6 +171,11 @@ async function observe(
 ): Promise<{ observation: ClusterObservation; observed: Observed }> {
   const observation = await acts.observeCluster({ ref: s.ref, version: spec.version, spec });
   s.recorded = recordedAfter(s.recorded, observation);
+  // The newest revision seen, for the window a later recovery gives up (members may lag: the highest counts).
+  const revision = highestRevision(observation.etcd?.members ?? []);
+  if (revision !== undefined) {
+    s.lastSeenRevision = newerRevision(s.lastSeenRevision, { revision, at: new Date().toISOString() });
+  }
   const observed: Observed = { etcd: observation.etcd, kube: observation.kube, recorded: s.recorded };
   if (!observed.etcd) delete observed.etcd;
   // Only observations that carry these call patched(): older histories never had them.
@@ -218,7 +228,11 @@ function decide(
   // The threshold waits out its cooldown after any Defrag; the schedule and NOSPACE do not (defrag-plan.ts).
   const { lastDefragAt } = s.maintenance;
   if (lastDefragAt && desiredNow.defrag) desiredNow.defrag.cooldown = { lastDefragAt, now };
-  const decision = planNow(desiredNow, observed);
+  const approval = s.desired.recoveryApproval;
+  const decision = planNow(desiredNow, observed, {
+    uid: s.ref.uid,
+    ...(approval !== undefined ? { approval } : {}),
+  });
   s.lastDecision = `${decision.check}: ${describeStep(decision.step)}`;
   return { decision, defragDue };
 }
@@ -276,7 +290,11 @@ async function startOperation(s: ClusterRunState, target: ClusterChange, look: L
       summary,
       versionKnown: observation.versionKnown,
       recorded: s.recorded,
-      ...module.startInput?.({ defragDue }),
+      ...module.startInput?.({
+        defragDue,
+        step,
+        ...(s.lastSeenRevision ? { lastSeenRevision: s.lastSeenRevision } : {}),
+      }),
     },
     workflowId,
   );

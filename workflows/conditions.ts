@@ -62,6 +62,7 @@ const progressingReason: Record<OperationType, Reason> = {
   EnableAuth: Reasons.EnablingAuth,
   Defrag: Reasons.Defragmenting,
   RotateAuth: Reasons.RotatingAuth,
+  Recover: Reasons.Recovering,
 };
 
 const haltedReason: Record<Exclude<OperationResult, 'Succeeded'>, Reason> = {
@@ -169,6 +170,10 @@ function available(input: StatusInput): Verdict {
     if (decision.step.kind === 'Wait' && decision.step.reason === Reasons.AllMembersLost) {
       return { status: 'False', reason: Reasons.AllMembersLost, message: decision.step.message };
     }
+    // A majority's data is gone for good: what is left, and the approval that lets the operator rebuild from it.
+    if (decision.step.kind === 'Wait' && decision.step.reason === Reasons.PermanentQuorumLoss) {
+      return { status: 'False', reason: Reasons.PermanentQuorumLoss, message: decision.step.message };
+    }
     // Members refuse the operator's certificate: they may serve their clients well; the operator cannot tell.
     if (decision.step.kind === 'Wait' && decision.step.reason === Reasons.TLSTrustBroken) {
       return { status: 'Unknown', reason: Reasons.TLSTrustBroken, message: decision.step.message };
@@ -199,9 +204,12 @@ function degraded(input: StatusInput, availability: Verdict): Verdict {
   if (
     availability.reason === Reasons.Paused ||
     availability.reason === Reasons.Bootstrapping ||
-    availability.reason === Reasons.AllMembersLost
+    availability.reason === Reasons.AllMembersLost ||
+    availability.reason === Reasons.PermanentQuorumLoss
   ) {
-    const status: ConditionStatus = availability.reason === Reasons.AllMembersLost ? 'True' : 'False';
+    const lost =
+      availability.reason === Reasons.AllMembersLost || availability.reason === Reasons.PermanentQuorumLoss;
+    const status: ConditionStatus = lost ? 'True' : 'False';
     return { status, reason: availability.reason, message: availability.message };
   }
   if (availability.reason === Reasons.TLSTrustBroken)

@@ -49,6 +49,8 @@ export function describeStep(step: Step): string {
       return step.message;
     case 'RotateAuth':
       return "apply the Secret's changed root password to etcd";
+    case 'RecoverQuorum':
+      return `recover the cluster from ${step.member} at revision ${step.revision} (etcd --force-new-cluster); ${step.gone.join(', ')} lost their data`;
     case 'Wait':
       return `wait (${step.reason}): ${step.message}`;
     case 'None':

@@ -19,6 +19,7 @@ import type {
   RolloutMemberStep,
   UpdateMemberMetadataStep,
 } from './rollout-plan';
+import type { LossFindings } from '../contracts/quorum-loss';
 import type { UpgradeLeaderStep, UpgradeMemberStep } from './upgrade-plan';
 
 // ---------------------------------------------------------------------------------------------------
@@ -48,6 +49,12 @@ export interface Desired {
    * history decided the older way.
    */
   quorumByMemberList?: boolean;
+  /**
+   * A quorum lost for good is judged and gated (workflows/quorum-loss.ts): the EtcdCluster's uid and the value of its
+   * approve-recovery annotation. Set by the workflows behind a patch (plan-now.ts): a recorded history waited on
+   * such a loss as QuorumLost.
+   */
+  recovery?: { uid: string; approval?: string };
 }
 
 /** One member as etcd's member list and its own status describe it (the observer's type, see contracts/observation.ts). */
@@ -99,6 +106,8 @@ export interface Observed {
   etcdRefused?: string;
   /** What etcd says about its auth; observed only for a cluster whose spec has auth. */
   auth?: AuthObservation;
+  /** On a quorum lost for good: what the surviving members say of themselves and the newest backup (quorum-loss.ts). */
+  lossFindings?: LossFindings;
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -139,7 +148,8 @@ export type WaitReason =
   | typeof Reasons.UpgradePathRefused
   | typeof Reasons.WaitingForClusterVersion
   | AuthWaitReason
-  | typeof Reasons.TLSTrustBroken;
+  | typeof Reasons.TLSTrustBroken
+  | typeof Reasons.PermanentQuorumLoss;
 
 export type Step =
   /** Create the seed member's claim and Pod with `--initial-cluster-state new`; on a kept data dir etcd ignores that flag, so this is retry-safe. */
@@ -181,6 +191,11 @@ export type Step =
   | DefragStep
   /** Apply the Secret's changed root password to etcd with the applied copy's (workflows/auth-plan.ts). */
   | RotateAuthStep
+  /**
+   * Approved recovery from a quorum lost for good: restart `member` (the survivor with the newest data, at
+   * `revision`) with etcd's --force-new-cluster, then without it; fresh members are added back afterwards.
+   */
+  | { kind: 'RecoverQuorum'; member: string; id: string; revision: string; gone: string[] }
   | { kind: 'Wait'; reason: WaitReason; message: string }
   | {
       kind: 'None';

@@ -3,6 +3,7 @@
 import { Reasons } from '../crds/conditions';
 import { memberName } from '../crds/labels';
 import { dataKept, ordinalFor, podLive } from './cluster-state';
+import { judgeQuorumLoss, recoveryGate } from './quorum-loss';
 import type { Check } from './plan-checks';
 import { replaceStuckPod, wait } from './plan-checks';
 import type { Desired, Observed } from './plan-types';
@@ -52,6 +53,30 @@ export const withoutEtcdChain: Check<WithoutEtcd>[] = [
       const only = live[0];
       if (live.length === 1 && only) return { kind: 'Pause', member: only.name };
       return wait(Reasons.MemberNotReady, 'no member answers; pausing needs one member left first');
+    },
+  },
+  {
+    // Too many members' data is gone for the rest ever to form a quorum (quorum-loss.ts): waiting cannot help, and
+    // only the user may give up what the lost members had. Survivors' Pods are started first (startPodsOnKeptData),
+    // so they can say how far their data goes; with no survivor at all, AllMembersLost below says what is left.
+    name: 'permanentQuorumLoss',
+    run: (c) => {
+      const recovery = c.desired.recovery;
+      if (!recovery) return undefined;
+      const verdict = judgeQuorumLoss(c.desired, c.observed);
+      if (verdict.kind !== 'Permanent' || verdict.survivors.length === 0) return undefined;
+      const kube = new Map(c.observed.kube.map((k) => [k.name, k]));
+      if (verdict.survivors.some((n) => !podLive(kube.get(n)))) return undefined;
+      const gate = recoveryGate({
+        cluster: c.desired.cluster,
+        uid: recovery.uid,
+        ...(recovery.approval !== undefined ? { approval: recovery.approval } : {}),
+        verdict,
+        ...(c.observed.lossFindings ? { findings: c.observed.lossFindings } : {}),
+      });
+      if (gate.kind === 'Wait') return wait(Reasons.PermanentQuorumLoss, gate.message);
+      const { kind: _kind, ...recover } = gate;
+      return { kind: 'RecoverQuorum', ...recover };
     },
   },
   {

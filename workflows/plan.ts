@@ -134,6 +134,8 @@ export function operationFor(step: ActionStep, desiredReplicas: number): Operati
       return 'Defrag';
     case 'RotateAuth':
       return 'RotateAuth';
+    case 'RecoverQuorum':
+      return 'Recover';
   }
 }
 

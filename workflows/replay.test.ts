@@ -60,6 +60,7 @@ describe('recorded workflow histories', () => {
       'downgrade',
       'enableauth',
       'defrag',
+      'recover',
     ])
       expect(files.filter((f) => f.endsWith(`-${op}.json`)).length).toBeGreaterThan(0);
     expect(files.length).toBeGreaterThanOrEqual(39);

@@ -200,6 +200,32 @@ const scenarios: Record<string, { initial: EtcdClusterSpec; options?: FakeCluste
         await change(2, specOf(3, { version: '3.5.35' }), { deleted: true });
       },
     },
+    // Two of three members' data wiped for good: PermanentQuorumLoss, a wrong uid refused, the uid approves a Recover
+    // from the survivor (with spec.backup: a snapshot of what is left), a ScaleUp back to 3; then delete.
+    quorumrecovery: {
+      initial: specOf(3, { backup: { destination: SPEC.destination } }),
+      body: async ({ fake, op, change }) => {
+        await finished(fake, op(1, 'Bootstrap'));
+        fake.faults.setRevision('quorumrecovery-0', 120);
+        fake.faults.wipeMember('quorumrecovery-1');
+        fake.faults.wipeMember('quorumrecovery-2');
+        await change(1, specOf(3, { backup: { destination: SPEC.destination } }), {
+          recoveryApproval: 'not-the-uid',
+        });
+        await until('the refusal', () => fake.events.some((e) => e.reason === 'RecoveryRefused'));
+        await change(1, specOf(3, { backup: { destination: SPEC.destination } }), {
+          recoveryApproval: 'uid-quorumrecovery',
+        });
+        await until('the Recover to end', () =>
+          fake.statusWrites.some((w) => w.lastOperation?.workflowId === op(2, 'Recover')),
+        );
+        await finished(fake, op(3, 'ScaleUp'));
+        await change(1, specOf(3, { backup: { destination: SPEC.destination } }), {
+          deleted: true,
+          recoveryApproval: 'uid-quorumrecovery',
+        });
+      },
+    },
     // spec.auth added to a running cluster: root user, root role, auth on; then delete.
     auth: {
       initial: specOf(3),

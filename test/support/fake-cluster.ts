@@ -18,6 +18,7 @@ import { FailureTypes } from '../../crds/conditions';
 import type { EtcdClusterSpec, EtcdClusterStatus } from '../../crds/etcd-cluster';
 import type { AuthObservation } from '../../contracts/auth';
 import type { DowngradeObservation } from '../../contracts/downgrade';
+import type { BackupPoint, SurvivorProbe } from '../../contracts/quorum-loss';
 
 export interface FakeMember {
   id: string;
@@ -75,6 +76,8 @@ export interface FakeClusterOptions {
    * observation reads: this is called then (the watcher's signal), and awaited before the observation returns.
    */
   rolledPodGoneDuringLook?: () => Promise<void>;
+  /** The newest EtcdSnapshot of the cluster that the quorum-loss probe finds (default: none). */
+  backup?: BackupPoint;
 }
 
 /** Every activity the workflows call: the cluster's, etcd's downgrade API and spec.auth's. */
@@ -117,6 +120,11 @@ export function createFakeCluster(options: FakeClusterOptions = {}) {
   /** Each defragmentation with the member that led at that moment. */
   const defrags: { member: string; leader?: string }[] = [];
   const calls: ActivityCall[] = [];
+  /** Members whose Pod runs etcd with --force-new-cluster. */
+  const forcedPods = new Set<string>();
+  /** The revision each member applied (default 100): what status and the quorum-loss probe report. */
+  const revisions = new Map<string, number>();
+  const revisionOf = (name: string) => revisions.get(name) ?? 100;
   /** Temporal Schedules the defrag schedule keeps: id -> cron. */
   const temporalSchedules = new Map<string, string>();
   const statusWrites: EtcdClusterStatus[] = [];
@@ -246,7 +254,11 @@ export function createFakeCluster(options: FakeClusterOptions = {}) {
         started: m.started,
         reachable,
         ...(reachable
-          ? { raftIndex: String(raftIndex), version: pods.get(m.name)?.version ?? input.version }
+          ? {
+              raftIndex: String(raftIndex),
+              revision: String(revisionOf(m.name)),
+              version: pods.get(m.name)?.version ?? input.version,
+            }
           : {}),
         ...(reachable ? (dbSizes.get(m.name) ?? {}) : {}),
       };
@@ -335,7 +347,9 @@ export function createFakeCluster(options: FakeClusterOptions = {}) {
           FailureTypes.UnknownVersion,
         );
       }
-      if (mode !== 'seed') {
+      // A restart on kept data needs no member list (etcd ignores --initial-* then): without a quorum, or with
+      // --force-new-cluster, the real activity starts the Pod without asking.
+      if (mode === 'join' || (mode === 'restart' && !input.forceNewCluster && hasQuorum())) {
         requireQuorum('MemberList');
         if (!members.has(member)) {
           throw ApplicationFailure.nonRetryable(
@@ -345,6 +359,16 @@ export function createFakeCluster(options: FakeClusterOptions = {}) {
         }
       }
       if (pods.has(member)) return 'exists';
+      if (input.forceNewCluster) {
+        // etcd --force-new-cluster: the member keeps its data and id, every other member is dropped.
+        const self = members.get(member);
+        if (self) {
+          for (const other of [...members.keys()]) if (other !== member) members.delete(other);
+          self.isLearner = false;
+          leaderId = self.id;
+        }
+        forcedPods.add(member);
+      }
       pods.set(member, {
         uid: `pod-uid-${nextPodUid++}`,
         mode,
@@ -400,7 +424,63 @@ export function createFakeCluster(options: FakeClusterOptions = {}) {
 
     async deleteMemberPod(input) {
       record('deleteMemberPod', input);
+      forcedPods.delete(input.member);
       return pods.delete(input.member) ? 'deleted' : 'absent';
+    },
+
+    async probeQuorumLoss(input) {
+      record('probeQuorumLoss', input);
+      checkRef(input.ref);
+      const survivors = input.survivors.map((name): SurvivorProbe => {
+        const m = members.get(name);
+        if (!m || !answers(m)) return { name, answered: false, error: 'connection refused' };
+        return {
+          name,
+          answered: true,
+          id: m.id,
+          revision: String(revisionOf(name)),
+          raftIndex: String(LEADER_RAFT_INDEX),
+          isLearner: m.isLearner,
+        };
+      });
+      return { survivors, ...(options.backup ? { backup: options.backup } : {}) };
+    },
+
+    // Deleted at once in the fake: the first call deletes ('deleted'), the next finds it 'absent'.
+    async replaceMemberPod(input) {
+      record('replaceMemberPod', input);
+      if (!pods.has(input.member)) return 'absent';
+      if (forcedPods.has(input.member) === (input.want === 'forced')) return 'done';
+      pods.delete(input.member);
+      forcedPods.delete(input.member);
+      return 'deleted';
+    },
+
+    async forcedMembers(input) {
+      record('forcedMembers', input);
+      return [...forcedPods].sort();
+    },
+
+    async awaitSoleMember(input) {
+      record('awaitSoleMember', input);
+      const m = members.get(input.member);
+      if (!m || !answers(m) || !hasQuorum()) return { waiting: 'connection refused' };
+      return {
+        members: [...members.values()].map((x) => x.id).sort(),
+        clusterId: clusterId ?? '',
+        revision: String(revisionOf(input.member)),
+      };
+    },
+
+    async removeRecoveryApproval(input) {
+      record('removeRecoveryApproval', input);
+      return 'removed' as const;
+    },
+
+    // What status would say: the cluster answers with a quorum.
+    async clusterAvailable(input) {
+      record('clusterAvailable', input);
+      return hasQuorum();
     },
 
     async deleteMemberPodForUpgrade(input) {
@@ -630,6 +710,8 @@ export function createFakeCluster(options: FakeClusterOptions = {}) {
         .map((m) => m.name),
     learnerNames: (): string[] => [...members.values()].filter((m) => m.isLearner).map((m) => m.name),
     podNames: (): string[] => [...pods.keys()].sort(),
+    /** Members whose Pod runs with --force-new-cluster. */
+    forcedPodNames: (): string[] => [...forcedPods].sort(),
     claimNames: (): string[] => [...claims.keys()].sort(),
     /** Each claim's requested size, by member name. */
     claimSizes: (): Record<string, string> =>
@@ -669,6 +751,16 @@ export function createFakeCluster(options: FakeClusterOptions = {}) {
       },
       makeReachable(member: string) {
         unreachable.delete(member);
+      },
+      /** The member's Pod and claim are deleted for good (kubectl delete pvc, pod): its data is gone. */
+      wipeMember(member: string) {
+        pods.delete(member);
+        claims.delete(member);
+        forcedPods.delete(member);
+      },
+      /** The revision this member applied (default 100). */
+      setRevision(member: string, revision: number) {
+        revisions.set(member, revision);
       },
       /** The member's Pod is deleted from outside (node lost, kubectl delete); its claim stays. */
       deletePod(member: string) {

@@ -7,6 +7,7 @@ import type { ClusterActivities } from '../../activities/cluster-activities';
 import { ActivityKinds } from '../activity-kinds';
 import type { StepContext } from './step-executors';
 import type { Compensation } from './operation-module';
+import { unforceMembers } from './recover';
 
 const acts = proxyActivities<ClusterActivities>(ActivityKinds.operationStep);
 
@@ -25,6 +26,8 @@ export function compensate(
       return restartStoppedMember(ctx, snapshotUri);
     case 'removePendingLearner':
       return removePendingLearner(ctx);
+    case 'unforceMember':
+      return unforceMembers(ctx);
   }
 }
 

@@ -9,6 +9,8 @@ import type { ClusterObservation } from '../../contracts/observation';
 import type { EtcdClusterSpec, OperationType } from '../../crds/etcd-cluster';
 import type { DefragScheduleState } from '../defrag-schedule';
 import type { ActionStep, Observed, StepKind } from '../plan';
+import type { RevisionSeen } from '../quorum-loss';
+import type { RecoveryPlan } from './recover';
 
 export interface OperationInput {
   ref: ClusterRef;
@@ -22,6 +24,8 @@ export interface OperationInput {
   defragScheduleDue?: boolean;
   /** What a run that continued as new hands to the next (absent on the first run). */
   carried?: OperationCarried;
+  /** Recover only: the survivor to rebuild from and what is given up (workflows/operations/recover.ts). */
+  recovery?: RecoveryPlan;
 }
 
 /** An operation's progress and compensation, carried across continue-as-new so a long wait loses neither. */
@@ -64,7 +68,9 @@ export type Compensation =
   /** Remove the learner it added and has not promoted (membership changes). */
   | 'removePendingLearner'
   /** Start again a member whose Pod it stopped to restart it, then say who runs what (rolling restarts). */
-  | 'restartStoppedMember';
+  | 'restartStoppedMember'
+  /** Replace a Pod started with --force-new-cluster by a plain one (recovery from a permanent quorum loss). */
+  | 'unforceMember';
 
 /** The cluster workflow's state a module may keep across its operations (carried across continue-as-new). */
 export interface MaintenanceState {
@@ -103,7 +109,11 @@ export interface OperationModule {
   /** Runs its own loop instead of the shared observe -> plan -> step loop; returns the result message. */
   run?(ctx: OperationContext): Promise<string>;
   /** Fields of the operation's input the cluster workflow adds when it starts one. */
-  startInput?(cluster: { defragDue: boolean }): Partial<OperationInput>;
+  startInput?(cluster: {
+    defragDue: boolean;
+    step: ActionStep;
+    lastSeenRevision?: RevisionSeen;
+  }): Partial<OperationInput>;
   /** The cluster's bookkeeping once the operation ended, whatever its result. */
   ended?(state: MaintenanceState, cluster: { defragDue: boolean; spec: EtcdClusterSpec }): MaintenanceState;
 }

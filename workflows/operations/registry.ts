@@ -9,6 +9,7 @@ import { enableAuth } from './enable-auth';
 import { heal } from './heal';
 import type { OperationModule } from './operation-module';
 import { pause } from './pause';
+import { recover } from './recover';
 import { resume } from './resume';
 import { rollout } from './rollout';
 import { rotateAuth } from './rotate-auth';
@@ -30,6 +31,7 @@ const modules: Record<OperationType, OperationModule> = {
   EnableAuth: enableAuth,
   RotateAuth: rotateAuth,
   Defrag: defrag,
+  Recover: recover,
 };
 
 export function operationModule(type: OperationType): OperationModule {

@@ -247,5 +247,8 @@ export async function executeStep(ctx: StepContext, step: ActionStep): Promise<v
     case 'Defrag':
       // Unreachable: the Defrag module runs its own loop before any step executes.
       throw new Error('a Defrag step reached the membership executor');
+    case 'RecoverQuorum':
+      // Unreachable: the Recover module runs its own loop (workflows/operations/recover.ts).
+      throw new Error('a RecoverQuorum step reached the membership executor');
   }
 }

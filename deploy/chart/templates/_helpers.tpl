@@ -87,6 +87,10 @@ Secrets: get, plus create and patch for the operator's own applied-password copi
 - apiGroups: [etcd.conductor.dev]
   resources: [etcdclusters, etcdsnapshotschedules]
   verbs: [get, list, watch]
+# A Recover operation removes the approve-recovery annotation it acted on (an approval is used once).
+- apiGroups: [etcd.conductor.dev]
+  resources: [etcdclusters]
+  verbs: [patch]
 # A schedule run creates EtcdSnapshots and retention deletes old ones.
 - apiGroups: [etcd.conductor.dev]
   resources: [etcdsnapshots]
