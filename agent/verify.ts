@@ -41,8 +41,8 @@ function corrupt(message: string): AgentError {
 export const etcdutlTimeoutMs = (snapshotBytes: number): number =>
   60_000 + Math.ceil(snapshotBytes / (16 * 1024 * 1024)) * 1000;
 
-/** Runs etcdutl; a failure is the snapshot's fault unless the work dir ran out of space. */
-function etcdutl(
+/** Runs etcdutl; a failure is the snapshot's fault unless the work dir ran out of space. Also used by the archiver. */
+export function etcdutl(
   args: string[],
   env: NodeJS.ProcessEnv,
   signal: AbortSignal,
