@@ -1,5 +1,7 @@
-// Entry of the etcd-conductor image (`etcd-conductor snapshot|restore|verify`): runs one command, writes its one-line result to the termination log, prints a human line, and is the only agent file that exits the process (0 on success, 1 on failure).
+// Entry of the etcd-conductor image (`etcd-conductor snapshot|restore|verify`, and the long-running `archive`): runs one command, writes its one-line result to the termination log, prints a human line, and is the only agent file that exits the process (0 on success, 1 on failure).
 import { AgentError, describe } from './agent-error';
+import { runArchive } from './archive';
+import { ARCHIVE_USAGE, parseArchiveArgs } from './archive-args';
 import { DEFAULT_RESULT_FILE, parseAgentArgs, resultFileOf, USAGE } from './args';
 import { restoreSnapshot } from './restore';
 import { AgentFailureReasons, encodeAgentResult, type AgentResult } from '../contracts/agent-result';
@@ -70,7 +72,22 @@ async function main(argv: string[]): Promise<number> {
   return result.ok ? 0 : 1;
 }
 
-main(process.argv.slice(2)).then(
+/** The continuous backup runs until stopped and reports through its log and the store, not a result line. */
+async function archive(argv: string[]): Promise<number> {
+  const stop = new AbortController();
+  for (const sig of ['SIGTERM', 'SIGINT'] as const) process.once(sig, () => stop.abort(sig));
+  try {
+    await runArchive(parseArchiveArgs(argv.slice(1)), process.env, stop.signal);
+    return 0;
+  } catch (e) {
+    console.error(`archive failed: ${e instanceof AgentError ? `${e.reason}: ${e.message}` : describe(e)}`);
+    if (e instanceof AgentError && e.reason === AgentFailureReasons.InvalidArguments)
+      console.error(ARCHIVE_USAGE);
+    return 1;
+  }
+}
+
+(process.argv[2] === 'archive' ? archive(process.argv.slice(2)) : main(process.argv.slice(2))).then(
   (code) => process.exit(code),
   (e: unknown) => {
     console.error(e);
