@@ -17,6 +17,7 @@ import {
   STORAGE_MEDIA,
   TLS_MODES,
   AUTO_TLS_DEFAULTS,
+  CONTINUOUS_BACKUP_DEFAULTS,
 } from './etcd-cluster';
 import type {
   AutoTLSLifetimes,
@@ -31,6 +32,9 @@ import type {
   EtcdClusterTLS,
   EtcdPeerTLS,
   EtcdClusterBackup,
+  ContinuousBackupSpec,
+  BackupStatus,
+  BackupGap,
   EtcdClusterAuth,
   CurrentOperation,
   EtcdClusterBootstrap,
@@ -132,7 +136,29 @@ const defragFields = {
 
 const backupFields = {
   destination: { shape: 'object', required: true },
+  continuous: { shape: 'object', required: false },
 } as const satisfies Mirror<EtcdClusterBackup>;
+
+const continuousFields = {
+  fullSnapshotInterval: { shape: 'string', required: true },
+  maxLagSeconds: { shape: 'integer', required: true },
+  retention: { shape: 'string', required: true },
+} as const satisfies Mirror<ContinuousBackupSpec>;
+
+const backupStatusFields = {
+  latestRevision: { shape: 'integer', required: false },
+  latestTime: { shape: 'string', required: false },
+  lagSeconds: { shape: 'integer', required: false },
+  gaps: { shape: 'array', required: true },
+} as const satisfies Mirror<BackupStatus>;
+
+const backupGapFields = {
+  afterRevision: { shape: 'integer', required: true },
+  beforeRevision: { shape: 'integer', required: true },
+  afterTime: { shape: 'string', required: true },
+  beforeTime: { shape: 'string', required: true },
+  reason: { shape: 'string', required: true },
+} as const satisfies Mirror<BackupGap>;
 
 const backupDestinationFields = {
   s3: { shape: 'object', required: false },
@@ -202,6 +228,7 @@ const statusFields = {
   currentOperation: { shape: 'object', required: false },
   lastOperation: { shape: 'object', required: false },
   tls: { shape: 'object', required: false },
+  backup: { shape: 'object', required: false },
 } as const satisfies Mirror<EtcdClusterStatus>;
 
 const memberFields = {
@@ -272,6 +299,9 @@ describe('the EtcdCluster CRD and its TypeScript types', () => {
       restoreS3Fields,
     ],
     ['spec.backup', at(root, 'spec', 'backup'), backupFields],
+    ['spec.backup.continuous', at(root, 'spec', 'backup', 'continuous'), continuousFields],
+    ['status.backup', at(root, 'status', 'backup'), backupStatusFields],
+    ['status.backup.gaps[]', at(root, 'status', 'backup', 'gaps', '[]'), backupGapFields],
     ['spec.tls', at(root, 'spec', 'tls'), tlsFields],
     ['spec.tls.auto', at(root, 'spec', 'tls', 'auto'), autoTLSFields],
     ['status.tls', at(root, 'status', 'tls'), tlsStatusFields],
@@ -326,6 +356,8 @@ describe('the EtcdCluster CRD and its TypeScript types', () => {
   test('schema defaults equal the TS default constants', () => {
     for (const [k, v] of Object.entries(AUTO_TLS_DEFAULTS))
       expect(at(root, 'spec', 'tls', 'auto', k).default).toBe(v);
+    for (const [k, v] of Object.entries(CONTINUOUS_BACKUP_DEFAULTS))
+      expect(at(root, 'spec', 'backup', 'continuous', k).default).toBe(v);
     expect(at(root, 'spec').default).toEqual({});
     expect(at(root, 'spec', 'storage').default).toEqual({});
     expect(at(root, 'spec', 'replicas').default).toBe(ETCD_CLUSTER_DEFAULTS.replicas);
