@@ -323,3 +323,13 @@ export function chainsToDelete(chains: ChainView[], keepFrom: string): string[] 
     )
     .map((c) => c.chain);
 }
+
+/** What keepContinuousBackup found and did, for the cluster workflow's status.backup, condition and Events. */
+export interface ContinuousBackupReport {
+  /** What became of the archiver's Deployment on this look. */
+  deployment: 'created' | 'replaced' | 'unchanged' | 'deleted' | 'absent' | 'waiting';
+  /** The archiver's state object, when the store has one for this cluster. */
+  state?: Pick<ArchiveState, 'latestRevision' | 'latestTime' | 'gaps'>;
+  /** Why the store could not be read (no secrets in it): the operator cannot tell what is stored. */
+  storeProblem?: string;
+}
