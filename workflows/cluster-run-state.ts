@@ -13,6 +13,7 @@ import type {
   LastOperation,
   OperationResult,
 } from '../crds/etcd-cluster';
+import type { BackupOutcome } from './continuous-backup-status';
 import type { DefragScheduleState } from './defrag-schedule';
 import type { MaintenanceState } from './operations/operation-module';
 import type { Observed } from './plan';
@@ -98,6 +99,12 @@ export interface ClusterRunState {
    * again when the renewal time comes or spec.tls.auto changes, and once per run (it is not carried).
    */
   autoTLS: (AutoTLSResult & { lifetimes: string }) | undefined;
+  /**
+   * spec.backup.continuous: when this run first saw the archiver deployed (its start grace counts from then) and the
+   * last look's outcome, which every status write of this run carries. Not carried: status.backup is, and the
+   * next run's first look reads the store again.
+   */
+  backup: { deployedAt?: number; outcome?: BackupOutcome } | undefined;
 }
 
 export function initialRunState(input: ClusterWorkflowArgs): ClusterRunState {
@@ -133,6 +140,7 @@ export function initialRunState(input: ClusterWorkflowArgs): ClusterRunState {
     successor: undefined,
     operationScope: undefined,
     autoTLS: undefined,
+    backup: undefined,
   };
 }
 
