@@ -50,7 +50,7 @@ import type {
   LastOperation,
   MemberStatus,
 } from './etcd-cluster';
-import { Reasons } from './conditions';
+import { BackupReasons, Reasons } from './conditions';
 import { Labels, clusterSelector, memberName, memberOrdinal } from './labels';
 import type { Mirror, Schema } from '../test/support/schema-mirror';
 import { at, loadCrd, mirrorOf } from '../test/support/schema-mirror';
@@ -490,8 +490,11 @@ describe('member names and selectors', () => {
 
 describe('docs/status.md', () => {
   const doc = readFileSync(join(__dirname, '..', 'docs', 'status.md'), 'utf8');
-  test.each(Object.values(Reasons))('explains the reason %s', (reason) => {
-    // A table row whose first cell is the reason; Prettier pads the cell, hence the spaces.
-    expect(doc).toMatch(new RegExp(`^\\| \`${reason}\` +\\|`, 'm'));
-  });
+  test.each([...Object.values(Reasons), ...Object.values(BackupReasons)])(
+    'explains the reason %s',
+    (reason) => {
+      // A table row whose first cell is the reason; Prettier pads the cell, hence the spaces.
+      expect(doc).toMatch(new RegExp(`^\\| \`${reason}\` +\\|`, 'm'));
+    },
+  );
 });
