@@ -7,7 +7,9 @@ import {
   PutObjectCommand,
   type S3Client,
 } from '@aws-sdk/client-s3';
-import { createReadStream } from 'node:fs';
+import { createReadStream, createWriteStream } from 'node:fs';
+import type { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 import { uploadParts } from './part-uploader';
 
 export interface ArchiveStore {
@@ -18,6 +20,8 @@ export interface ArchiveStore {
   putFile(key: string, path: string): Promise<void>;
   /** undefined when the object does not exist. */
   get(key: string): Promise<Buffer | undefined>;
+  /** Streams the object into a file (a full snapshot); false when the object does not exist. */
+  download(key: string, path: string): Promise<boolean>;
   /** Every key under the prefix, in key order. */
   list(prefix: string): Promise<string[]>;
   /** Absent keys are not an error. */
@@ -60,6 +64,20 @@ export class S3ArchiveStore implements ArchiveStore {
       if (NOT_FOUND.has((e as { name?: string }).name ?? '')) return undefined;
       throw e;
     }
+  }
+
+  async download(key: string, path: string): Promise<boolean> {
+    let body: Readable;
+    try {
+      const r = await this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: key }));
+      if (!r.Body) throw new Error(`S3 returned no body for ${key}`);
+      body = r.Body as Readable;
+    } catch (e) {
+      if (NOT_FOUND.has((e as { name?: string }).name ?? '')) return false;
+      throw e;
+    }
+    await pipeline(body, createWriteStream(path, { mode: 0o600 }));
+    return true;
   }
 
   async list(prefix: string): Promise<string[]> {

@@ -247,7 +247,9 @@ describe('chainReach and planRevision', () => {
       [121, 130],
     ]);
     expect(planRevision([holed], 110)).toMatchObject({ ok: true });
-    expect(planRevision([holed], 125)).toMatchObject({ ok: false, nearest: [110] });
+    const refused = planRevision([holed], 125);
+    expect(refused).toMatchObject({ ok: false, nearest: [110] });
+    if (!refused.ok) expect(refused.message).toMatch(/has no chunk starting at revision 111 \(missing\)$/);
   });
 
   it.each<[string, ChainView[], Array<{ afterRevision: number; beforeRevision: number }>]>([

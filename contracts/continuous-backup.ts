@@ -252,9 +252,14 @@ export function planRevision(chains: ChainView[], revision: number): RevisionPla
       : revision > Math.max(...ranges.map((r) => r.toRevision))
         ? 'after the newest archived point'
         : 'in a gap of the archive';
+  // A chain that would reach the point but for a chunk that is not there: say which, so the loss can be traced.
+  const holed = candidates.find((c) => chainReach(c).holeAfter !== undefined);
+  const hole = holed
+    ? `; chain ${holed.chain} has no chunk starting at revision ${chainReach(holed).to + 1} (missing)`
+    : '';
   return {
     ok: false,
-    message: `revision ${revision} is ${where}; the nearest reachable revisions are ${nearest.join(' and ')}`,
+    message: `revision ${revision} is ${where}; the nearest reachable revisions are ${nearest.join(' and ')}${hole}`,
     nearest,
   };
 }

@@ -1,6 +1,6 @@
 // An in-memory ArchiveStore for unit tests of the archiver and the point-in-time restore: the same answers as S3 for the
 // calls they make, plus a switch that makes every write fail (a store that cannot be written).
-import { readFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import type { ArchiveStore } from '../../agent/archive-store';
 
 export class MemoryArchiveStore implements ArchiveStore {
@@ -32,6 +32,13 @@ export class MemoryArchiveStore implements ArchiveStore {
     await Promise.resolve();
     const b = this.objects.get(key);
     return b ? Buffer.from(b) : undefined;
+  }
+
+  async download(key: string, path: string): Promise<boolean> {
+    const b = this.objects.get(key);
+    if (!b) return false;
+    await writeFile(path, b, { mode: 0o600 });
+    return true;
   }
 
   async list(prefix: string): Promise<string[]> {
