@@ -75,20 +75,19 @@ export async function publish(
 
 /**
  * status.backup and the ContinuousBackup condition: this run's last look at the backup, else what status said (a
- * status write before this run's first look must not drop them). Clusters without the backup get neither.
+ * status write before this run's first look must not drop them; computeStatus keeps the earlier conditions). When
+ * the backup was turned off both go. Clusters that never had the backup get neither.
  */
 function withBackup(s: ClusterRunState, next: EtcdClusterStatus): void {
   const outcome = s.backup?.outcome;
-  const previousCondition = s.status?.conditions?.find((c) => c.type === BACKUP_CONDITION);
+  if (outcome && !outcome.backup) {
+    next.conditions = (next.conditions ?? []).filter((c) => c.type !== BACKUP_CONDITION);
+    return;
+  }
   const backup = outcome ? outcome.backup : s.status?.backup;
-  const condition = outcome ? outcome.condition : previousCondition;
   if (backup) next.backup = backup;
-  if (condition)
-    next.conditions = setCondition(
-      [...(next.conditions ?? []), ...(previousCondition ? [previousCondition] : [])],
-      condition,
-      new Date().toISOString(),
-    );
+  if (outcome?.condition)
+    next.conditions = setCondition(next.conditions, outcome.condition, new Date().toISOString());
 }
 
 /** status.tls of a cluster with spec.tls.mode Auto: this run's last issue, or what status said before it asked. */
