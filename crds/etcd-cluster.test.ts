@@ -33,6 +33,8 @@ import type {
   EtcdPeerTLS,
   EtcdClusterBackup,
   ContinuousBackupSpec,
+  ContinuousRestoreSource,
+  PointInTime,
   BackupStatus,
   BackupGap,
   EtcdClusterAuth,
@@ -185,12 +187,30 @@ const bootstrapFields = {
 
 const restoreFields = {
   source: { shape: 'object', required: true },
+  pointInTime: { shape: 'object', required: false },
 } as const satisfies Mirror<EtcdClusterRestore>;
+
+const pointInTimeFields = {
+  revision: { shape: 'integer', required: false },
+  time: { shape: 'string', required: false },
+} as const satisfies Mirror<PointInTime>;
+
+const continuousSourceFields = {
+  destination: { shape: 'object', required: true },
+  cluster: { shape: 'object', required: true },
+} as const satisfies Mirror<ContinuousRestoreSource>;
+
+const continuousClusterFields = {
+  name: { shape: 'string', required: true },
+  namespace: { shape: 'string', required: false },
+  uid: { shape: 'string', required: false },
+} as const satisfies Mirror<ContinuousRestoreSource['cluster']>;
 
 const restoreSourceFields = {
   snapshotRef: { shape: 'object', required: false },
   s3: { shape: 'object', required: false },
   pvc: { shape: 'object', required: false },
+  continuous: { shape: 'object', required: false },
   sha256: { shape: 'string', required: false },
 } as const satisfies Mirror<RestoreSource>;
 
@@ -299,6 +319,26 @@ describe('the EtcdCluster CRD and its TypeScript types', () => {
       restoreS3Fields,
     ],
     ['spec.backup', at(root, 'spec', 'backup'), backupFields],
+    [
+      'spec.bootstrap.restore.pointInTime',
+      at(root, 'spec', 'bootstrap', 'restore', 'pointInTime'),
+      pointInTimeFields,
+    ],
+    [
+      'spec.bootstrap.restore.source.continuous',
+      at(root, 'spec', 'bootstrap', 'restore', 'source', 'continuous'),
+      continuousSourceFields,
+    ],
+    [
+      'spec.bootstrap.restore.source.continuous.cluster',
+      at(root, 'spec', 'bootstrap', 'restore', 'source', 'continuous', 'cluster'),
+      continuousClusterFields,
+    ],
+    [
+      'spec.bootstrap.restore.source.continuous.destination.s3',
+      at(root, 'spec', 'bootstrap', 'restore', 'source', 'continuous', 'destination', 's3'),
+      backupS3Fields,
+    ],
     ['spec.backup.continuous', at(root, 'spec', 'backup', 'continuous'), continuousFields],
     ['status.backup', at(root, 'status', 'backup'), backupStatusFields],
     ['status.backup.gaps[]', at(root, 'status', 'backup', 'gaps', '[]'), backupGapFields],

@@ -154,18 +154,35 @@ export interface RestorePvcSource {
   subPath: string;
 }
 
-/** Exactly one of snapshotRef, s3 or pvc; sha256 with s3 or pvc only (CEL enforces both). */
+/** The continuous backup of a cluster (its spec.backup.continuous) to restore from. */
+export interface ContinuousRestoreSource {
+  destination: { s3: BackupS3Location };
+  /** The source cluster: its archive is under <s3.key>/continuous/<uid>/; the uid is read from it while it exists. */
+  cluster: { name: string; namespace?: string; uid?: string };
+}
+
+/** Exactly one of snapshotRef, s3, pvc or continuous; sha256 with s3 or pvc only (CEL enforces both). */
 export interface RestoreSource {
   /** An EtcdSnapshot in the same namespace; its status.artifact gives the location and sha256. */
   snapshotRef?: { name: string };
   s3?: RestoreS3Source;
   pvc?: RestorePvcSource;
+  continuous?: ContinuousRestoreSource;
   /** 64 hex digits, either case. */
   sha256?: string;
 }
 
+/** Exactly one of revision or time (CEL). */
+export interface PointInTime {
+  revision?: number;
+  /** RFC 3339. */
+  time?: string;
+}
+
 export interface EtcdClusterRestore {
   source: RestoreSource;
+  /** With source.continuous only (CEL); left out: the newest point. */
+  pointInTime?: PointInTime;
 }
 
 /** How the first member starts; immutable once the EtcdCluster exists. */
