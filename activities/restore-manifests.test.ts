@@ -360,12 +360,9 @@ describe('a continuous backup as the source', () => {
       },
     ],
     [
-      'a time: refused until times are resolved, saying what to give',
+      'a time, which the agent resolves against the archive',
       { sourceUid: UID, pointInTime: { time: '2026-11-25T10:32:00Z' } },
-      {
-        state: 'refused',
-        message: expect.stringMatching(/pointInTime\.time is not supported yet; give pointInTime\.revision/),
-      },
+      { state: 'ready', source: { point: { time: '2026-11-25T10:32:00Z' } } },
     ],
   ])('%s', (_name, found, expected) => {
     expect(resolveRestoreSource('prod', { continuous }, undefined, found)).toMatchObject(expected);

@@ -40,7 +40,7 @@ export type ResolvedRestoreSource =
       forcePathStyle: boolean;
       secretName: string;
       clusterUid: string;
-      point: { revision: number } | 'newest';
+      point: { revision: number } | { time: string } | 'newest';
       uri: string;
     };
 
@@ -145,7 +145,7 @@ export function resolveRestoreSource(
 
 /**
  * A continuous backup as a source: the archive of the source cluster's uid (given, or read from the EtcdCluster while
- * it exists) and the point (a revision, or the newest). A time is not resolved yet: refused with what to give instead.
+ * it exists) and the point (a revision, a time, or the newest; the agent resolves a time against the archive).
  */
 function resolveContinuous(
   namespace: string,
@@ -162,11 +162,6 @@ function resolveContinuous(
       message: `${cluster} does not exist, so its uid (which names its archive) is unknown: create a new EtcdCluster that gives restore.source.continuous.cluster.uid`,
     };
   const p = found.pointInTime;
-  if (p?.time !== undefined)
-    return {
-      state: 'refused',
-      message: `restore.pointInTime.time is not supported yet; give pointInTime.revision (status.backup of ${cluster} and its Events name revisions), or leave pointInTime out for the newest point`,
-    };
   const prefix = s3.key.replace(/\/+$/, '');
   return {
     state: 'ready',
@@ -179,8 +174,13 @@ function resolveContinuous(
       forcePathStyle: s3.forcePathStyle,
       secretName: s3.credentialsSecretRef.name,
       clusterUid: uid,
-      point: p?.revision !== undefined ? { revision: p.revision } : 'newest',
-      uri: `s3://${s3.bucket}/${prefix ? `${prefix}/` : ''}continuous/${uid}/@${p?.revision ?? 'newest'}`,
+      point:
+        p?.revision !== undefined
+          ? { revision: p.revision }
+          : p?.time !== undefined
+            ? { time: p.time }
+            : 'newest',
+      uri: `s3://${s3.bucket}/${prefix ? `${prefix}/` : ''}continuous/${uid}/@${p?.revision ?? p?.time ?? 'newest'}`,
     },
   };
 }
@@ -297,7 +297,11 @@ function restorePointInit(
       ...(source.forcePathStyle ? ['--s3-force-path-style'] : []),
       '--cluster-uid',
       source.clusterUid,
-      ...(source.point === 'newest' ? ['--newest'] : ['--revision', String(source.point.revision)]),
+      ...(source.point === 'newest'
+        ? ['--newest']
+        : 'time' in source.point
+          ? ['--time', source.point.time]
+          : ['--revision', String(source.point.revision)]),
       '--work-dir',
       `${input.dataVolume.mountPath.replace(/\/+$/, '')}/restore-point`,
       '--data-dir',

@@ -31,6 +31,7 @@ let work: string;
 const store = new MemoryArchiveStore();
 /** The revision noted mid-way, and what the source held at it and at the end. */
 let R: number;
+let TR: string;
 let newest: number;
 
 const ALL = { key: Buffer.from([0]), range_end: Buffer.from([0]) };
@@ -94,6 +95,10 @@ beforeAll(async () => {
   R = Number((await client.kv.range({ key: Buffer.from('x') })).header.revision);
   // Archived before going on, so the archive has a chunk boundary at R (and at least two chunks).
   await until('the first half archived', () => reach() >= R);
+  // A time after every change up to R was received and before any later one: restoring to it reaches R.
+  await new Promise((r) => setTimeout(r, 50));
+  TR = new Date().toISOString();
+  await new Promise((r) => setTimeout(r, 50));
   for (let i = 0; i < 30; i++) await client.put(`k/${i % 5}`).value(`b${i}`);
   await client.delete().prefix('before/');
   newest = Number((await client.kv.range({ key: Buffer.from('x') })).header.revision);
@@ -207,4 +212,24 @@ test('a point past the newest change is refused with the newest reachable revisi
   expect(e.message).toContain(
     `revision ${newest + 100} is after the newest archived point; the nearest reachable revisions are ${newest}`,
   );
+});
+
+test('restored to a time, it reaches the last change received at or before it', async () => {
+  const point = await buildPointSnapshot(input({ time: TR }, store, 'w6'));
+  expect(point.revision).toBe(R);
+  const got = await restoredDump(point.file, 'restored-time');
+  expect(got.keys).toEqual(await dump(client, R));
+});
+
+test.each([
+  ['before the oldest snapshot', '2000-01-01T00:00:00Z', /is before the oldest retained point/],
+  [
+    'after the newest archived point',
+    '2999-01-01T00:00:00Z',
+    /is after the newest archived point; the nearest reachable times are /,
+  ],
+])('a time %s is refused with the reachable times', async (_name, time, message) => {
+  const e = await failure(buildPointSnapshot(input({ time }, store, 'w7')));
+  expect(e.reason).toBe(AgentFailureReasons.InvalidArguments);
+  expect(e.message).toMatch(message);
 });

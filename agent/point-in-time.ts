@@ -13,19 +13,24 @@ import { join } from 'node:path';
 import type { Etcd3 } from 'etcd3';
 import { AgentError, describe } from './agent-error';
 import type { ArchiveStore } from './archive-store';
-import { ChunkError, decodeChunk } from './change-chunk';
+import { ChunkError, decodeChunk, type Chunk } from './change-chunk';
 import { takeSnapshot } from './snapshot';
 import { etcdutl, etcdutlTimeoutMs, firstRead, freePort, startEtcd, type RunningEtcd } from './verify';
 import { AgentFailureReasons } from '../contracts/agent-result';
 import {
   archiveRoot,
+  chainReach,
   chainsOfListing,
   manifestKey,
   newestPoint,
   planRevision,
+  revisionAtTime,
   snapshotKey,
+  stateKey,
+  type ArchiveState,
   type ArchivedChange,
   type ChainManifest,
+  type ChainView,
 } from '../contracts/continuous-backup';
 
 export interface PointSnapshot {
@@ -41,7 +46,7 @@ export interface PointRestoreInput {
   store: ArchiveStore;
   prefix: string;
   clusterUid: string;
-  point: { revision: number } | 'newest';
+  point: { revision: number } | { time: string } | 'newest';
   workDir: string;
   env: NodeJS.ProcessEnv;
   signal: AbortSignal;
@@ -73,12 +78,89 @@ async function applyRevision(client: Etcd3, changes: ArchivedChange[]): Promise<
     );
 }
 
+/** Decodes a chain's chunk, turning damage into ChecksumMismatch naming the object. */
+async function readChunk(
+  store: ArchiveStore,
+  clusterUid: string,
+  chain: string,
+  c: ChainView['chunks'][number],
+): Promise<Chunk> {
+  const bytes = await store.get(c.key);
+  if (!bytes) throw fail('SourceNotFound', `chunk ${store.where}/${c.key} is missing`);
+  try {
+    return decodeChunk(`${store.where}/${c.key}`, bytes, { clusterUid, chain, first: c.first, last: c.last });
+  } catch (e) {
+    throw e instanceof ChunkError ? fail('ChecksumMismatch', e.message) : e;
+  }
+}
+
+/**
+ * The revision a time reaches: in the newest complete chain whose snapshot is at or before it, the last change
+ * received at or before the time, provided the chain was known to hold everything until then (a chunk's cut time, or
+ * for the newest chain the archiver's state). Else refused with the times that can be reached.
+ */
+async function revisionOfTime(
+  store: ArchiveStore,
+  root: string,
+  chains: ChainView[],
+  clusterUid: string,
+  time: string,
+): Promise<number> {
+  const t = Date.parse(time);
+  if (Number.isNaN(t)) throw fail('InvalidArguments', `${JSON.stringify(time)} is not a time`);
+  const complete = chains.filter((c) => c.complete);
+  const candidate = complete.filter((c) => Date.parse(c.snapshotTime) <= t).pop();
+  const oldest = complete[0];
+  if (!candidate)
+    throw fail(
+      'InvalidArguments',
+      oldest
+        ? `${time} is before the oldest retained point (${oldest.snapshotTime})`
+        : `${store.where}/${root} holds no complete chain`,
+    );
+  const changeTimes: Array<{ revision: number; receivedAt: string }> = [];
+  let knownUntil = candidate.snapshotTime;
+  const reach = chainReach(candidate).to;
+  for (const c of candidate.chunks) {
+    if (c.first > reach) break;
+    const { header, changes } = await readChunk(store, clusterUid, candidate.chain, c);
+    if (Date.parse(header.closedAt) > Date.parse(knownUntil)) knownUntil = header.closedAt;
+    for (const ch of changes) changeTimes.push({ revision: ch.revision, receivedAt: ch.receivedAt });
+    if (changes.some((ch) => Date.parse(ch.receivedAt) > t)) break;
+  }
+  const stateBytes = await store.get(stateKey(root));
+  if (stateBytes) {
+    const state = JSON.parse(stateBytes.toString('utf8')) as ArchiveState;
+    if (state.chain === candidate.chain && Date.parse(state.latestTime) > Date.parse(knownUntil))
+      knownUntil = state.latestTime;
+  }
+  const revision = revisionAtTime(
+    { revision: candidate.snapshotRevision, time: candidate.snapshotTime },
+    changeTimes,
+    time,
+    knownUntil,
+  );
+  if (revision === undefined) {
+    const next = complete.find((c) => Date.parse(c.snapshotTime) > t);
+    throw fail(
+      'InvalidArguments',
+      `${time} is ${next ? 'in a gap of the archive' : 'after the newest archived point'}; the nearest reachable times are ${knownUntil}${next ? ` and ${next.snapshotTime}` : ''}`,
+    );
+  }
+  return revision;
+}
+
 export async function buildPointSnapshot(input: PointRestoreInput): Promise<PointSnapshot> {
   const { store, workDir, env, signal } = input;
   const root = archiveRoot(input.prefix, input.clusterUid);
   const where = `${store.where}/${root}`;
   const chains = chainsOfListing(root, await store.list(root));
-  const target = input.point === 'newest' ? newestPoint(chains)?.revision : input.point.revision;
+  const target =
+    input.point === 'newest'
+      ? newestPoint(chains)?.revision
+      : 'time' in input.point
+        ? await revisionOfTime(store, root, chains, input.clusterUid, input.point.time)
+        : input.point.revision;
   if (target === undefined)
     throw fail(
       'SourceNotFound',
@@ -140,19 +222,7 @@ export async function buildPointSnapshot(input: PointRestoreInput): Promise<Poin
     for (const c of plan.chunks) {
       if (signal.aborted)
         throw fail('DestinationUnavailable', `stopped by ${String(signal.reason ?? 'a signal')}`);
-      const bytes = await store.get(c.key);
-      if (!bytes) throw fail('SourceNotFound', `chunk ${store.where}/${c.key} is missing`);
-      let changes: ArchivedChange[];
-      try {
-        changes = decodeChunk(`${store.where}/${c.key}`, bytes, {
-          clusterUid: input.clusterUid,
-          chain: plan.chain,
-          first: c.first,
-          last: c.last,
-        }).changes;
-      } catch (e) {
-        throw e instanceof ChunkError ? fail('ChecksumMismatch', e.message) : e;
-      }
+      const { changes } = await readChunk(store, input.clusterUid, plan.chain, c);
       // A chunk may overlap what earlier ones applied (a retried upload cut differently): only what is new counts.
       const reached = Number(
         (await etcd.client.kv.range({ key: Buffer.from([0]), count_only: true })).header.revision,

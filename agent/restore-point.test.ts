@@ -58,15 +58,30 @@ describe('command line', () => {
       bumpRevision: 1_000_000_000,
     });
     expect(parseRestorePointArgs([...S3, ...UID, '--newest', ...MEMBER]).point).toBe('newest');
+    expect(parseRestorePointArgs([...S3, ...UID, '--time', '2026-11-25T10:32:00Z', ...MEMBER]).point).toEqual(
+      {
+        time: '2026-11-25T10:32:00Z',
+      },
+    );
   });
 
   it.each<[string, string[], RegExp]>([
     [
       'both a revision and newest',
       [...S3, ...UID, '--newest', '--revision', '5', ...MEMBER],
-      /exactly one of --revision N or --newest/,
+      /exactly one of --revision N, --time RFC3339 or --newest/,
     ],
-    ['neither', [...S3, ...UID, ...MEMBER], /exactly one of --revision N or --newest/],
+    ['neither', [...S3, ...UID, ...MEMBER], /exactly one of --revision N, --time RFC3339 or --newest/],
+    [
+      'a time that is no time',
+      [...S3, ...UID, '--time', 'yesterday', ...MEMBER],
+      /--time must be an RFC 3339 time/,
+    ],
+    [
+      'a time and a revision',
+      [...S3, ...UID, '--time', '2026-11-25T10:32:00Z', '--revision', '5', ...MEMBER],
+      /exactly one of/,
+    ],
     [
       'a revision of 0',
       [...S3, ...UID, '--revision', '0', ...MEMBER],

@@ -27,7 +27,7 @@ export interface RestorePointArgs {
   /** The bucket, and in `key` the backup destination's prefix. */
   archive: S3Location;
   clusterUid: string;
-  point: { revision: number } | 'newest';
+  point: { revision: number } | { time: string } | 'newest';
   /** Where the point's snapshot is built (on the data volume, beside the data dir). */
   workDir: string;
   dataDir: string;
@@ -43,6 +43,7 @@ const OPTIONS = {
   ...LOCATION_OPTIONS,
   'cluster-uid': { type: 'string' },
   revision: { type: 'string' },
+  time: { type: 'string' },
   newest: { type: 'boolean' },
   'work-dir': { type: 'string' },
   'data-dir': { type: 'string' },
@@ -71,8 +72,11 @@ export function parseRestorePointArgs(args: string[]): RestorePointArgs {
   if (!/^[A-Za-z0-9-]+$/.test(clusterUid))
     throw invalid(`${C}: --cluster-uid ${JSON.stringify(clusterUid)} is not a uid`);
   const newest = values.newest === true;
-  if (newest === (values.revision !== undefined))
-    throw invalid(`${C}: give exactly one of --revision N or --newest`);
+  const given = [newest, values.revision !== undefined, values.time !== undefined].filter(Boolean).length;
+  if (given !== 1) throw invalid(`${C}: give exactly one of --revision N, --time RFC3339 or --newest`);
+  const time = typeof values.time === 'string' ? values.time : undefined;
+  if (time !== undefined && (!/^\d{4}-\d{2}-\d{2}T/.test(time) || Number.isNaN(Date.parse(time))))
+    throw invalid(`${C}: --time must be an RFC 3339 time, got ${JSON.stringify(time)}`);
   const dataDir = absolutePath(C, 'data-dir', required(C, values, 'data-dir')).replace(/\/+$/, '');
   if (dataDir === '') throw invalid(`${C}: --data-dir must not be the root directory`);
   const workDir = absolutePath(C, 'work-dir', required(C, values, 'work-dir')).replace(/\/+$/, '');
@@ -87,7 +91,7 @@ export function parseRestorePointArgs(args: string[]): RestorePointArgs {
     command: C,
     archive: where.s3,
     clusterUid,
-    point: newest ? 'newest' : { revision: positive(values, 'revision') },
+    point: newest ? 'newest' : time !== undefined ? { time } : { revision: positive(values, 'revision') },
     workDir,
     dataDir,
     name,
