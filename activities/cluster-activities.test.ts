@@ -535,7 +535,7 @@ describe('writeStatus', () => {
           name: 'main',
           plural: 'etcdclusters',
         },
-        patch: { status: { currentOperation: null, lastOperation: null, ...status } },
+        patch: { status: { currentOperation: null, lastOperation: null, backup: null, ...status } },
         subresource: 'status',
       },
     ]);
@@ -554,7 +554,17 @@ describe('writeStatus', () => {
       },
     };
     await activitiesWith(kube, fakeEtcd([]).etcd).writeStatus({ ref, status: full });
-    expect(patches[0]?.patch).toEqual({ status: full });
+    // status.backup is cleared unless status has it (the continuous backup was turned off, or never on).
+    expect(patches[0]?.patch).toEqual({ status: { backup: null, ...full } });
+  });
+
+  it('writes status.backup when status has it', async () => {
+    const { kube, patches } = fakeKube([clusterObject('uid-1')]);
+    const withBackup: EtcdClusterStatus = { ...status, backup: { latestRevision: 7, gaps: [] } };
+    await activitiesWith(kube, fakeEtcd([]).etcd).writeStatus({ ref, status: withBackup });
+    expect(patches[0]?.patch).toEqual({
+      status: { currentOperation: null, lastOperation: null, ...withBackup },
+    });
   });
 
   it.each([

@@ -166,8 +166,9 @@ export function createClusterKubeActivities(deps: {
     }): Promise<'written' | 'cluster-gone'> {
       const current = await kube.read<KubernetesObject>(clusterObjectRef(input.ref));
       if (!current || current.metadata?.uid !== input.ref.uid) return 'cluster-gone';
-      // A merge patch keeps fields it does not mention: a finished operation must be cleared explicitly.
-      const patch = { currentOperation: null, lastOperation: null, ...input.status };
+      // A merge patch keeps fields it does not mention: a finished operation, and status.backup of a backup turned
+      // off, must be cleared explicitly.
+      const patch = { currentOperation: null, lastOperation: null, backup: null, ...input.status };
       await kube.mergePatch(clusterObjectRef(input.ref), { status: patch }, 'status');
       deps.onStatusWritten?.((current as { status?: EtcdClusterStatus }).status, input.status);
       return 'written';

@@ -3,7 +3,7 @@
 // Invariant: reads only; the result names Secrets, never their values (of a Secret only key names are looked at).
 import type { KubernetesObject } from '@kubernetes/client-node';
 import type { EtcdClusterSpec } from '../crds/etcd-cluster';
-import { API_VERSION } from '../crds/etcd-cluster';
+import { API_VERSION, ETCD_CLUSTER } from '../crds/etcd-cluster';
 import type { EtcdSnapshot } from '../crds/etcd-snapshot';
 import { ETCD_SNAPSHOT } from '../crds/etcd-snapshot';
 import { peerURLFor } from '../crds/tls-names';
@@ -43,9 +43,22 @@ export function createRestoreActivities(deps: RestoreActivityDeps) {
             name: source.snapshotRef.name,
           })
         : undefined;
-      const resolved = resolveRestoreSource(ref.namespace, source, snapshot);
+      const sourceCluster =
+        source.continuous && !source.continuous.cluster.uid
+          ? await deps.kube.read<KubernetesObject>({
+              apiVersion: API_VERSION,
+              kind: ETCD_CLUSTER.kind,
+              namespace: source.continuous.cluster.namespace ?? ref.namespace,
+              name: source.continuous.cluster.name,
+            })
+          : undefined;
+      const pointInTime = input.spec.bootstrap?.restore?.pointInTime;
+      const resolved = resolveRestoreSource(ref.namespace, source, snapshot, {
+        ...(pointInTime ? { pointInTime } : {}),
+        ...(sourceCluster?.metadata?.uid ? { sourceUid: sourceCluster.metadata.uid } : {}),
+      });
       if (resolved.state !== 'ready') return resolved;
-      if (resolved.source.kind === 's3') {
+      if (resolved.source.kind === 's3' || resolved.source.kind === 'continuous') {
         const secretName = resolved.source.secretName;
         const secret = await deps.kube.read<KubernetesObject & { data?: Record<string, string> }>({
           apiVersion: 'v1',

@@ -4,6 +4,7 @@ import type { RestoreSource } from '../crds/etcd-cluster';
 import type { EtcdSnapshot, SnapshotPhase } from '../crds/etcd-snapshot';
 import type { ResolvedRestoreSource, RestoreResolution } from './restore-manifests';
 import { credentialsProblem, resolveRestoreSource, restoreFailureOf, restoreInit } from './restore-manifests';
+import { parseRestorePointArgs } from '../agent/restore-point';
 
 const SHA = 'ab'.repeat(32);
 const s3 = {
@@ -319,5 +320,113 @@ describe('restoreFailureOf', () => {
     ],
   ])('%s', (_name, status, expected) => {
     expect(restoreFailureOf(status)).toEqual(expected);
+  });
+});
+
+describe('a continuous backup as the source', () => {
+  const continuous = {
+    destination: {
+      s3: {
+        endpoint: 'http://minio:9000',
+        bucket: 'backups',
+        key: 'etcd/src',
+        region: 'us-east-1',
+        forcePathStyle: true,
+        credentialsSecretRef: { name: 's3' },
+      },
+    },
+    cluster: { name: 'src' },
+  };
+  const UID = '5e0a7c3e-1111-4c55-9a3e-2f0d8e7b1c44';
+
+  test.each<[string, Parameters<typeof resolveRestoreSource>[3], object]>([
+    [
+      'the uid read from the source cluster, a revision',
+      { sourceUid: UID, pointInTime: { revision: 1200 } },
+      {
+        state: 'ready',
+        source: { kind: 'continuous', clusterUid: UID, point: { revision: 1200 }, prefix: 'etcd/src' },
+      },
+    ],
+    ['no point: the newest', { sourceUid: UID }, { state: 'ready', source: { point: 'newest' } }],
+    [
+      'the source cluster gone and no uid given: refused, saying to give it',
+      {},
+      {
+        state: 'refused',
+        message: expect.stringMatching(
+          /EtcdCluster prod\/src does not exist.*gives restore\.source\.continuous\.cluster\.uid/,
+        ),
+      },
+    ],
+    [
+      'a time, which the agent resolves against the archive',
+      { sourceUid: UID, pointInTime: { time: '2026-11-25T10:32:00Z' } },
+      { state: 'ready', source: { point: { time: '2026-11-25T10:32:00Z' } } },
+    ],
+  ])('%s', (_name, found, expected) => {
+    expect(resolveRestoreSource('prod', { continuous }, undefined, found)).toMatchObject(expected);
+  });
+
+  test('a uid given wins over the one read (the name was reused)', () => {
+    const r = resolveRestoreSource(
+      'prod',
+      { continuous: { ...continuous, cluster: { name: 'src', uid: 'old-uid' } } },
+      undefined,
+      { sourceUid: UID },
+    );
+    expect(r).toMatchObject({ state: 'ready', source: { clusterUid: 'old-uid' } });
+  });
+
+  test('the init container runs restore-point with the archive, the point and a work dir beside the data dir', () => {
+    const r = resolveRestoreSource('prod', { continuous }, undefined, {
+      sourceUid: UID,
+      pointInTime: { revision: 1200 },
+    });
+    if (r.state !== 'ready') throw new Error('not ready');
+    const { container, volumes } = restoreInit({
+      member: 'main-0',
+      peerURL: 'http://main-0.main-peer.prod.svc:2380',
+      token: 'prod/main/uid-1',
+      dataDir: '/var/lib/etcd/data',
+      dataVolume: { name: 'data', mountPath: '/var/lib/etcd' },
+      image: 'img',
+      source: r.source,
+    });
+    expect(container.args).toEqual([
+      'restore-point',
+      '--s3-endpoint',
+      'http://minio:9000',
+      '--s3-bucket',
+      'backups',
+      '--s3-key',
+      'etcd/src',
+      '--s3-region',
+      'us-east-1',
+      '--s3-force-path-style',
+      '--cluster-uid',
+      UID,
+      '--revision',
+      '1200',
+      '--work-dir',
+      '/var/lib/etcd/restore-point',
+      '--data-dir',
+      '/var/lib/etcd/data',
+      '--name',
+      'main-0',
+      '--initial-cluster',
+      'main-0=http://main-0.main-peer.prod.svc:2380',
+      '--initial-advertise-peer-urls',
+      'http://main-0.main-peer.prod.svc:2380',
+      '--initial-cluster-token',
+      'prod/main/uid-1',
+    ]);
+    // The agent accepts exactly this command line.
+    expect(parseRestorePointArgs(container.args.slice(1))).toMatchObject({
+      point: { revision: 1200 },
+      clusterUid: UID,
+    });
+    expect(container.env.map((e) => e.valueFrom.secretKeyRef.name)).toEqual(['s3', 's3']);
+    expect(volumes).toEqual([]);
   });
 });

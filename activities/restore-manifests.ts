@@ -4,7 +4,7 @@
 // here holds Secret names, never values, so workflow inputs, history and status hold none either.
 import type { AgentFailureReason } from '../contracts/agent-result';
 import { AgentFailureReasons, parseAgentResult } from '../contracts/agent-result';
-import type { RestoreSource } from '../crds/etcd-cluster';
+import type { ContinuousRestoreSource, PointInTime, RestoreSource } from '../crds/etcd-cluster';
 import type { EtcdSnapshot } from '../crds/etcd-snapshot';
 import { parseS3URI } from './s3-store';
 import { credentialEnv, RESTRICTED_CONTAINER_SECURITY, snapshotFileTarget } from './snapshot-manifests';
@@ -29,7 +29,20 @@ export type ResolvedRestoreSource =
       /** For messages and Events. */
       uri: string;
     }
-  | { kind: 'pvc'; claimName: string; path: string; sha256: string; uri: string };
+  | { kind: 'pvc'; claimName: string; path: string; sha256: string; uri: string }
+  | {
+      kind: 'continuous';
+      endpoint: string;
+      bucket: string;
+      /** The backup destination's key prefix; the archive is under <prefix>/continuous/<clusterUid>/. */
+      prefix: string;
+      region: string;
+      forcePathStyle: boolean;
+      secretName: string;
+      clusterUid: string;
+      point: { revision: number } | { time: string } | 'newest';
+      uri: string;
+    };
 
 /** A source ready to restore, or why not yet (`waiting`) or never (`refused`: the named snapshot failed). */
 export type RestoreResolution =
@@ -46,7 +59,9 @@ export function resolveRestoreSource(
   namespace: string,
   source: RestoreSource,
   snapshot: EtcdSnapshot | undefined,
+  continuous?: { pointInTime?: PointInTime; sourceUid?: string },
 ): RestoreResolution {
+  if (source.continuous) return resolveContinuous(namespace, source.continuous, continuous ?? {});
   if (source.s3) {
     const s3 = source.s3;
     return {
@@ -128,6 +143,48 @@ export function resolveRestoreSource(
   };
 }
 
+/**
+ * A continuous backup as a source: the archive of the source cluster's uid (given, or read from the EtcdCluster while
+ * it exists) and the point (a revision, a time, or the newest; the agent resolves a time against the archive).
+ */
+function resolveContinuous(
+  namespace: string,
+  source: ContinuousRestoreSource,
+  found: { pointInTime?: PointInTime; sourceUid?: string },
+): RestoreResolution {
+  const { s3 } = source.destination;
+  const cluster = `EtcdCluster ${source.cluster.namespace ?? namespace}/${source.cluster.name}`;
+  // A uid given wins: after a name was reused, the older cluster's archive is the one asked for.
+  const uid = source.cluster.uid ?? found.sourceUid;
+  if (!uid)
+    return {
+      state: 'refused',
+      message: `${cluster} does not exist, so its uid (which names its archive) is unknown: create a new EtcdCluster that gives restore.source.continuous.cluster.uid`,
+    };
+  const p = found.pointInTime;
+  const prefix = s3.key.replace(/\/+$/, '');
+  return {
+    state: 'ready',
+    source: {
+      kind: 'continuous',
+      endpoint: s3.endpoint,
+      bucket: s3.bucket,
+      prefix: s3.key,
+      region: s3.region,
+      forcePathStyle: s3.forcePathStyle,
+      secretName: s3.credentialsSecretRef.name,
+      clusterUid: uid,
+      point:
+        p?.revision !== undefined
+          ? { revision: p.revision }
+          : p?.time !== undefined
+            ? { time: p.time }
+            : 'newest',
+      uri: `s3://${s3.bucket}/${prefix ? `${prefix}/` : ''}continuous/${uid}/@${p?.revision ?? p?.time ?? 'newest'}`,
+    },
+  };
+}
+
 const CREDENTIAL_KEYS = ['AWS_ACCESS_KEY_ID', 'AWS_SECRET_ACCESS_KEY'];
 
 /**
@@ -164,6 +221,7 @@ export interface RestoreInitInput {
 /** The seed member's `restore` init container and any volume it needs beside the member's own. */
 export function restoreInit(input: RestoreInitInput) {
   const { source } = input;
+  if (source.kind === 'continuous') return restorePointInit(input, source);
   const location =
     source.kind === 's3'
       ? [
@@ -215,6 +273,58 @@ export function restoreInit(input: RestoreInitInput) {
       ? [{ name: SOURCE_VOLUME, persistentVolumeClaim: { claimName: source.claimName, readOnly: true } }]
       : [];
   return { container, volumes };
+}
+
+/** The seed's init container for a continuous source: `restore-point`, its work dir on the data volume beside the data dir. */
+function restorePointInit(
+  input: RestoreInitInput,
+  source: Extract<ResolvedRestoreSource, { kind: 'continuous' }>,
+) {
+  const container = {
+    name: RESTORE_CONTAINER,
+    image: input.image,
+    command: ['etcd-conductor'],
+    args: [
+      'restore-point',
+      '--s3-endpoint',
+      source.endpoint,
+      '--s3-bucket',
+      source.bucket,
+      '--s3-key',
+      source.prefix,
+      '--s3-region',
+      source.region,
+      ...(source.forcePathStyle ? ['--s3-force-path-style'] : []),
+      '--cluster-uid',
+      source.clusterUid,
+      ...(source.point === 'newest'
+        ? ['--newest']
+        : 'time' in source.point
+          ? ['--time', source.point.time]
+          : ['--revision', String(source.point.revision)]),
+      '--work-dir',
+      `${input.dataVolume.mountPath.replace(/\/+$/, '')}/restore-point`,
+      '--data-dir',
+      input.dataDir,
+      '--name',
+      input.member,
+      '--initial-cluster',
+      `${input.member}=${input.peerURL}`,
+      '--initial-advertise-peer-urls',
+      input.peerURL,
+      '--initial-cluster-token',
+      input.token,
+    ],
+    env: credentialEnv(source.secretName),
+    terminationMessagePath: '/dev/termination-log',
+    terminationMessagePolicy: 'File',
+    securityContext: RESTRICTED_CONTAINER_SECURITY,
+    volumeMounts: [{ name: input.dataVolume.name, mountPath: input.dataVolume.mountPath }],
+  };
+  return {
+    container,
+    volumes: [] as Array<{ name: string; persistentVolumeClaim: { claimName: string; readOnly: boolean } }>,
+  };
 }
 
 export type RestoreInit = ReturnType<typeof restoreInit>;

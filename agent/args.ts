@@ -73,10 +73,10 @@ export const USAGE = `usage:
   etcd-conductor verify (--s3-endpoint URL --s3-bucket B --s3-key KEY --s3-region R [--s3-force-path-style] | --file PATH) --sha256 HEX --work-dir DIR --hash-revision N [--result-file PATH]
 S3 credentials come only from AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY.`;
 
-const invalid = (message: string): AgentError =>
+export const invalid = (message: string): AgentError =>
   new AgentError(AgentFailureReasons.InvalidArguments, message);
 
-const LOCATION_OPTIONS = {
+export const LOCATION_OPTIONS = {
   's3-endpoint': { type: 'string' },
   's3-bucket': { type: 'string' },
   's3-key': { type: 'string' },
@@ -113,10 +113,10 @@ const VERIFY_OPTIONS = {
   'hash-revision': { type: 'string' },
 } as const;
 
-type Values = Record<string, string | boolean | undefined>;
+export type Values = Record<string, string | boolean | undefined>;
 
 /** node:util parseArgs in strict mode; its messages already name the offending flag. */
-function parseFlags(command: string, options: ParseArgsOptionsConfig, args: string[]): Values {
+export function parseFlags(command: string, options: ParseArgsOptionsConfig, args: string[]): Values {
   try {
     return parseArgs({ args, options, strict: true, allowPositionals: false }).values as Values;
   } catch (e) {
@@ -124,7 +124,7 @@ function parseFlags(command: string, options: ParseArgsOptionsConfig, args: stri
   }
 }
 
-function required(command: string, values: Values, flag: string): string {
+export function required(command: string, values: Values, flag: string): string {
   const v = values[flag];
   if (typeof v !== 'string' || v.trim() === '') throw invalid(`${command}: --${flag} is required`);
   return v;
@@ -135,7 +135,7 @@ function optional(values: Values, flag: string): string | undefined {
   return typeof v === 'string' ? v : undefined;
 }
 
-function httpUrl(command: string, flag: string, value: string): string {
+export function httpUrl(command: string, flag: string, value: string): string {
   let url: URL;
   try {
     url = new URL(value);
@@ -147,7 +147,7 @@ function httpUrl(command: string, flag: string, value: string): string {
   return value;
 }
 
-function absolutePath(command: string, flag: string, value: string): string {
+export function absolutePath(command: string, flag: string, value: string): string {
   if (!isAbsolute(value))
     throw invalid(`${command}: --${flag} must be an absolute path, got ${JSON.stringify(value)}`);
   return value;
@@ -155,7 +155,7 @@ function absolutePath(command: string, flag: string, value: string): string {
 
 const byteLength = (s: string) => Buffer.byteLength(s, 'utf8');
 
-function location(command: string, values: Values): Location {
+export function location(command: string, values: Values): Location {
   const s3Flags = ['s3-endpoint', 's3-bucket', 's3-key', 's3-region', 's3-force-path-style'].filter(
     (f) => values[f] !== undefined,
   );
@@ -214,17 +214,17 @@ function parseSnapshot(args: string[]): SnapshotArgs {
 }
 
 /** --cacert, --cert and --key come together or not at all: a member with client TLS needs all three. */
-function clientTLS(values: Values): ClientTLSFiles | undefined {
+export function clientTLS(values: Values, command = 'snapshot'): ClientTLSFiles | undefined {
   const given = (['cacert', 'cert', 'key'] as const).filter((f) => values[f] !== undefined);
   if (given.length === 0) return undefined;
   if (given.length < 3)
     throw invalid(
-      `snapshot: --cacert, --cert and --key go together (got only ${given.map((f) => `--${f}`).join(', ')})`,
+      `${command}: --cacert, --cert and --key go together (got only ${given.map((f) => `--${f}`).join(', ')})`,
     );
   return {
-    caFile: absolutePath('snapshot', 'cacert', required('snapshot', values, 'cacert')),
-    certFile: absolutePath('snapshot', 'cert', required('snapshot', values, 'cert')),
-    keyFile: absolutePath('snapshot', 'key', required('snapshot', values, 'key')),
+    caFile: absolutePath(command, 'cacert', required(command, values, 'cacert')),
+    certFile: absolutePath(command, 'cert', required(command, values, 'cert')),
+    keyFile: absolutePath(command, 'key', required(command, values, 'key')),
   };
 }
 

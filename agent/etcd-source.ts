@@ -27,7 +27,7 @@ export function isGrpcStatusError(e: unknown): boolean {
 }
 
 /** The client certificate files as etcd3 credentials; read at open, so a renewed certificate is used by the next Job. */
-function credentialsOf(tls: ClientTLSFiles) {
+export function credentialsOf(tls: ClientTLSFiles) {
   const read = (flag: string, file: string) => {
     try {
       return readFileSync(file);
@@ -64,7 +64,7 @@ export function etcdAuthFromEnv(env: NodeJS.ProcessEnv): EtcdAuth | undefined {
 }
 
 // etcd refuses credentials while its auth is off; a snapshot of such a cluster needs none.
-const AUTH_NOT_ENABLED = /authentication is not enabled/i;
+export const AUTH_NOT_ENABLED = /authentication is not enabled/i;
 
 /**
  * Opens the snapshot stream, with credentials when the Job has them. A cluster whose spec has auth but whose

@@ -1,7 +1,10 @@
-// Entry of the etcd-conductor image (`etcd-conductor snapshot|restore|verify`): runs one command, writes its one-line result to the termination log, prints a human line, and is the only agent file that exits the process (0 on success, 1 on failure).
+// Entry of the etcd-conductor image (`etcd-conductor snapshot|restore|restore-point|verify`, and the long-running `archive`): runs one command, writes its one-line result to the termination log, prints a human line, and is the only agent file that exits the process (0 on success, 1 on failure).
 import { AgentError, describe } from './agent-error';
+import { runArchive } from './archive';
+import { ARCHIVE_USAGE, parseArchiveArgs } from './archive-args';
 import { DEFAULT_RESULT_FILE, parseAgentArgs, resultFileOf, USAGE } from './args';
 import { restoreSnapshot } from './restore';
+import { parseRestorePointArgs, restoreToPoint } from './restore-point';
 import { AgentFailureReasons, encodeAgentResult, type AgentResult } from '../contracts/agent-result';
 import { writeResultFile } from './result-file';
 import { takeSnapshot } from './snapshot';
@@ -18,7 +21,7 @@ function humanLine(command: string, result: AgentResult): string {
     return `snapshot stored ${a.uri}: ${a.size} bytes, sha256 ${a.sha256}, revision ${a.revision}, etcd ${a.etcdVersion}, taken at ${a.takenAt}`;
   }
   return result.restored
-    ? `restore done: ${result.size} bytes, sha256 ${result.sha256}`
+    ? `restore done: ${result.size} bytes, sha256 ${result.sha256}${result.revision !== undefined ? `, at revision ${result.revision}` : ''}`
     : 'restore skipped: the data dir already holds a member';
 }
 
@@ -31,14 +34,16 @@ async function main(argv: string[]): Promise<number> {
 
   let result: AgentResult;
   try {
-    const args = parseAgentArgs(argv);
+    const args = command === 'restore-point' ? parseRestorePointArgs(argv.slice(1)) : parseAgentArgs(argv);
     resultFile = args.resultFile;
     result =
-      args.command === 'snapshot'
-        ? await takeSnapshot(args, process.env, stop.signal)
-        : args.command === 'verify'
-          ? await verifySnapshot(args, process.env, stop.signal)
-          : await restoreSnapshot(args, process.env, stop.signal);
+      args.command === 'restore-point'
+        ? await restoreToPoint(args, process.env, stop.signal)
+        : args.command === 'snapshot'
+          ? await takeSnapshot(args, process.env, stop.signal)
+          : args.command === 'verify'
+            ? await verifySnapshot(args, process.env, stop.signal)
+            : await restoreSnapshot(args, process.env, stop.signal);
   } catch (e) {
     if (e instanceof AgentError) {
       result = { ok: false, reason: e.reason, message: e.message };
@@ -70,7 +75,22 @@ async function main(argv: string[]): Promise<number> {
   return result.ok ? 0 : 1;
 }
 
-main(process.argv.slice(2)).then(
+/** The continuous backup runs until stopped and reports through its log and the store, not a result line. */
+async function archive(argv: string[]): Promise<number> {
+  const stop = new AbortController();
+  for (const sig of ['SIGTERM', 'SIGINT'] as const) process.once(sig, () => stop.abort(sig));
+  try {
+    await runArchive(parseArchiveArgs(argv.slice(1)), process.env, stop.signal);
+    return 0;
+  } catch (e) {
+    console.error(`archive failed: ${e instanceof AgentError ? `${e.reason}: ${e.message}` : describe(e)}`);
+    if (e instanceof AgentError && e.reason === AgentFailureReasons.InvalidArguments)
+      console.error(ARCHIVE_USAGE);
+    return 1;
+  }
+}
+
+(process.argv[2] === 'archive' ? archive(process.argv.slice(2)) : main(process.argv.slice(2))).then(
   (code) => process.exit(code),
   (e: unknown) => {
     console.error(e);

@@ -105,9 +105,9 @@ export async function download(
 /** etcdutl's own integrity check failing means the stored snapshot was bad, whatever its sha256. */
 const INTEGRITY_FAILURE = /integrity check failed|expected sha256|snapshot missing hash/i;
 
-function runEtcdutl(args: string[], signal: AbortSignal): Promise<void> {
+function runEtcdutl(args: string[], signal: AbortSignal, env: NodeJS.ProcessEnv): Promise<void> {
   return new Promise((resolve, reject) => {
-    const child = spawn('etcdutl', args, { stdio: ['ignore', 'pipe', 'pipe'], signal });
+    const child = spawn('etcdutl', args, { stdio: ['ignore', 'pipe', 'pipe'], signal, env });
     let output = '';
     const collect = (chunk: Buffer) => {
       output = (output + chunk.toString()).slice(-8192);
@@ -192,6 +192,7 @@ export async function restoreSnapshot(
         '--mark-compacted',
       ],
       signal,
+      env,
     );
     try {
       await rename(paths.staging, dataDir);

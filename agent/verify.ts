@@ -41,8 +41,8 @@ function corrupt(message: string): AgentError {
 export const etcdutlTimeoutMs = (snapshotBytes: number): number =>
   60_000 + Math.ceil(snapshotBytes / (16 * 1024 * 1024)) * 1000;
 
-/** Runs etcdutl; a failure is the snapshot's fault unless the work dir ran out of space. */
-function etcdutl(
+/** Runs etcdutl; a failure is the snapshot's fault unless the work dir ran out of space. Also used by the archiver. */
+export function etcdutl(
   args: string[],
   env: NodeJS.ProcessEnv,
   signal: AbortSignal,
@@ -92,7 +92,7 @@ const lastLines = (output: string) =>
   output.trim().split('\n').filter(Boolean).slice(-3).join(' | ') || '(no output)';
 
 /** A port the kernel just handed out on loopback; etcd binds it a moment later. */
-function freePort(): Promise<number> {
+export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer();
     server.once('error', reject);
@@ -104,7 +104,7 @@ function freePort(): Promise<number> {
   });
 }
 
-interface RunningEtcd {
+export interface RunningEtcd {
   client: Etcd3;
   /** Resolves when etcd has exited; its last lines of output. */
   exited: Promise<string>;
@@ -112,7 +112,7 @@ interface RunningEtcd {
 }
 
 /** Starts etcd on the restored data dir, listening on loopback only, without fsync (the data is thrown away). */
-function startEtcd(
+export function startEtcd(
   dataDir: string,
   clientPort: number,
   peerPort: number,
@@ -175,7 +175,7 @@ function startEtcd(
 const ALL_KEYS = { key: Buffer.from([0]), range_end: Buffer.from([0]) };
 
 /** Waits until the restored etcd serves a read; its count and revision are the first figures. */
-async function firstRead(
+export async function firstRead(
   etcd: RunningEtcd,
   signal: AbortSignal,
 ): Promise<{ revision: number; keys: number }> {

@@ -26,6 +26,10 @@ describe('round trip', () => {
   it.each<[string, AgentResult]>([
     ['a snapshot artifact', snapshot],
     ['a restore that restored', { ok: true, restored: true, sha256: SHA, size: 20512 }],
+    [
+      'a point-in-time restore, with the revision it reached',
+      { ok: true, restored: true, sha256: SHA, size: 20512, revision: 1200 },
+    ],
     ['a restore that found a member already there', { ok: true, restored: false }],
     [
       'a verification',

@@ -61,9 +61,13 @@ export interface VerifySuccess {
   verification: SnapshotVerification;
 }
 
-/** restored:false means the data dir already held a member (idempotent re-run): nothing was downloaded. */
+/**
+ * restored:false means the data dir already held a member (idempotent re-run): nothing was downloaded. `revision`:
+ * a point-in-time restore (`restore-point`) says the revision it reached.
+ */
 export type RestoreSuccess =
-  { ok: true; restored: true; sha256: string; size: number } | { ok: true; restored: false };
+  | { ok: true; restored: true; sha256: string; size: number; revision?: number }
+  | { ok: true; restored: false };
 
 export interface AgentFailure {
   ok: false;
@@ -190,7 +194,14 @@ export function parseAgentResult(text: string): AgentResult {
   if (value.restored === true) {
     if (typeof value.sha256 !== 'string' || !SHA256_HEX.test(value.sha256)) fail(text, 'sha256');
     if (!isCount(value.size)) fail(text, 'size');
-    return { ok: true, restored: true, sha256: value.sha256, size: value.size };
+    if (value.revision !== undefined && !isCount(value.revision)) fail(text, 'revision');
+    return {
+      ok: true,
+      restored: true,
+      sha256: value.sha256,
+      size: value.size,
+      ...(value.revision !== undefined ? { revision: value.revision as number } : {}),
+    };
   }
   return fail(text, 'neither a snapshot artifact, a restore outcome nor a verification');
 }

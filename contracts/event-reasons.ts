@@ -53,6 +53,11 @@ export const EventReasons = {
   CertificatesReissued: cluster('Normal'),
   OldCADropped: cluster('Normal'),
   // spec.tls.mode Auto: the operator made or renewed its CA and certificates (activities/auto-tls.ts)
+  // spec.backup.continuous (workflows/continuous-backup-status.ts): the archiver started or was replaced, a gap, behind
+  ArchiverDeployed: cluster('Normal'),
+  BackupGapRecorded: cluster('Warning'),
+  BackupBehind: cluster('Warning'),
+  BackupStoreUnreadable: cluster('Warning'),
   AutoTLSIssued: cluster('Normal'),
   AutoTLSRenewed: cluster('Normal'),
   // Upgrade and downgrade steps

@@ -122,6 +122,25 @@ export const FailureTypes = {
 } as const;
 export type FailureType = (typeof FailureTypes)[keyof typeof FailureTypes];
 
+/**
+ * The EtcdCluster condition of spec.backup.continuous: whether the store holds every change within the lag it promises.
+ * Kept apart from ConditionTypes (the three every cluster has, each with a metric); present only while the backup is on.
+ */
+export const BACKUP_CONDITION = 'ContinuousBackup';
+
+/** Every reason the ContinuousBackup condition may carry; docs/status.md explains each one. */
+export const BackupReasons = {
+  // Unknown: the archiver was just deployed and has not written its first state yet
+  BackupStarting: 'BackupStarting',
+  // True: the store held everything etcd had, as of a moment within the lag and the archiver's report interval
+  BackupCurrent: 'BackupCurrent',
+  // False: the store's newest state is older than that (the store refuses writes, the archiver cannot run or reach etcd)
+  BackupBehind: 'BackupBehind',
+  // Unknown: the operator cannot read the store (credentials, bucket), so it cannot tell what is stored
+  BackupStoreUnreadable: 'BackupStoreUnreadable',
+} as const;
+export type BackupReason = (typeof BackupReasons)[keyof typeof BackupReasons];
+
 /** Every reason an EtcdSnapshot's Ready condition may carry; docs/status.md explains each one. */
 export const SnapshotReasons = {
   // Ready=False while it works (before the workflow's first write there is no status at all)

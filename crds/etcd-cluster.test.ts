@@ -17,6 +17,7 @@ import {
   STORAGE_MEDIA,
   TLS_MODES,
   AUTO_TLS_DEFAULTS,
+  CONTINUOUS_BACKUP_DEFAULTS,
 } from './etcd-cluster';
 import type {
   AutoTLSLifetimes,
@@ -31,6 +32,11 @@ import type {
   EtcdClusterTLS,
   EtcdPeerTLS,
   EtcdClusterBackup,
+  ContinuousBackupSpec,
+  ContinuousRestoreSource,
+  PointInTime,
+  BackupStatus,
+  BackupGap,
   EtcdClusterAuth,
   CurrentOperation,
   EtcdClusterBootstrap,
@@ -46,7 +52,7 @@ import type {
   LastOperation,
   MemberStatus,
 } from './etcd-cluster';
-import { Reasons } from './conditions';
+import { BackupReasons, Reasons } from './conditions';
 import { Labels, clusterSelector, memberName, memberOrdinal } from './labels';
 import type { Mirror, Schema } from '../test/support/schema-mirror';
 import { at, loadCrd, mirrorOf } from '../test/support/schema-mirror';
@@ -132,7 +138,29 @@ const defragFields = {
 
 const backupFields = {
   destination: { shape: 'object', required: true },
+  continuous: { shape: 'object', required: false },
 } as const satisfies Mirror<EtcdClusterBackup>;
+
+const continuousFields = {
+  fullSnapshotInterval: { shape: 'string', required: true },
+  maxLagSeconds: { shape: 'integer', required: true },
+  retention: { shape: 'string', required: true },
+} as const satisfies Mirror<ContinuousBackupSpec>;
+
+const backupStatusFields = {
+  latestRevision: { shape: 'integer', required: false },
+  latestTime: { shape: 'string', required: false },
+  lagSeconds: { shape: 'integer', required: false },
+  gaps: { shape: 'array', required: true },
+} as const satisfies Mirror<BackupStatus>;
+
+const backupGapFields = {
+  afterRevision: { shape: 'integer', required: true },
+  beforeRevision: { shape: 'integer', required: true },
+  afterTime: { shape: 'string', required: true },
+  beforeTime: { shape: 'string', required: true },
+  reason: { shape: 'string', required: true },
+} as const satisfies Mirror<BackupGap>;
 
 const backupDestinationFields = {
   s3: { shape: 'object', required: false },
@@ -159,12 +187,30 @@ const bootstrapFields = {
 
 const restoreFields = {
   source: { shape: 'object', required: true },
+  pointInTime: { shape: 'object', required: false },
 } as const satisfies Mirror<EtcdClusterRestore>;
+
+const pointInTimeFields = {
+  revision: { shape: 'integer', required: false },
+  time: { shape: 'string', required: false },
+} as const satisfies Mirror<PointInTime>;
+
+const continuousSourceFields = {
+  destination: { shape: 'object', required: true },
+  cluster: { shape: 'object', required: true },
+} as const satisfies Mirror<ContinuousRestoreSource>;
+
+const continuousClusterFields = {
+  name: { shape: 'string', required: true },
+  namespace: { shape: 'string', required: false },
+  uid: { shape: 'string', required: false },
+} as const satisfies Mirror<ContinuousRestoreSource['cluster']>;
 
 const restoreSourceFields = {
   snapshotRef: { shape: 'object', required: false },
   s3: { shape: 'object', required: false },
   pvc: { shape: 'object', required: false },
+  continuous: { shape: 'object', required: false },
   sha256: { shape: 'string', required: false },
 } as const satisfies Mirror<RestoreSource>;
 
@@ -202,6 +248,7 @@ const statusFields = {
   currentOperation: { shape: 'object', required: false },
   lastOperation: { shape: 'object', required: false },
   tls: { shape: 'object', required: false },
+  backup: { shape: 'object', required: false },
 } as const satisfies Mirror<EtcdClusterStatus>;
 
 const memberFields = {
@@ -272,6 +319,29 @@ describe('the EtcdCluster CRD and its TypeScript types', () => {
       restoreS3Fields,
     ],
     ['spec.backup', at(root, 'spec', 'backup'), backupFields],
+    [
+      'spec.bootstrap.restore.pointInTime',
+      at(root, 'spec', 'bootstrap', 'restore', 'pointInTime'),
+      pointInTimeFields,
+    ],
+    [
+      'spec.bootstrap.restore.source.continuous',
+      at(root, 'spec', 'bootstrap', 'restore', 'source', 'continuous'),
+      continuousSourceFields,
+    ],
+    [
+      'spec.bootstrap.restore.source.continuous.cluster',
+      at(root, 'spec', 'bootstrap', 'restore', 'source', 'continuous', 'cluster'),
+      continuousClusterFields,
+    ],
+    [
+      'spec.bootstrap.restore.source.continuous.destination.s3',
+      at(root, 'spec', 'bootstrap', 'restore', 'source', 'continuous', 'destination', 's3'),
+      backupS3Fields,
+    ],
+    ['spec.backup.continuous', at(root, 'spec', 'backup', 'continuous'), continuousFields],
+    ['status.backup', at(root, 'status', 'backup'), backupStatusFields],
+    ['status.backup.gaps[]', at(root, 'status', 'backup', 'gaps', '[]'), backupGapFields],
     ['spec.tls', at(root, 'spec', 'tls'), tlsFields],
     ['spec.tls.auto', at(root, 'spec', 'tls', 'auto'), autoTLSFields],
     ['status.tls', at(root, 'status', 'tls'), tlsStatusFields],
@@ -326,6 +396,8 @@ describe('the EtcdCluster CRD and its TypeScript types', () => {
   test('schema defaults equal the TS default constants', () => {
     for (const [k, v] of Object.entries(AUTO_TLS_DEFAULTS))
       expect(at(root, 'spec', 'tls', 'auto', k).default).toBe(v);
+    for (const [k, v] of Object.entries(CONTINUOUS_BACKUP_DEFAULTS))
+      expect(at(root, 'spec', 'backup', 'continuous', k).default).toBe(v);
     expect(at(root, 'spec').default).toEqual({});
     expect(at(root, 'spec', 'storage').default).toEqual({});
     expect(at(root, 'spec', 'replicas').default).toBe(ETCD_CLUSTER_DEFAULTS.replicas);
@@ -458,8 +530,11 @@ describe('member names and selectors', () => {
 
 describe('docs/status.md', () => {
   const doc = readFileSync(join(__dirname, '..', 'docs', 'status.md'), 'utf8');
-  test.each(Object.values(Reasons))('explains the reason %s', (reason) => {
-    // A table row whose first cell is the reason; Prettier pads the cell, hence the spaces.
-    expect(doc).toMatch(new RegExp(`^\\| \`${reason}\` +\\|`, 'm'));
-  });
+  test.each([...Object.values(Reasons), ...Object.values(BackupReasons)])(
+    'explains the reason %s',
+    (reason) => {
+      // A table row whose first cell is the reason; Prettier pads the cell, hence the spaces.
+      expect(doc).toMatch(new RegExp(`^\\| \`${reason}\` +\\|`, 'm'));
+    },
+  );
 });

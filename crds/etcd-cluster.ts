@@ -155,18 +155,35 @@ export interface RestorePvcSource {
   subPath: string;
 }
 
-/** Exactly one of snapshotRef, s3 or pvc; sha256 with s3 or pvc only (CEL enforces both). */
+/** The continuous backup of a cluster (its spec.backup.continuous) to restore from. */
+export interface ContinuousRestoreSource {
+  destination: { s3: BackupS3Location };
+  /** The source cluster: its archive is under <s3.key>/continuous/<uid>/; the uid is read from it while it exists. */
+  cluster: { name: string; namespace?: string; uid?: string };
+}
+
+/** Exactly one of snapshotRef, s3, pvc or continuous; sha256 with s3 or pvc only (CEL enforces both). */
 export interface RestoreSource {
   /** An EtcdSnapshot in the same namespace; its status.artifact gives the location and sha256. */
   snapshotRef?: { name: string };
   s3?: RestoreS3Source;
   pvc?: RestorePvcSource;
+  continuous?: ContinuousRestoreSource;
   /** 64 hex digits, either case. */
   sha256?: string;
 }
 
+/** Exactly one of revision or time (CEL). */
+export interface PointInTime {
+  revision?: number;
+  /** RFC 3339. */
+  time?: string;
+}
+
 export interface EtcdClusterRestore {
   source: RestoreSource;
+  /** With source.continuous only (CEL); left out: the newest point. */
+  pointInTime?: PointInTime;
 }
 
 /** How the first member starts; immutable once the EtcdCluster exists. */
@@ -199,9 +216,31 @@ export interface BackupDestination {
   pvc?: BackupPvcLocation;
 }
 
-/** Snapshots the operator takes on its own (before an upgrade) go here. */
+/**
+ * Continuous backup (docs/backup-restore.md): full snapshots at least every fullSnapshotInterval and every change in
+ * between, uploaded at most maxLagSeconds after it happened; needs destination.s3 (CEL). Durations are Go-style hours,
+ * minutes and seconds ("1h", "90m").
+ */
+export interface ContinuousBackupSpec {
+  /** Defaulted to 1h; at least 1m. */
+  fullSnapshotInterval: string;
+  /** 1..300; defaulted to 5. */
+  maxLagSeconds: number;
+  /** How long every point stays restorable; defaulted to 168h; at least 1h and at least fullSnapshotInterval. */
+  retention: string;
+}
+
+/** The schema's defaults of spec.backup.continuous. */
+export const CONTINUOUS_BACKUP_DEFAULTS = {
+  fullSnapshotInterval: '1h',
+  maxLagSeconds: 5,
+  retention: '168h',
+} as const satisfies ContinuousBackupSpec;
+
+/** Snapshots the operator takes on its own (before an upgrade) go here, and the continuous backup when it is on. */
 export interface EtcdClusterBackup {
   destination: BackupDestination;
+  continuous?: ContinuousBackupSpec;
 }
 
 /** A cert-manager issuer that signs the cluster's certificates (docs/operations.md "TLS"). */
@@ -426,6 +465,29 @@ export interface TLSStatus {
   renewalTime?: string;
 }
 
+/** A stretch of revisions the continuous backup does not hold (the watch fell behind a compaction, the store refused writes). */
+export interface BackupGap {
+  /** The last revision restorable before it. */
+  afterRevision: number;
+  /** The first revision restorable after it (the full snapshot that closed it). */
+  beforeRevision: number;
+  afterTime: string;
+  beforeTime: string;
+  reason: 'compacted' | 'store' | 'restart';
+}
+
+/** What the continuous backup holds, read from the store (the archiver's state object). */
+export interface BackupStatus {
+  /** Every change up to this revision is in the store. */
+  latestRevision?: number;
+  /** RFC 3339: when the store was last known to hold everything etcd had. */
+  latestTime?: string;
+  /** How far the store was behind etcd when the operator last looked, in whole seconds (0 when current). */
+  lagSeconds?: number;
+  /** Gaps in the retained range, oldest first. */
+  gaps: BackupGap[];
+}
+
 export interface EtcdClusterStatus {
   observedGeneration?: number;
   /** Members etcd lists (voters and learners); 0 while paused. */
@@ -448,6 +510,8 @@ export interface EtcdClusterStatus {
   lastOperation?: LastOperation;
   /** With spec.tls.mode Auto: the client Secret and the certificates' expiry. */
   tls?: TLSStatus;
+  /** With spec.backup.continuous: what the store holds. */
+  backup?: BackupStatus;
 }
 
 /** The metadata fields the operator reads; a subset of ObjectMeta so this module needs no client library. */

@@ -22,6 +22,7 @@ import { createEventRecorder } from '../activities/event-recorder';
 import { createKubeObjects } from '../activities/kube-objects';
 import { createS3Store } from '../activities/s3-store';
 import { createSnapshotActivities } from '../activities/snapshot-activities';
+import { createContinuousBackupActivities, readS3Object } from '../activities/continuous-backup-activities';
 import { createSnapshotEventRecorder } from '../activities/snapshot-events';
 import { createScheduleActivities } from '../activities/snapshot-schedule-activities';
 import { createDefragScheduleActivities } from '../activities/defrag-schedule-activities';
@@ -149,6 +150,11 @@ export async function startOperator(
           onStatusWritten: (before, after) => metrics.onStatusWritten(before, after),
         }),
         ...createSnapshotActivities({ kube, etcd, events: snapshotEvents, agentImage: config.agentImage }),
+        ...createContinuousBackupActivities({
+          kube,
+          agentImage: config.agentImage,
+          readObject: readS3Object,
+        }),
         ...createDowngradeActivities({ etcd: createDowngradeEtcd(etcdOptions) }),
         ...createAuthActivities({ kube, etcd: etcdOptions }),
         // The schedule activities keep Temporal Schedules, which needs a client beside the worker's connection.

@@ -13,6 +13,7 @@ import type {
   LastOperation,
   OperationResult,
 } from '../crds/etcd-cluster';
+import type { BackupOutcome } from './continuous-backup-status';
 import type { DefragScheduleState } from './defrag-schedule';
 import type { MaintenanceState } from './operations/operation-module';
 import type { Observed } from './plan';
@@ -103,6 +104,12 @@ export interface ClusterRunState {
   autoTLS: (AutoTLSResult & { lifetimes: string }) | undefined;
   /** The newest revision the operator saw the cluster at (quorum-loss.ts lostWindow), carried across runs. */
   lastSeenRevision: RevisionSeen | undefined;
+  /**
+   * spec.backup.continuous: when this run first saw the archiver deployed (its start grace counts from then) and the
+   * last look's outcome, which every status write of this run carries. Not carried: status.backup is, and the
+   * next run's first look reads the store again.
+   */
+  backup: { deployedAt?: number; outcome?: BackupOutcome } | undefined;
 }
 
 export function initialRunState(input: ClusterWorkflowArgs): ClusterRunState {
@@ -139,6 +146,7 @@ export function initialRunState(input: ClusterWorkflowArgs): ClusterRunState {
     operationScope: undefined,
     autoTLS: undefined,
     lastSeenRevision: carried?.lastSeenRevision,
+    backup: undefined,
   };
 }
 

@@ -1,14 +1,14 @@
 // How the cluster workflow turns an observation and a decision into status: computed by conditions.ts, written
 // only when it changed, and a member problem told once as an Event.
 import { patched } from '@temporalio/workflow';
-import { Reasons } from '../crds/conditions';
+import { BACKUP_CONDITION, Reasons } from '../crds/conditions';
 import { clusterSelector } from '../crds/labels';
-import type { TLSStatus } from '../crds/etcd-cluster';
+import type { EtcdClusterStatus, TLSStatus } from '../crds/etcd-cluster';
 import { autoClientSecretName, autoTLSOn, clientEndpointFor } from '../crds/tls-names';
 import type { EventReason } from '../contracts/event-reasons';
 import type { ClusterRunState } from './cluster-run-state';
 import { clusterActs as acts, isHalted } from './cluster-run-state';
-import { computeStatus, statusChanged } from './conditions';
+import { computeStatus, setCondition, statusChanged } from './conditions';
 import { desiredOf } from './observation';
 import type { Decision, Observed } from './plan';
 import { planNow } from './plan-now';
@@ -54,6 +54,7 @@ export async function publish(
   });
   const tls = autoTLSStatus(s);
   if (tls) next.tls = tls;
+  withBackup(s, next);
   const step = decision.step;
   if (step.kind === 'Wait' && toldOnce(step.reason)) {
     // Told once per reason and subject (the message up to its first ': ', e.g. `claim data-main-0 is Pending`,
@@ -70,6 +71,23 @@ export async function publish(
     return;
   }
   s.status = next;
+}
+
+/**
+ * status.backup and the ContinuousBackup condition: this run's last look at the backup, else what status said (a
+ * status write before this run's first look must not drop them; computeStatus keeps the earlier conditions). When
+ * the backup was turned off both go. Clusters that never had the backup get neither.
+ */
+function withBackup(s: ClusterRunState, next: EtcdClusterStatus): void {
+  const outcome = s.backup?.outcome;
+  if (outcome && !outcome.backup) {
+    next.conditions = (next.conditions ?? []).filter((c) => c.type !== BACKUP_CONDITION);
+    return;
+  }
+  const backup = outcome ? outcome.backup : s.status?.backup;
+  if (backup) next.backup = backup;
+  if (outcome?.condition)
+    next.conditions = setCondition(next.conditions, outcome.condition, new Date().toISOString());
 }
 
 /** status.tls of a cluster with spec.tls.mode Auto: this run's last issue, or what status said before it asked. */

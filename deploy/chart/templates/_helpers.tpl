@@ -84,6 +84,11 @@ Secrets: get, plus create and patch for the operator's own applied-password copi
 - apiGroups: [batch]
   resources: [jobs]
   verbs: [create, delete, get, list, patch, watch]
+# The continuous backup's archiver (one per cluster with spec.backup.continuous): created, read for its template
+# hash, deleted when the spec changes or the backup is turned off.
+- apiGroups: [apps]
+  resources: [deployments]
+  verbs: [create, delete, get]
 - apiGroups: [etcd.conductor.dev]
   resources: [etcdclusters, etcdsnapshotschedules]
   verbs: [get, list, watch]
