@@ -13,23 +13,19 @@ import {
   continueAsNew,
   makeContinueAsNewFunc,
   patched,
-  proxyActivities,
   setCurrentDetails,
   workflowInfo,
 } from '@temporalio/workflow';
-import type { ContinuousBackupActivities } from '../activities/continuous-backup-activities';
-import type { ContinuousBackupReport } from '../contracts/continuous-backup';
 import type { EventReason } from '../contracts/event-reasons';
 import type { IssuedTLSStage } from '../contracts/issued-tls';
 import type { ClusterChange } from '../contracts/messages';
 import { operationWorkflowId, SearchAttributes } from '../contracts/messages';
 import type { ClusterObservation } from '../contracts/observation';
-import { BACKUP_CONDITION, Reasons } from '../crds/conditions';
+import { Reasons } from '../crds/conditions';
 import { autoTLSOn } from '../crds/tls-names';
-import type { Condition, EtcdClusterSpec } from '../crds/etcd-cluster';
-import { CONTINUOUS_BACKUP_DEFAULTS } from '../crds/etcd-cluster';
-import { ActivityKinds } from './activity-kinds';
-import { BACKUP_LOOK_MS, backupOutcome } from './continuous-backup-status';
+import type { EtcdClusterSpec } from '../crds/etcd-cluster';
+import { BACKUP_LOOK_MS } from './continuous-backup-status';
+import { keepContinuousBackup } from './cluster-continuous-backup';
 import { observeAuth } from './auth-step';
 import { runOperation } from './cluster-operation-run';
 import type { ClusterRunState, ClusterWorkflowArgs } from './cluster-run-state';
@@ -82,7 +78,6 @@ const SPEC_ONLY_WAITS: readonly string[] = [Reasons.UnsupportedVersion, Reasons.
 const ISSUED_TLS_PATCH = 'issued-tls-stages';
 /** The patch behind keeping the continuous backup's archiver and status.backup (spec.backup.continuous). */
 const CONTINUOUS_BACKUP_PATCH = 'continuous-backup';
-const backupActs = proxyActivities<ContinuousBackupActivities>(ActivityKinds.entityCallBounded);
 const STAGE_EVENT: Record<IssuedTLSStage, EventReason> = {
   Copy: 'IssuedTLSCopied',
   TrustNewCA: 'CATrustExtended',
@@ -158,36 +153,6 @@ async function lookAndAct(s: ClusterRunState): Promise<void> {
  * ContinuousBackup condition follow on this look's status write, and what changed is told as Events. A failed call
  * (the apiserver refusing a Deployment) leaves the last look's outcome and is tried again on the next look.
  */
-async function keepContinuousBackup(s: ClusterRunState, spec: EtcdClusterSpec): Promise<void> {
-  let report: ContinuousBackupReport;
-  try {
-    report = await backupActs.keepContinuousBackup({ ref: s.ref, spec });
-  } catch {
-    return;
-  }
-  const now = Date.now();
-  const deployedAt =
-    report.deployment === 'created' || report.deployment === 'replaced' ? now : (s.backup?.deployedAt ?? now);
-  const outcome = backupOutcome({
-    report,
-    maxLagSeconds: spec.backup?.continuous?.maxLagSeconds ?? CONTINUOUS_BACKUP_DEFAULTS.maxLagSeconds,
-    now,
-    deployedAt,
-    // What status says now: the condition and gaps last written, so a flip or a new gap is told once.
-    previous: {
-      ...(s.status?.backup ? { backup: s.status.backup } : {}),
-      ...prevBackupCondition(s),
-    },
-  });
-  s.backup = { deployedAt, outcome };
-  for (const e of outcome.events) await acts.recordEvent({ ref: s.ref, ...e });
-}
-
-function prevBackupCondition(s: ClusterRunState): { condition?: Condition } {
-  const c = s.status?.conditions?.find((x) => x.type === BACKUP_CONDITION);
-  return c ? { condition: c } : {};
-}
-
 const earliest = (a: number | undefined, b: number | undefined) =>
   a === undefined ? b : b === undefined ? a : Math.min(a, b);
 
