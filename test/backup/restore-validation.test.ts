@@ -35,12 +35,12 @@ describe('spec.bootstrap.restore validation', () => {
     [
       'both snapshotRef and s3',
       { source: { snapshotRef: { name: 'snap' }, s3, sha256: SHA } },
-      'restore.source needs exactly one of snapshotRef (an EtcdSnapshot), s3 (an object) or pvc (a file on a claim)',
+      'restore.source needs exactly one of snapshotRef (an EtcdSnapshot), s3 (an object), pvc (a file on a claim) or continuous (the continuous backup of a cluster)',
     ],
     [
       'no source at all',
       { source: {} },
-      'restore.source needs exactly one of snapshotRef (an EtcdSnapshot), s3 (an object) or pvc (a file on a claim)',
+      'restore.source needs exactly one of snapshotRef (an EtcdSnapshot), s3 (an object), pvc (a file on a claim) or continuous (the continuous backup of a cluster)',
     ],
     ['s3 without a sha256', { source: { s3 } }, 'restore.source.sha256 is required with s3 or pvc'],
     [
