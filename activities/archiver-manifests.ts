@@ -5,9 +5,10 @@
 // changed spec is seen without comparing what the apiserver defaulted.
 import { createHash } from 'node:crypto';
 import type { EtcdClusterSpec } from '../crds/etcd-cluster';
-import { API_VERSION, CONTINUOUS_BACKUP_DEFAULTS, ETCD_CLUSTER } from '../crds/etcd-cluster';
+import { CONTINUOUS_BACKUP_DEFAULTS } from '../crds/etcd-cluster';
 import { clientEndpointFor, tlsSecretNames } from '../crds/tls-names';
 import { jobWithAdditionalMetadata } from './additional-metadata';
+import { ownerReference } from './member-manifests';
 import { parseDuration } from './auto-tls-certificates';
 import {
   AGENT_CONTAINER,
@@ -122,16 +123,7 @@ export function archiverDeployment(ref: ArchiverRef, spec: EtcdClusterSpec, imag
         namespace: ref.namespace,
         labels,
         annotations: { [ARCHIVER_TEMPLATE_HASH_ANNOTATION]: hash },
-        ownerReferences: [
-          {
-            apiVersion: API_VERSION,
-            kind: ETCD_CLUSTER.kind,
-            name: ref.name,
-            uid: ref.uid,
-            controller: true,
-            blockOwnerDeletion: true,
-          },
-        ],
+        ownerReferences: [ownerReference(ref)],
       },
       spec: {
         replicas: 1,

@@ -240,22 +240,7 @@ export function restoreInit(input: RestoreInitInput) {
     name: RESTORE_CONTAINER,
     image: input.image,
     command: ['etcd-conductor'],
-    args: [
-      'restore',
-      ...location,
-      '--sha256',
-      source.sha256,
-      '--data-dir',
-      input.dataDir,
-      '--name',
-      input.member,
-      '--initial-cluster',
-      `${input.member}=${input.peerURL}`,
-      '--initial-advertise-peer-urls',
-      input.peerURL,
-      '--initial-cluster-token',
-      input.token,
-    ],
+    args: ['restore', ...location, '--sha256', source.sha256, ...memberArgs(input)],
     env: source.kind === 's3' ? credentialEnv(source.secretName) : [],
     // The agent's one-line JSON result; the observer reads it from the Pod's status, never from logs.
     terminationMessagePath: '/dev/termination-log',
@@ -274,6 +259,20 @@ export function restoreInit(input: RestoreInitInput) {
       : [];
   return { container, volumes };
 }
+
+/** Who the restored member is, for `restore` and `restore-point` alike: its data dir and its place in the new cluster. */
+const memberArgs = (input: RestoreInitInput): string[] => [
+  '--data-dir',
+  input.dataDir,
+  '--name',
+  input.member,
+  '--initial-cluster',
+  `${input.member}=${input.peerURL}`,
+  '--initial-advertise-peer-urls',
+  input.peerURL,
+  '--initial-cluster-token',
+  input.token,
+];
 
 /** The seed's init container for a continuous source: `restore-point`, its work dir on the data volume beside the data dir. */
 function restorePointInit(
@@ -304,16 +303,7 @@ function restorePointInit(
           : ['--revision', String(source.point.revision)]),
       '--work-dir',
       `${input.dataVolume.mountPath.replace(/\/+$/, '')}/restore-point`,
-      '--data-dir',
-      input.dataDir,
-      '--name',
-      input.member,
-      '--initial-cluster',
-      `${input.member}=${input.peerURL}`,
-      '--initial-advertise-peer-urls',
-      input.peerURL,
-      '--initial-cluster-token',
-      input.token,
+      ...memberArgs(input),
     ],
     env: credentialEnv(source.secretName),
     terminationMessagePath: '/dev/termination-log',
