@@ -3,27 +3,29 @@
 // every fullSnapshotInterval, and after a gap (the watch fell behind a compaction, the store refused writes longer than
 // the buffer holds). Its place is read from the store at start, never from local state, so a restarted archiver goes
 // on from the last uploaded revision. Invariant: a chunk is written only with whole, contiguous revisions that follow
-// the chain's reach, so every chain is a snapshot plus an unbroken run of changes.
-import type { Etcd3, IKeyValue, IWatchResponse, Watcher } from 'etcd3';
+// the chain's reach, so every chain is a snapshot plus an unbroken run of changes. What it writes to the store is in
+// archive-chains.ts, the changes it holds in change-buffer.ts; this file is the loop and its place.
+import type { Etcd3, IWatchResponse, Watcher } from 'etcd3';
 import { Range } from 'etcd3';
 import { describe } from './agent-error';
+import {
+  applyRetention,
+  iso,
+  putChunk,
+  readArchiveState,
+  uploadChain,
+  writeArchiveState,
+  type ArchiveAt,
+  type CurrentChain,
+} from './archive-chains';
 import type { ArchiveStore } from './archive-store';
 import type { FullSnapshot } from './archive-snapshot';
-import { encodeChunk } from './change-chunk';
+import { ChangeBuffer, changeOf } from './change-buffer';
 import {
   archiveRoot,
-  chainId,
-  chainPrefix,
   chainReach,
   chainsOfListing,
-  chainsToDelete,
-  chunkKey,
-  CONTINUOUS_FORMAT,
-  manifestKey,
-  snapshotKey,
-  stateKey,
   type ArchiveGap,
-  type ArchiveState,
   type ArchivedChange,
   type ChainManifest,
 } from '../contracts/continuous-backup';
@@ -61,12 +63,6 @@ export interface ArchiverDeps {
   log(line: string): void;
 }
 
-interface CurrentChain {
-  chain: string;
-  snapshotRevision: number;
-  startedAt: number;
-}
-
 /** A reason to leave the watch loop and start a new chain. */
 class GapError extends Error {
   constructor(
@@ -77,7 +73,6 @@ class GapError extends Error {
   }
 }
 
-const iso = (ms: number) => new Date(ms).toISOString();
 const sleep = (ms: number, signal: AbortSignal) =>
   new Promise<void>((resolve) => {
     const t = setTimeout(done, ms);
@@ -94,29 +89,14 @@ const COMPACTED = /compacted/i;
 const PROBE_EVERY_MS = 1000;
 const ALL_KEYS = new Range(Buffer.from([0]), Buffer.from([0]));
 
-function changeOf(type: 'put' | 'delete', kv: IKeyValue, receivedAt: string): ArchivedChange {
-  return {
-    type,
-    key: kv.key.toString('base64'),
-    ...(type === 'put' ? { value: kv.value.toString('base64') } : {}),
-    revision: Number(kv.mod_revision),
-    createRevision: Number(kv.create_revision),
-    version: Number(kv.version),
-    lease: kv.lease === undefined || kv.lease === '' ? '0' : String(kv.lease),
-    receivedAt,
-  };
-}
-
-const sizeOf = (c: ArchivedChange) => c.key.length + (c.value?.length ?? 0) + 160;
-
 export class Archiver {
   private readonly root: string;
+  private readonly archive: ArchiveAt;
   private chain: CurrentChain | undefined;
   /** The last revision safe in the store, in the current chain. */
   private uploaded = 0;
   /** Changes after `uploaded`, whole revisions, in order. */
-  private buffer: ArchivedChange[] = [];
-  private bufferBytes = 0;
+  private readonly buffer = new ChangeBuffer();
   private gaps: ArchiveGap[] = [];
   /** When the store first refused the current buffer; cleared by a successful write. */
   private storeFailingSince: number | undefined;
@@ -136,6 +116,7 @@ export class Archiver {
     private readonly deps: ArchiverDeps,
   ) {
     this.root = archiveRoot(settings.prefix, settings.clusterUid);
+    this.archive = { store: deps.store, root: this.root, clusterUid: settings.clusterUid };
   }
 
   /** For tests and logs: the current chain and place. */
@@ -179,7 +160,7 @@ export class Archiver {
   /** Reads the place from the store: the newest complete chain and how far its chunks reach; the recorded gaps. */
   async resume(): Promise<void> {
     const chains = chainsOfListing(this.root, await this.deps.store.list(this.root));
-    const state = await this.readState();
+    const state = await readArchiveState(this.archive);
     this.gaps = state?.gaps ?? [];
     const newest = chains.filter((c) => c.complete).pop();
     if (!newest) return;
@@ -197,48 +178,17 @@ export class Archiver {
     this.deps.log(`resuming chain ${newest.chain} after revision ${reach.to}`);
   }
 
-  private async readState(): Promise<ArchiveState | undefined> {
-    const bytes = await this.deps.store.get(stateKey(this.root));
-    if (!bytes) return undefined;
-    try {
-      const s = JSON.parse(bytes.toString('utf8')) as ArchiveState;
-      return s.format === CONTINUOUS_FORMAT && s.clusterUid === this.settings.clusterUid ? s : undefined;
-    } catch {
-      return undefined;
-    }
-  }
-
-  /** Takes and uploads a full snapshot, then its manifest: from then on the chain exists. */
+  /** Takes a full snapshot and starts a chain with it in the store. */
   private async uploadChain(
     cause: ChainManifest['cause'],
     signal: AbortSignal,
   ): Promise<{ chain: CurrentChain; snapshot: FullSnapshot }> {
     const snapshot = await this.deps.fullSnapshot(signal);
-    try {
-      const chain = chainId(snapshot.revision, snapshot.takenAt);
-      await this.deps.store.putFile(snapshotKey(this.root, chain), snapshot.path);
-      const manifest: ChainManifest = {
-        format: CONTINUOUS_FORMAT,
-        clusterUid: this.settings.clusterUid,
-        chain,
-        snapshotRevision: snapshot.revision,
-        snapshotTime: snapshot.takenAt,
-        snapshotSha256: snapshot.sha256,
-        snapshotSize: snapshot.size,
-        etcdVersion: snapshot.etcdVersion,
-        cause,
-      };
-      await this.deps.store.put(manifestKey(this.root, chain), Buffer.from(`${JSON.stringify(manifest)}\n`));
-      this.deps.log(
-        `chain ${chain} started (${cause}): full snapshot at revision ${snapshot.revision}, ${snapshot.size} bytes`,
-      );
-      return {
-        chain: { chain, snapshotRevision: snapshot.revision, startedAt: Date.parse(snapshot.takenAt) },
-        snapshot,
-      };
-    } finally {
-      await snapshot.discard();
-    }
+    const chain = await uploadChain(this.archive, snapshot, cause);
+    this.deps.log(
+      `chain ${chain.chain} started (${cause}): full snapshot at revision ${snapshot.revision}, ${snapshot.size} bytes`,
+    );
+    return { chain, snapshot };
   }
 
   private async startChain(
@@ -278,7 +228,6 @@ export class Archiver {
         }
         expected = change.revision + 1;
         this.buffer.push(change);
-        this.bufferBytes += sizeOf(change);
       }
     };
     // etcd3 would reconnect by itself from the last header revision, which can lie past changes not yet delivered:
@@ -317,8 +266,7 @@ export class Archiver {
   }
 
   private nextRevision(): number {
-    const last = this.buffer[this.buffer.length - 1];
-    return (last ? last.revision : this.uploaded) + 1;
+    return (this.buffer.newest?.revision ?? this.uploaded) + 1;
   }
 
   /** One look at everything: a finished rollover, a due flush, a due full snapshot, a due state refresh. */
@@ -329,12 +277,12 @@ export class Archiver {
       this.deps.log(`scheduled full snapshot failed: ${describe(this.rollover.failed)}; the chain goes on`);
       this.rollover = undefined;
     }
-    const oldest = this.buffer[0];
+    const oldest = this.buffer.oldest;
     // Half the lag budget waiting for more changes, half for the upload.
     const due =
       oldest !== undefined &&
       (now - Date.parse(oldest.receivedAt) >= this.settings.maxLagMs / 2 ||
-        this.bufferBytes >= this.settings.chunkBytes);
+        this.buffer.bytes >= this.settings.chunkBytes);
     if (due) await this.flush(now);
     else if (oldest === undefined && now - this.lastProbe >= PROBE_EVERY_MS) await this.probeCurrent();
     if (!this.rollover && this.chain && now - this.chain.startedAt >= this.settings.fullSnapshotIntervalMs)
@@ -345,15 +293,15 @@ export class Archiver {
   /** Uploads the buffer as chunks of whole revisions; a refusing store keeps it, until it grows past its bound. */
   private async flush(now: number): Promise<void> {
     while (this.buffer.length > 0) {
-      const cut = this.cutChunk();
+      const cut = this.buffer.head(this.settings.chunkBytes);
       try {
         await this.putChunk(this.chain!, cut);
       } catch (e) {
         this.storeFailingSince ??= now;
-        if (this.bufferBytes > this.settings.maxBufferBytes)
+        if (this.buffer.bytes > this.settings.maxBufferBytes)
           throw new GapError(
             'store',
-            `the store refused writes since ${iso(this.storeFailingSince)} and ${this.bufferBytes} bytes of changes are waiting: ${describe(e)}`,
+            `the store refused writes since ${iso(this.storeFailingSince)} and ${this.buffer.bytes} bytes of changes are waiting: ${describe(e)}`,
           );
         this.deps.log(
           `store refused chunk ${cut[0]!.revision}..${cut[cut.length - 1]!.revision}: ${describe(e)}; keeping it`,
@@ -361,8 +309,7 @@ export class Archiver {
         return;
       }
       this.storeFailingSince = undefined;
-      this.buffer.splice(0, cut.length);
-      this.bufferBytes -= cut.reduce((n, c) => n + sizeOf(c), 0);
+      this.buffer.shift(cut.length);
       const last = cut[cut.length - 1]!;
       this.uploaded = last.revision;
       // Everything the watch had delivered by then is safe: the last change's arrival is the time the store reaches.
@@ -371,26 +318,8 @@ export class Archiver {
     }
   }
 
-  /** The buffer's head up to chunkBytes, never splitting a revision. */
-  private cutChunk(): ArchivedChange[] {
-    let bytes = 0;
-    let end = 0;
-    while (end < this.buffer.length) {
-      const c = this.buffer[end]!;
-      const sameRevision = end > 0 && this.buffer[end - 1]!.revision === c.revision;
-      if (!sameRevision && end > 0 && bytes + sizeOf(c) > this.settings.chunkBytes) break;
-      bytes += sizeOf(c);
-      end++;
-    }
-    return this.buffer.slice(0, end);
-  }
-
-  private async putChunk(chain: CurrentChain, changes: ArchivedChange[]): Promise<void> {
-    const { bytes, header } = encodeChunk(
-      { clusterUid: this.settings.clusterUid, chain: chain.chain, closedAt: iso(this.deps.now()) },
-      changes,
-    );
-    await this.deps.store.put(chunkKey(this.root, chain.chain, header.first, header.last), bytes);
+  private putChunk(chain: CurrentChain, changes: ArchivedChange[]): Promise<void> {
+    return putChunk(this.archive, chain, changes, iso(this.deps.now()));
   }
 
   /** Nothing waiting: if etcd holds nothing newer than the store, the archive is current as of now. */
@@ -423,39 +352,26 @@ export class Archiver {
    */
   private async switchChain(done: { chain: CurrentChain; revision: number }): Promise<void> {
     const S = done.revision;
-    const oldPart = this.buffer.filter((c) => c.revision <= S);
+    const oldPart = this.buffer.all().filter((c) => c.revision <= S);
     if (oldPart.length > 0) await this.putChunk(this.chain!, oldPart);
-    const carried = [...this.rollover!.tail, ...this.buffer].filter((c) => c.revision > S);
+    const carried = [...this.rollover!.tail, ...this.buffer.all()].filter((c) => c.revision > S);
     this.chain = done.chain;
     this.uploaded = S;
-    this.buffer = carried;
-    this.bufferBytes = carried.reduce((n, c) => n + sizeOf(c), 0);
+    this.buffer.replace(carried);
     this.rollover = undefined;
     await this.applyRetention();
     await this.writeState(true);
   }
 
   private dropBuffer(): void {
-    this.buffer = [];
-    this.bufferBytes = 0;
+    this.buffer.clear();
     this.rollover = undefined;
   }
 
   /** Deletes whole chains older than the retention window that no kept point needs, and the gaps before them. */
   private async applyRetention(): Promise<void> {
-    const chains = chainsOfListing(this.root, await this.deps.store.list(this.root));
     const keepFrom = iso(this.deps.now() - this.settings.retentionMs);
-    const doomed = new Set(chainsToDelete(chains, keepFrom));
-    for (const chain of doomed) {
-      const keys = await this.deps.store.list(chainPrefix(this.root, chain));
-      // The manifest first: a chain without one is never used, so a deletion cut short leaves nothing usable half-gone.
-      const manifest = manifestKey(this.root, chain);
-      await this.deps.store.delete(keys.filter((k) => k === manifest));
-      await this.deps.store.delete(keys.filter((k) => k !== manifest));
-      this.deps.log(`retention: deleted chain ${chain} (${keys.length} objects)`);
-    }
-    const oldestKept = chains.filter((c) => c.complete && !doomed.has(c.chain))[0];
-    if (oldestKept) this.gaps = this.gaps.filter((g) => g.beforeRevision > oldestKept.snapshotRevision);
+    this.gaps = await applyRetention(this.archive, keepFrom, this.gaps, this.deps.log);
   }
 
   /** The state object, rewritten when the place moved or, while idle, every stateRefreshMs. */
@@ -464,16 +380,13 @@ export class Archiver {
     const moved = this.latest.revision !== this.lastStateWrite.revision;
     const stale = this.latest.time - this.lastStateWrite.time >= this.settings.stateRefreshMs;
     if (!force && !moved && !stale) return;
-    const state: ArchiveState = {
-      format: CONTINUOUS_FORMAT,
-      clusterUid: this.settings.clusterUid,
-      chain: this.chain.chain,
-      latestRevision: this.latest.revision,
-      latestTime: iso(this.latest.time),
-      gaps: this.gaps,
-    };
     try {
-      await this.deps.store.put(stateKey(this.root), Buffer.from(`${JSON.stringify(state)}\n`));
+      await writeArchiveState(this.archive, {
+        chain: this.chain.chain,
+        latestRevision: this.latest.revision,
+        latestTime: iso(this.latest.time),
+        gaps: this.gaps,
+      });
       this.lastStateWrite = { ...this.latest };
     } catch (e) {
       // The chunks are what counts; the state is retried on the next tick.
