@@ -40,10 +40,10 @@ export interface EtcdAdmin {
     endpoints: string[],
     timeoutMs?: number,
   ): Promise<{ clusterId: string; members: EtcdMember[] }>;
-  /** Adds a learner with this peer URL, or returns the member that already has it (a retry finds its own work). */
   /**
-   * MemberAddAsLearner; `not-ready` while etcd refuses membership changes because a voter has not been connected
-   * for its health interval yet (a wait, not a failure).
+   * MemberAddAsLearner with this peer URL, or the member that already has it (a retry finds its own work);
+   * `not-ready` while etcd refuses membership changes because a voter has not been connected for its health
+   * interval yet (a wait, not a failure).
    */
   addLearner(
     endpoints: string[],
@@ -53,7 +53,6 @@ export interface EtcdAdmin {
   promote(endpoints: string[], id: string): Promise<'promoted' | 'not-caught-up' | 'not-found'>;
   /** Removes a member; a member that is already gone counts as removed. */
   remove(endpoints: string[], id: string): Promise<'removed' | 'not-found'>;
-  /** Asks the current leader (at `leaderEndpoint`) to hand leadership to `targetId`. */
   /**
    * Hands leadership from the member at `leaderEndpoint` to `targetId`, looking first: `already-leader` when
    * the target leads (a retry of a move that succeeded but timed out), `not-leader` when a third member leads
