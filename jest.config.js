@@ -16,9 +16,17 @@ const common = {
 /**
  * e2e files that must have the stack to themselves: they kill or add operator processes, stop or cut off nodes,
  * fill a node's disk, or bring up stacks of their own. `npm test` (test/run-suite.sh) runs every other file
- * two at a time (E2E_GROUP=shared), then these one by one (E2E_GROUP=alone). Without E2E_GROUP the e2e project
- * has every file, for running one file by hand.
+ * two at a time (E2E_GROUP=shared), then these one by one (E2E_GROUP=alone), then the real-node files that can share
+ * one real-node stack (E2E_GROUP=realnodes: test/support/real-node-stack.ts shares the default stack when it runs on
+ * real nodes, and brings up a stack of its own otherwise). Without E2E_GROUP the e2e project has every file, for
+ * running one file by hand.
  */
+const REAL_NODE_SHARED = [
+  'test/realnodes/real-nodes',
+  'test/realnodes/storage',
+  'test/realnodes/node-faults',
+  'test/realnodes/volume-full',
+].map((p) => `<rootDir>/${p}`);
 const ALONE = [
   'test/faults/operator-kill-steps',
   'test/operator/worker-crash',
@@ -30,8 +38,9 @@ const ALONE = [
   'test/soak/',
 ].map((p) => `<rootDir>/${p}`);
 const group = process.env.E2E_GROUP;
-if (group !== undefined && group !== 'shared' && group !== 'alone')
-  throw new Error(`E2E_GROUP is shared or alone, not "${group}"`);
+if (group !== undefined && !['shared', 'alone', 'realnodes'].includes(group))
+  throw new Error(`E2E_GROUP is shared, alone or realnodes, not "${group}"`);
+const matchOf = (paths) => paths.map((p) => (p.endsWith('/') ? `${p}**/*.test.ts` : `${p}.test.ts`));
 
 module.exports = {
   // Files run in worker processes, never in Jest's own: a worker whose heap is over this limit after a file is
@@ -53,10 +62,13 @@ module.exports = {
       ...common,
       displayName: 'e2e',
       testMatch: ['<rootDir>/test/**/*.test.ts'],
-      testPathIgnorePatterns: ['<rootDir>/test/support/', ...(group === 'shared' ? ALONE : [])],
-      ...(group === 'alone'
-        ? { testMatch: ALONE.map((p) => (p.endsWith('/') ? `${p}**/*.test.ts` : `${p}.test.ts`)) }
-        : {}),
+      testPathIgnorePatterns: [
+        '<rootDir>/test/support/',
+        ...(group === 'shared' ? ALONE : []),
+        ...(group === 'alone' ? REAL_NODE_SHARED : []),
+      ],
+      ...(group === 'alone' ? { testMatch: matchOf(ALONE) } : {}),
+      ...(group === 'realnodes' ? { testMatch: matchOf(REAL_NODE_SHARED) } : {}),
       setupFilesAfterEnv: ['<rootDir>/test/support/e2e-setup.ts'],
     },
   ],
