@@ -22,13 +22,17 @@ const common = {
  * running one file by hand.
  */
 const REAL_NODE_SHARED = [
+  // The fault tests run against real kubelets and containerd (issue 15): crictl kills, SIGSTOP of the container.
+  'test/faults/member-faults',
+  'test/faults/quorum-recovery',
+  'test/faults/operator-kill-steps',
   'test/realnodes/real-nodes',
   'test/realnodes/storage',
   'test/realnodes/node-faults',
   'test/realnodes/volume-full',
 ].map((p) => `<rootDir>/${p}`);
 const ALONE = [
-  'test/faults/operator-kill-steps',
+  'test/faults/',
   'test/operator/worker-crash',
   'test/runtime/watcher-lease',
   'test/runtime/bad-input',
