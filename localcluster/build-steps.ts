@@ -234,16 +234,6 @@ export function buildSteps(root: string, spec: ToolSpec): BuildStep[] {
     }
     case 'coredns':
       return [goInstall(buildDir, binDir, [`github.com/coredns/coredns@v${spec.version}`])];
-    case 'local-path-provisioner':
-      return [
-        goInstall(
-          buildDir,
-          binDir,
-          [`github.com/rancher/local-path-provisioner@v${spec.version}`],
-          // Its `--version` would otherwise say "0.0.1".
-          `-X main.VERSION=v${spec.version}`,
-        ),
-      ];
     case 'crictl':
       return [
         goInstall(

@@ -149,30 +149,10 @@ export function corednsImageRecipe(corednsBinary: string): ImageRecipe {
   };
 }
 
-/** The local-path provisioner's helper Pods (they create and remove volume folders on their node) run this image. */
-export const LOCAL_PATH_HELPER_IMAGE = 'etcd-conductor.local/local-path-helper:1';
-
-/** Only Debian's static busybox: the provisioner's setup and teardown scripts need a shell, mkdir, chmod and rm. */
-export function localPathHelperImageRecipe(): ImageRecipe {
-  return {
-    reference: LOCAL_PATH_HELPER_IMAGE,
-    files: [
-      { path: '/etc/passwd', content: PASSWD, mode: 0o644 },
-      { path: '/etc/group', content: GROUP, mode: 0o644 },
-    ],
-    dirs: [{ path: '/tmp', mode: 0o1777 }],
-    busyboxApplets: [...SHELL_APPLETS, 'chmod', 'chown', 'du', 'test', '['],
-    cmd: ['/bin/sh'],
-    env: ['PATH=/usr/sbin:/usr/bin:/sbin:/bin'],
-    exposedPorts: [],
-  };
-}
-
 export function imageRecipes(tools: ToolPaths): ImageRecipe[] {
   return [
     pauseImageRecipe(tools.pause),
     corednsImageRecipe(tools.coredns),
-    localPathHelperImageRecipe(),
     ...ETCD_VERSIONS.map((v) => etcdImageRecipe(v, tools.etcdBinDirs[v])),
   ];
 }

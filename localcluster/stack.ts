@@ -250,20 +250,15 @@ export async function startStack(opts: StartStackOptions): Promise<RunningStack>
       const relay = await startUpstreamDnsRelay(real.net.bridgeIp, log);
       if (relay) onStop('upstream DNS relay', () => relay.stop());
       await installClusterDns(tools.kubectl, layout.paths.adminKubeconfig, dnsServiceIp, log, relay?.address);
-      const provisioners = await startLocalPathStorage({
-        layout,
+      const provisioner = await startLocalPathStorage({
         net: real.net,
         kubectl: tools.kubectl,
         adminKubeconfig: layout.paths.adminKubeconfig,
         kubeconfig: servicesKubeconfig,
-        binary: tools.localPathProvisioner,
         log,
       });
-      // Stopped before the nodes (stops run in reverse), so no helper Pod is started on a node going away.
-      for (const provisioner of provisioners) {
-        onStop(provisioner.name, () => provisioner.stop(5000));
-        track(provisioner);
-      }
+      // Stopped before the nodes (stops run in reverse).
+      onStop('host provisioner', () => provisioner.stop());
       const resizer = startClaimResizer({ kubeconfig: servicesKubeconfig, log });
       onStop('claim resizer', () => resizer.stop());
       const hostNames = startHostNames({ kubeconfig: servicesKubeconfig, stateDir: layout.stateDir, log });

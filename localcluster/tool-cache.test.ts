@@ -43,7 +43,6 @@ describe('toolDirs', () => {
       'crictl-1.37.0',
       'containerd-2.4.2',
       'coredns-1.15.0',
-      'local-path-provisioner-0.0.30',
       'kubernetes-node-1.35.4',
     ]);
   });

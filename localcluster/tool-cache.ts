@@ -14,7 +14,6 @@ import {
   ETCD_VERSIONS,
   HELM_VERSION,
   KUBERNETES_VERSION,
-  LOCAL_PATH_PROVISIONER_VERSION,
   MINIO_VERSION,
   TEMPORAL_CLI_VERSION,
   type EtcdVersion,
@@ -34,8 +33,7 @@ export type ToolName =
   | 'crictl'
   | 'pause'
   | 'lincheck'
-  | 'coredns'
-  | 'local-path-provisioner';
+  | 'coredns';
 
 export interface ToolSpec {
   name: ToolName;
@@ -114,13 +112,6 @@ export const LINCHECK_TOOL: ToolSpec = {
 
 export const COREDNS_TOOL: ToolSpec = { name: 'coredns', version: COREDNS_VERSION, binaries: ['coredns'] };
 
-/** The real nodes' default StorageClass provisioner (see real-nodes/local-path-storage.ts); it runs on the host. */
-export const LOCAL_PATH_PROVISIONER_TOOL: ToolSpec = {
-  name: 'local-path-provisioner',
-  version: LOCAL_PATH_PROVISIONER_VERSION,
-  binaries: ['local-path-provisioner'],
-};
-
 /** What the real nodes (localcluster/real-nodes/) need beyond the control plane. */
 export const REAL_NODE_TOOLS: ToolSpec[] = [
   PAUSE_TOOL,
@@ -129,7 +120,6 @@ export const REAL_NODE_TOOLS: ToolSpec[] = [
   CRICTL_TOOL,
   CONTAINERD_TOOL,
   COREDNS_TOOL,
-  LOCAL_PATH_PROVISIONER_TOOL,
   KUBERNETES_NODE_TOOL,
 ];
 
@@ -218,7 +208,6 @@ export interface ToolPaths {
   pause: string;
   lincheck: string;
   coredns: string;
-  localPathProvisioner: string;
 }
 
 export function toolPaths(root: string): ToolPaths {
@@ -245,6 +234,5 @@ export function toolPaths(root: string): ToolPaths {
     pause: binaryPath(root, PAUSE_TOOL, 'pause'),
     lincheck: binaryPath(root, LINCHECK_TOOL, 'lincheck'),
     coredns: binaryPath(root, COREDNS_TOOL, 'coredns'),
-    localPathProvisioner: binaryPath(root, LOCAL_PATH_PROVISIONER_TOOL, 'local-path-provisioner'),
   };
 }

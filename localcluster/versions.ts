@@ -44,9 +44,3 @@ export const LINCHECK_VERSION = '1';
 export const PORCUPINE_VERSION = '1.3.1';
 /** CoreDNS for cluster DNS on the real nodes; installs straight from the proxy (no replace directives). */
 export const COREDNS_VERSION = '1.15.0';
-
-/**
- * The real nodes' dynamic volume provisioner (rancher/local-path-provisioner): v0.0.30 is the version the Go module
- * proxy serves here, and it installs without replace directives.
- */
-export const LOCAL_PATH_PROVISIONER_VERSION = '0.0.30';

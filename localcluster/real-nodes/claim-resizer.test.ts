@@ -1,4 +1,4 @@
-// The real nodes' resizer grows only local-path volumes, in classes of local-path-provisioner that allow expansion, when their claim asks for more.
+// The real nodes' resizer grows only local-path volumes, in classes of rancher.io/local-path that allow expansion, when their claim asks for more.
 import type { V1PersistentVolume, V1PersistentVolumeClaim, V1StorageClass } from '@kubernetes/client-node';
 import { planLocalPathResizes, PROVISIONED_BY } from './claim-resizer';
 import { PROVISIONER_NAME } from './local-path-storage';
@@ -58,7 +58,7 @@ describe('planLocalPathResizes', () => {
     ],
     ['a class that is gone never grows', claim(), volume(), [], []],
     [
-      'a volume local-path-provisioner did not make is left alone',
+      'a volume the host provisioner did not make is left alone',
       claim(),
       volume('kubernetes.io/no-provisioner'),
       [grow],

@@ -1,18 +1,19 @@
 // Real nodes: grows local-path volumes when their claim asks for more and their StorageClass allows it. It stands in
-// for the CSI resizer local-path-provisioner does not have (the controller-manager's expand controller leaves such a
-// claim to "an external controller"), so the operator's claim growth runs on real nodes as on a cluster with one.
+// for the CSI resizer a provisioner of the name rancher.io/local-path does not have (the controller-manager's expand
+// controller leaves such a claim to "an external controller"), so the operator's claim growth runs on real nodes as on
+// a cluster with one.
 //
 // A local-path volume is a folder on its node with no size of its own: growing is bookkeeping, the volume's capacity
 // and the claim's status.capacity raised to what the claim asks for (the same decision as the process nodes' claim
-// binder, planResizes). Only volumes local-path-provisioner made, in classes of its provisioner, are touched.
+// binder, planResizes). Only volumes the host provisioner made, in classes of rancher.io/local-path, are touched.
 import { CoreV1Api, KubeConfig, StorageV1Api } from '@kubernetes/client-node';
 import type { V1PersistentVolume, V1PersistentVolumeClaim, V1StorageClass } from '@kubernetes/client-node';
 import { applyResize, planResizes } from '../node/claim-resize';
 import type { ResizeAction } from '../node/claim-resize';
+import { PROVISIONED_BY } from './host-volume-plan';
 import { PROVISIONER_NAME } from './local-path-storage';
 
-/** The annotation the provisioner library puts on every volume it makes. */
-export const PROVISIONED_BY = 'pv.kubernetes.io/provisioned-by';
+export { PROVISIONED_BY };
 
 /** Pure: the resizes due, from the claims, volumes and StorageClasses as listed. */
 export function planLocalPathResizes(

@@ -1,6 +1,6 @@
+// The real nodes' StorageClasses and where the host provisioner keeps each class's volumes.
 import { stackLayout } from '../stack-layout';
-import { LOCAL_PATH_HELPER_IMAGE } from '../images';
-import { localPathManifests, PROVISIONERS, provisionerArgs, provisionerConfig } from './local-path-storage';
+import { localPathManifests, provisionerFolders } from './local-path-storage';
 import { realNodeLayout } from './real-node-layout';
 
 const net = realNodeLayout(stackLayout({ repoRoot: '/r', stateDir: '/s', hostIp: '127.60.0.1' }));
@@ -8,47 +8,22 @@ type Item = { kind: string; metadata: { name: string; annotations?: Record<strin
   string,
   unknown
 >;
-const items = (localPathManifests(net) as { items: Item[] }).items;
+const items = (localPathManifests() as { items: Item[] }).items;
 
 describe('local-path storage on real nodes', () => {
   it("keeps each node's volumes inside that node's own folder of the stack, and no other node's", () => {
-    const [plain, sized] = PROVISIONERS;
-    expect(provisionerConfig(net, plain)).toEqual({
-      nodePathMap: [
-        { node: 'node-a', paths: ['/s/nodes/node-a/volumes'] },
-        { node: 'node-b', paths: ['/s/nodes/node-b/volumes'] },
-        { node: 'node-c', paths: ['/s/nodes/node-c/volumes'] },
-      ],
-      cmdTimeoutSeconds: 120,
+    expect(provisionerFolders(net)).toEqual({
+      'rancher.io/local-path': {
+        'node-a': '/s/nodes/node-a/volumes',
+        'node-b': '/s/nodes/node-b/volumes',
+        'node-c': '/s/nodes/node-c/volumes',
+      },
+      'etcd-conductor.dev/local-path-sized': {
+        'node-a': '/s/nodes/node-a/sized-volumes',
+        'node-b': '/s/nodes/node-b/sized-volumes',
+        'node-c': '/s/nodes/node-c/sized-volumes',
+      },
     });
-    expect(provisionerConfig(net, sized)).toMatchObject({
-      nodePathMap: [
-        { node: 'node-a', paths: ['/s/nodes/node-a/sized-volumes'] },
-        { node: 'node-b', paths: ['/s/nodes/node-b/sized-volumes'] },
-        { node: 'node-c', paths: ['/s/nodes/node-c/sized-volumes'] },
-      ],
-    });
-    // No DEFAULT_PATH_FOR_NON_LISTED_NODES entry: a volume on an unknown node would land outside the stack.
-    for (const p of PROVISIONERS)
-      expect(JSON.stringify(provisionerConfig(net, p))).not.toContain('DEFAULT_PATH');
-  });
-
-  it('lists no StorageClasses in a config, so every class naming the provisioner is served (a listed config refuses the rest)', () => {
-    for (const p of PROVISIONERS) expect(provisionerConfig(net, p)).not.toHaveProperty('storageClassConfigs');
-  });
-
-  it('runs one process per provisioner name, each with its own ConfigMap', () => {
-    expect(PROVISIONERS.map((p) => [p.provisioner, p.configMap])).toEqual([
-      ['rancher.io/local-path', 'local-path-config'],
-      ['etcd-conductor.dev/local-path-sized', 'local-path-sized-config'],
-    ]);
-    const configMaps = items.filter((i) => i.kind === 'ConfigMap').map((i) => i.metadata.name);
-    expect(configMaps).toEqual(['local-path-config', 'local-path-sized-config']);
-    for (const p of PROVISIONERS) {
-      const args = provisionerArgs('/k', p);
-      expect(args).toContain(`--provisioner-name=${p.provisioner}`);
-      expect(args).toContain(`--configmap-name=${p.configMap}`);
-    }
   });
 
   it('is the default StorageClass and binds only once the scheduler has chosen the node', () => {
@@ -75,18 +50,5 @@ describe('local-path storage on real nodes', () => {
       'local-path',
       'local-path-sized',
     ]);
-  });
-
-  it('runs helper Pods from the image built here, never pulled', () => {
-    const cm = items.find((i) => i.kind === 'ConfigMap') as { data: Record<string, string> } | undefined;
-    const pod = JSON.parse(cm?.data['helperPod.yaml'] ?? '{}') as {
-      spec: { containers: Array<{ image: string; imagePullPolicy: string }> };
-    };
-    expect(pod.spec.containers[0]).toMatchObject({
-      image: LOCAL_PATH_HELPER_IMAGE,
-      imagePullPolicy: 'IfNotPresent',
-    });
-    expect(cm?.data.setup).toContain('mkdir -m 0777 -p "$VOL_DIR"');
-    expect(provisionerArgs('/k', PROVISIONERS[0])).toContain(`--helper-image=${LOCAL_PATH_HELPER_IMAGE}`);
   });
 });

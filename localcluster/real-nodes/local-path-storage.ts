@@ -1,125 +1,51 @@
-// Storage on the real nodes: rancher's local-path-provisioner (built from the Go module proxy) runs on the host as a
-// control-plane component and serves the default StorageClass. Each volume is a folder in the volumes folder of the
-// node that owns it (inside that node's own folder of the stack), created and removed by a helper Pod on that node,
-// so a member's data outlives its container and its Pod, and `down` removes it with the node.
+// Storage on the real nodes: the default StorageClass `local-path` and the size-limited `local-path-sized`, served by the
+// stack's host provisioner (host-provisioner.ts). Each volume is a folder in the volumes folder of the node that owns
+// it (inside that node's own folder of the stack), so a member's data outlives its container and its Pod, and `down`
+// removes it with the node. The provisioner names stay local-path's, so classes written for kind work unchanged.
 import { execFile } from 'node:child_process';
-import { join } from 'node:path';
-import { LOCAL_PATH_HELPER_IMAGE } from '../images';
-import { startProcess, type ManagedProcess } from '../managed-process';
-import type { StackLayout } from '../stack-layout';
-import { waitFor } from '../wait-for';
-import type { RealNodeLayout } from './real-node-layout';
+import { mkdirSync } from 'node:fs';
+import { startHostProvisioner, type HostProvisioner } from './host-provisioner';
+import type { ProvisionerFolders } from './host-volume-plan';
+import type { RealNode, RealNodeLayout } from './real-node-layout';
 
-export const STORAGE_NAMESPACE = 'local-path-storage';
 export const STORAGE_CLASS = 'local-path';
 /**
  * Not the default: volumes in each node's size-limited folder (a tmpfs of SIZED_VOLUMES_BYTES, one per node, shared
  * by that node's volumes of this class), for tests that fill a member's volume. A claim's requested size is not
- * enforced by local-path; the folder's filesystem is what runs out.
+ * enforced; the folder's filesystem is what runs out.
  */
 export const SIZED_STORAGE_CLASS = 'local-path-sized';
 /** Room for etcd's first WAL segment (64 MiB, preallocated), its db and snapshots, and a little to fill. */
 export const SIZED_VOLUMES_BYTES = 256 * 1024 * 1024;
-/** Serves every StorageClass that names it, as local-path does on kind: the user's own classes work too. */
+/**
+ * local-path-provisioner's name, kept: the host provisioner serves every StorageClass that names it, as local-path does
+ * on kind, so the user's own classes (and tests' per-run ones) work too.
+ */
 export const PROVISIONER_NAME = 'rancher.io/local-path';
-/** A second provisioner, for the size-limited folders only. */
+/** A second provisioner name, for the size-limited folders only. */
 export const SIZED_PROVISIONER_NAME = 'etcd-conductor.dev/local-path-sized';
-const SERVICE_ACCOUNT = 'local-path-provisioner-service-account';
+/** Where each provisioner name keeps a node's volumes: the node's disk, or its size-limited tmpfs. */
+const FOLDER_OF: Readonly<Record<string, (n: RealNode) => string>> = {
+  [PROVISIONER_NAME]: (n) => n.volumesDir,
+  [SIZED_PROVISIONER_NAME]: (n) => n.sizedVolumesDir,
+};
 
-/**
- * One local-path-provisioner process. local-path picks a folder per class only from a list of classes in its
- * config, and then refuses every class not listed ("BUG: Got request for unexpected storage class"), so a class a
- * user (or a test) creates would never be provisioned. Instead each process has one folder per node and serves every
- * class of its provisioner name: the default one for the node's disk, a second one for the size-limited folders.
- */
-export interface ProvisionerInstance {
-  /** The process's name in logs and stops. */
-  name: string;
-  provisioner: string;
-  configMap: string;
-  /** The folder on a node that holds this provisioner's volumes. */
-  folder: (node: RealNodeLayout['nodes'][number]) => string;
+/** Pure: provisioner name -> node -> folder, every node of this stack and no other (no default for unknown nodes). */
+export function provisionerFolders(net: RealNodeLayout): ProvisionerFolders {
+  return Object.fromEntries(
+    Object.entries(FOLDER_OF).map(([provisioner, folder]) => [
+      provisioner,
+      Object.fromEntries(net.nodes.map((n) => [n.name, folder(n)])),
+    ]),
+  );
 }
 
-export const PROVISIONERS: readonly [ProvisionerInstance, ProvisionerInstance] = [
-  {
-    name: 'local-path-provisioner',
-    provisioner: PROVISIONER_NAME,
-    configMap: 'local-path-config',
-    folder: (n) => n.volumesDir,
-  },
-  {
-    name: 'local-path-provisioner-sized',
-    provisioner: SIZED_PROVISIONER_NAME,
-    configMap: 'local-path-sized-config',
-    folder: (n) => n.sizedVolumesDir,
-  },
-];
-
-/**
- * A provisioner's config.json: every node's volumes in its own folder of the stack (no other node gets any, and no
- * default entry for nodes not listed). No `storageClassConfigs`: with it, local-path refuses every class not listed.
- */
-export function provisionerConfig(net: RealNodeLayout, instance: ProvisionerInstance): object {
-  return {
-    nodePathMap: net.nodes.map((n) => ({ node: n.name, paths: [instance.folder(n)] })),
-    // Seconds a helper Pod may take; a node that cannot run one leaves the claim Pending with the provisioner's Event.
-    cmdTimeoutSeconds: 120,
-  };
-}
-
-/** Upstream's scripts, kept strict: a volume folder is only ever created or removed below the node's volumes folder. */
-const SETUP = `#!/bin/sh
-set -eu
-mkdir -m 0777 -p "$VOL_DIR"
-`;
-const TEARDOWN = `#!/bin/sh
-set -eu
-rm -rf "$VOL_DIR"
-`;
-
-/** The helper Pod template; the provisioner adds the node, the volume folder's parent as a hostPath, and the command. */
-function helperPodYaml(): string {
-  return JSON.stringify({
-    apiVersion: 'v1',
-    kind: 'Pod',
-    metadata: { name: 'helper-pod' },
-    spec: {
-      priorityClassName: 'system-node-critical',
-      tolerations: [{ key: 'node.kubernetes.io/disk-pressure', operator: 'Exists', effect: 'NoSchedule' }],
-      containers: [{ name: 'helper-pod', image: LOCAL_PATH_HELPER_IMAGE, imagePullPolicy: 'IfNotPresent' }],
-    },
-  });
-}
-
-/**
- * Pure: the namespace, the helper Pods' ServiceAccount, each provisioner's ConfigMap, the default StorageClass and the
- * size-limited one.
- */
-export function localPathManifests(net: RealNodeLayout): object {
+/** Pure: the default StorageClass and the size-limited one. */
+export function localPathManifests(): object {
   return {
     apiVersion: 'v1',
     kind: 'List',
     items: [
-      // No Pod Security label: the helper Pods need a hostPath of the node's volumes folder.
-      { apiVersion: 'v1', kind: 'Namespace', metadata: { name: STORAGE_NAMESPACE } },
-      {
-        apiVersion: 'v1',
-        kind: 'ServiceAccount',
-        metadata: { name: SERVICE_ACCOUNT, namespace: STORAGE_NAMESPACE },
-        automountServiceAccountToken: false,
-      },
-      ...PROVISIONERS.map((instance) => ({
-        apiVersion: 'v1',
-        kind: 'ConfigMap',
-        metadata: { name: instance.configMap, namespace: STORAGE_NAMESPACE },
-        data: {
-          'config.json': JSON.stringify(provisionerConfig(net, instance)),
-          setup: SETUP,
-          teardown: TEARDOWN,
-          'helperPod.yaml': helperPodYaml(),
-        },
-      })),
       {
         apiVersion: 'storage.k8s.io/v1',
         kind: 'StorageClass',
@@ -144,18 +70,6 @@ export function localPathManifests(net: RealNodeLayout): object {
   };
 }
 
-export function provisionerArgs(kubeconfig: string, instance: ProvisionerInstance): string[] {
-  return [
-    'start',
-    `--kubeconfig=${kubeconfig}`,
-    `--namespace=${STORAGE_NAMESPACE}`,
-    `--configmap-name=${instance.configMap}`,
-    `--service-account-name=${SERVICE_ACCOUNT}`,
-    `--provisioner-name=${instance.provisioner}`,
-    `--helper-image=${LOCAL_PATH_HELPER_IMAGE}`,
-  ];
-}
-
 function kubectlApply(kubectl: string, kubeconfig: string, body: object): Promise<void> {
   return new Promise((resolve, reject) => {
     const child = execFile(kubectl, ['--kubeconfig', kubeconfig, 'apply', '-f', '-'], (err, _out, stderr) =>
@@ -170,42 +84,26 @@ function kubectlApply(kubectl: string, kubeconfig: string, body: object): Promis
 }
 
 export interface StartLocalPathStorageOptions {
-  layout: StackLayout;
   net: RealNodeLayout;
   kubectl: string;
   adminKubeconfig: string;
   /** The provisioner's identity (the stack's local-services kubeconfig). */
   kubeconfig: string;
-  binary: string;
   log: (line: string) => void;
 }
 
-/** Applies the manifests, then runs the provisioners (each reads its ConfigMap once at start, so the order matters). */
-export async function startLocalPathStorage(opts: StartLocalPathStorageOptions): Promise<ManagedProcess[]> {
+/** Applies the StorageClasses and starts the host provisioner that serves them (and every class naming it). */
+export async function startLocalPathStorage(opts: StartLocalPathStorageOptions): Promise<HostProvisioner> {
   const t0 = Date.now();
-  await kubectlApply(opts.kubectl, opts.adminKubeconfig, localPathManifests(opts.net));
-  const procs = PROVISIONERS.map((instance) =>
-    startProcess({
-      name: instance.name,
-      command: opts.binary,
-      args: provisionerArgs(opts.kubeconfig, instance),
-      cwd: opts.layout.stateDir,
-      logFile: join(opts.layout.paths.logsDir, `${instance.name}.log`),
-      stackDir: opts.layout.stateDir,
-    }),
-  );
-  // They log nothing when ready; a start-up error (bad config, no API) makes one exit within a second or two.
-  await Promise.all(
-    procs.map((proc) =>
-      waitFor(`${proc.name} to stay up`, async () => Promise.resolve(Date.now() - t0 > 1500), {
-        timeoutMs: 10000,
-        intervalMs: 250,
-        process: proc,
-      }),
-    ),
-  );
+  await kubectlApply(opts.kubectl, opts.adminKubeconfig, localPathManifests());
+  for (const n of opts.net.nodes) mkdirSync(n.volumesDir, { recursive: true });
+  const provisioner = startHostProvisioner({
+    kubeconfig: opts.kubeconfig,
+    folders: provisionerFolders(opts.net),
+    log: opts.log,
+  });
   opts.log(
-    `real nodes: StorageClass ${STORAGE_CLASS} (default) and every class of ${PROVISIONER_NAME} served by local-path-provisioner in ${Date.now() - t0} ms`,
+    `real nodes: StorageClass ${STORAGE_CLASS} (default), ${SIZED_STORAGE_CLASS} and every class of ${PROVISIONER_NAME} served by the host provisioner in ${Date.now() - t0} ms`,
   );
-  return procs;
+  return provisioner;
 }

@@ -306,8 +306,8 @@ describe('why a cluster waits', () => {
           (await eventsFor(ns, 'cl', 'ClaimPending')).length > 0 ? true : undefined,
         );
         // The fix is outside the spec (the class is immutable there): once it exists, the claim binds and the
-        // waiting Bootstrap goes on by itself. Real nodes provision with local-path-provisioner (on the node the
-        // scheduler picks), process nodes with the local claim binder.
+        // waiting Bootstrap goes on by itself. Real nodes provision with the stack's host provisioner (on the node
+        // the scheduler picks), process nodes with the local claim binder.
         await storage.createStorageClass({
           body: {
             metadata: { name: className },

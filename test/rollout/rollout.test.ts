@@ -30,8 +30,8 @@ const growClass = `rollout-grow-${randomBytes(3).toString('hex')}`;
 beforeAll(async () => {
   h = connect();
   storage = h.kc.makeApiClient(StorageV1Api);
-  // Process nodes: the local claim binder provisions any class. Real nodes: local-path-provisioner makes the volume
-  // on the node the scheduler picked, and the stack's resizer grows it. Either grows a claim only when its class
+  // Process nodes: the local claim binder provisions any class. Real nodes: the host provisioner makes the volume on
+  // the node the scheduler picked, and the stack's resizer grows it. Either grows a claim only when its class
   // allows expansion.
   await storage.createStorageClass({
     body: {
