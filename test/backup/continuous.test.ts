@@ -32,6 +32,8 @@ let report: WriterReport;
 let atRevision: { revision: number; kvs: Map<string, string> };
 /** A time between two acknowledged writes, the revision the archive maps it to, and the keys at that revision. */
 let atTime: { time: string; revision: number; kvs: Map<string, string> };
+/** When the archiver received each archived revision (the time status.restore reports for it). */
+let receivedAt: Map<number, string>;
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -49,8 +51,9 @@ async function keysAt(
       range_end: Buffer.from([0]),
       ...(revision !== undefined ? { revision } : {}),
     });
+    // With a revision asked for, the header still says the store's current one.
     return {
-      revision: Number(res.header.revision),
+      revision: revision ?? Number(res.header.revision),
       kvs: new Map(res.kvs.map((kv) => [kv.key.toString(), kv.value.toString()])),
     };
   } finally {
@@ -104,6 +107,18 @@ function restoreSpec(pointInTime?: PointInTime) {
       },
     },
   };
+}
+
+/** Waits until status.restore of `name` says the point its restore reached. */
+function waitRestoreStatus(
+  name: string,
+): Promise<NonNullable<NonNullable<EtcdCluster['status']>['restore']>> {
+  return eventually(
+    `status.restore of ${name}`,
+    async () => (await getCluster(h, ns, name)).status?.restore,
+    120_000,
+    1000,
+  );
 }
 
 /** Waits until the restore of `name` was refused (RestoreFailed) and returns the cluster. */
@@ -168,6 +183,7 @@ beforeAll(async () => {
 
   // The revision the archive maps the time to: the last change the archiver received at or before it.
   const changes = await archivedChanges();
+  receivedAt = new Map(changes.map((c) => [c.revision, c.receivedAt]));
   const t = Date.parse(atTime.time);
   const mapped = changes.filter((c) => Date.parse(c.receivedAt) <= t).pop();
   if (!mapped) throw new Error(`no archived change received at or before ${atTime.time}`);
@@ -215,6 +231,9 @@ describe('continuous backup and restore to a point in time', () => {
     expect(acked.some((r) => r.startedAt > t)).toBe(true);
     // The time maps to a revision after the chosen one: the two restores are two different points.
     expect(atTime.revision).toBeGreaterThan(atRevision.revision);
+    // Both points lie past the chain's full snapshot: reaching them replays archived changes.
+    expect(receivedAt.has(atRevision.revision)).toBe(true);
+    expect(receivedAt.has(atTime.revision)).toBe(true);
     // A write started after the time cannot have reached the archiver before it.
     const firstAfter = acked.find((r) => r.startedAt > t);
     expect(atTime.revision).toBeLessThan(firstAfter?.revision ?? Infinity);
@@ -245,6 +264,17 @@ describe('continuous backup and restore to a point in time', () => {
     ]);
     for (const c of [rev, time, last])
       expect(c.status?.lastOperation).toMatchObject({ type: 'Bootstrap', result: 'Succeeded' });
+    // status.restore: the revision reached and when the source applied it (as the archiver received it).
+    expect(await waitRestoreStatus('at-rev')).toEqual({
+      revision: atRevision.revision,
+      time: receivedAt.get(atRevision.revision),
+    });
+    expect(await waitRestoreStatus('at-time')).toEqual({
+      revision: atTime.revision,
+      time: receivedAt.get(atTime.revision),
+    });
+    expect(Date.parse(atTime.time)).toBeGreaterThanOrEqual(Date.parse(receivedAt.get(atTime.revision) ?? ''));
+    expect(await waitRestoreStatus('newest')).toEqual({ revision: newest, time: receivedAt.get(newest) });
 
     // Every key and value, compared whole: nothing missing, nothing extra, nothing different.
     const restoredAtRev = await keysAt(ns, 'at-rev', 'at-rev-0');
