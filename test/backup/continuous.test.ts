@@ -1,6 +1,7 @@
 // End-to-end: a cluster's continuous backup in the stack's MinIO, the cluster and its volumes deleted, and new clusters restored from the archive at a revision, at a time and at the newest point, each holding exactly what the source held there; a damaged chunk and an unreachable point are refused by name.
 import { GetObjectCommand, ListObjectsV2Command, PutObjectCommand } from '@aws-sdk/client-s3';
 import type { S3Client } from '@aws-sdk/client-s3';
+import { parseChainId } from '../../contracts/continuous-backup';
 import type { EtcdCluster, PointInTime } from '../../crds/etcd-cluster';
 import { memberClientURL } from '../../crds/names';
 import { PLANNED_GAP_BOUND_MS, expectAvailability, verifyWrites } from '../support/availability';
@@ -239,7 +240,7 @@ describe('continuous backup and restore to a point in time', () => {
     expect(atTime.revision).toBeLessThan(firstAfter?.revision ?? Infinity);
   });
 
-  test('three new clusters restored at a revision, at a time and at the newest point hold exactly the keys and values of the source there; a point past the newest is refused naming the newest', async () => {
+  test('three new clusters restored at a revision, at a time and at the newest point hold exactly the keys and values of the source there; a point past the newest or before the oldest is refused naming the nearest', async () => {
     // The newest revision the archive reaches: the last revision of its last chunk, as the object's name says.
     const lasts = (await listKeys(root))
       .map((k) => /\/chunks\/\d{16}-(\d{16})\.chunk$/.exec(k)?.[1])
@@ -250,17 +251,25 @@ describe('continuous backup and restore to a point in time', () => {
       Math.max(...report.records.filter((r) => r.ok).map((r) => r.revision ?? 0)),
     );
     const beyond = newest + 100_000;
+    // The oldest point the archive holds: its first chain's full snapshot, whose time the chain's folder names.
+    const firstChain = (await listKeys(root))
+      .map((k) => /\/([^/]+)\/chain\.json$/.exec(k)?.[1])
+      .find((x) => x !== undefined);
+    const oldest = parseChainId(firstChain ?? '');
+    if (!oldest) throw new Error(`no chain under ${root}`);
     await Promise.all([
       createCluster(h, ns, 'at-rev', restoreSpec({ revision: atRevision.revision })),
       createCluster(h, ns, 'at-time', restoreSpec({ time: atTime.time })),
       createCluster(h, ns, 'newest', restoreSpec()),
       createCluster(h, ns, 'beyond', restoreSpec({ revision: beyond })),
+      createCluster(h, ns, 'too-early', restoreSpec({ time: '2000-01-01T00:00:00Z' })),
     ]);
-    const [rev, time, last, refused] = await Promise.all([
+    const [rev, time, last, refused, early] = await Promise.all([
       waitConverged(h, ns, 'at-rev', 1, 300_000),
       waitConverged(h, ns, 'at-time', 1, 300_000),
       waitConverged(h, ns, 'newest', 1, 300_000),
       waitRefused('beyond'),
+      waitRefused('too-early'),
     ]);
     for (const c of [rev, time, last])
       expect(c.status?.lastOperation).toMatchObject({ type: 'Bootstrap', result: 'Succeeded' });
@@ -303,6 +312,11 @@ describe('continuous backup and restore to a point in time', () => {
     expect(degraded?.message).toContain(String(beyond));
     expect(degraded?.message).toContain(String(newest));
     expect(refused.status?.lastOperation).toMatchObject({ type: 'Bootstrap', result: 'Failed' });
+    // A time before the oldest full snapshot is refused naming the oldest reachable time.
+    const tooEarly = early.status?.conditions?.find((x) => x.type === 'Degraded');
+    expect(tooEarly?.message).toContain('InvalidArguments');
+    expect(tooEarly?.message).toContain(`before the oldest retained point (${oldest.snapshotTime})`);
+    for (const c of [refused, early]) expect(c.status?.restore).toBeUndefined();
   }, 600_000);
 
   test('a chunk altered in the store makes a restore fail with ChecksumMismatch naming that chunk, in status and in an Event', async () => {
