@@ -13,7 +13,7 @@ import type {
 import { reportsLostRaftLog } from './member-failures';
 import type { ProblemClaim, ProblemPod } from './member-problems';
 import { memberProblem } from './member-problems';
-import { RESTORE_CONTAINER, restoreFailureOf } from './restore-manifests';
+import { RESTORE_CONTAINER, restoreFailureOf, restoredPointOf } from './restore-manifests';
 import { etcdVersionOfImage } from './upgrade-images';
 import { memberImage } from './etcd-images';
 import type { ClaimLike } from './rollout-observation';
@@ -137,9 +137,9 @@ export async function observeCluster(
       reportsLostRaftLog(etcdStatus?.state?.terminated?.message) ||
       reportsLostRaftLog(etcdStatus?.lastState?.terminated?.message);
     if (exitedLosingData) lostRaftLog.add(name);
-    const restoreFailure = restoreFailureOf(
-      p.status?.initContainerStatuses?.find((c) => c.name === RESTORE_CONTAINER),
-    );
+    const restoreStatus = p.status?.initContainerStatuses?.find((c) => c.name === RESTORE_CONTAINER);
+    const restoreFailure = restoreFailureOf(restoreStatus);
+    const restored = restoredPointOf(restoreStatus);
     const etcdImage = p.spec?.containers?.find((c) => c.name === 'etcd')?.image;
     const podVersion = etcdVersionOfImage(etcdImage);
     const lastTerminated = await lastExitOf(kube, ref.namespace, p.metadata?.name ?? name, etcdStatus);
@@ -163,6 +163,7 @@ export async function observeCluster(
     });
     entry(name).pod = {
       ...(restoreFailure ? { restoreFailure } : {}),
+      ...(restored ? { restored } : {}),
       ...(podVersion ? { version: podVersion } : {}),
       phase: (p.status?.phase ?? 'Pending') as NonNullable<KubeMemberObservation['pod']>['phase'],
       ready: p.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false,

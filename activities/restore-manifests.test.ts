@@ -3,7 +3,13 @@ import { encodeAgentResult } from '../contracts/agent-result';
 import type { RestoreSource } from '../crds/etcd-cluster';
 import type { EtcdSnapshot, SnapshotPhase } from '../crds/etcd-snapshot';
 import type { ResolvedRestoreSource, RestoreResolution } from './restore-manifests';
-import { credentialsProblem, resolveRestoreSource, restoreFailureOf, restoreInit } from './restore-manifests';
+import {
+  credentialsProblem,
+  resolveRestoreSource,
+  restoreFailureOf,
+  restoredPointOf,
+  restoreInit,
+} from './restore-manifests';
 import { parseRestorePointArgs } from '../agent/restore-point';
 
 const SHA = 'ab'.repeat(32);
@@ -320,6 +326,62 @@ describe('restoreFailureOf', () => {
     ],
   ])('%s', (_name, status, expected) => {
     expect(restoreFailureOf(status)).toEqual(expected);
+  });
+});
+
+describe('restoredPointOf', () => {
+  const ok = (result: Parameters<typeof encodeAgentResult>[0]) => ({
+    state: { terminated: { exitCode: 0, message: encodeAgentResult(result) } },
+  });
+  test.each<[string, Parameters<typeof restoredPointOf>[0], ReturnType<typeof restoredPointOf>]>([
+    ['no status yet: nothing reached', undefined, undefined],
+    ['still running: nothing reached', { state: {} }, undefined],
+    [
+      'a point-in-time restore says its revision and time',
+      ok({
+        ok: true,
+        restored: true,
+        sha256: SHA,
+        size: 1,
+        revision: 1200,
+        time: '2026-11-25T10:32:00.123Z',
+      }),
+      { revision: 1200, time: '2026-11-25T10:32:00.123Z' },
+    ],
+    [
+      'a snapshot restore says its revision only',
+      ok({ ok: true, restored: true, sha256: SHA, size: 1, revision: 88 }),
+      { revision: 88 },
+    ],
+    [
+      'a restore whose result names no point reports none',
+      ok({ ok: true, restored: true, sha256: SHA, size: 1 }),
+      undefined,
+    ],
+    [
+      'a re-run that found the member already there reports none (the first run did)',
+      ok({ ok: true, restored: false }),
+      undefined,
+    ],
+    [
+      'a failed run reports none',
+      {
+        state: {
+          terminated: {
+            exitCode: 1,
+            message: encodeAgentResult({ ok: false, reason: 'ChecksumMismatch', message: 'x' }),
+          },
+        },
+      },
+      undefined,
+    ],
+    [
+      'a success without a readable result reports none',
+      { state: { terminated: { exitCode: 0, message: 'done' } } },
+      undefined,
+    ],
+  ])('%s', (_name, status, expected) => {
+    expect(restoredPointOf(status)).toEqual(expected);
   });
 });
 

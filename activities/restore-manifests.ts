@@ -375,3 +375,27 @@ export function restoreFailureOf(
     permanent: false,
   };
 }
+
+/**
+ * What the seed's restore reached, once its init container succeeded and restored (a re-run that found the data dir
+ * already holding a member says nothing): the revision and, for a point-in-time restore, the time, as the agent
+ * wrote them in its result. Undefined while it runs, after a failure, or when the result names neither.
+ */
+export function restoredPointOf(
+  status: { state?: { terminated?: TerminatedState } } | undefined,
+): { revision?: number; time?: string } | undefined {
+  const terminated = status?.state?.terminated;
+  if (terminated?.exitCode !== 0 || !terminated.message) return undefined;
+  let parsed: ReturnType<typeof parseAgentResult>;
+  try {
+    parsed = parseAgentResult(terminated.message);
+  } catch {
+    return undefined;
+  }
+  if (!parsed.ok || !('restored' in parsed) || !parsed.restored) return undefined;
+  if (parsed.revision === undefined && parsed.time === undefined) return undefined;
+  return {
+    ...(parsed.revision !== undefined ? { revision: parsed.revision } : {}),
+    ...(parsed.time !== undefined ? { time: parsed.time } : {}),
+  };
+}

@@ -180,6 +180,8 @@ test('restored to revision R, the new store holds exactly what get --rev=R gave,
 test('restored to the newest point, it holds what the source holds now', async () => {
   const point = await buildPointSnapshot(input('newest', store, 'w2'));
   expect(point.revision).toBe(newest);
+  // The time the point stands for: when the archiver received its last change, after the time TR stands between.
+  expect(Date.parse(point.time)).toBeGreaterThan(Date.parse(TR));
   const got = await restoredDump(point.file, 'restored-newest');
   expect(got.keys).toEqual(await dump(client));
 });
@@ -217,6 +219,9 @@ test('a point past the newest change is refused with the newest reachable revisi
 test('restored to a time, it reaches the last change received at or before it', async () => {
   const point = await buildPointSnapshot(input({ time: TR }, store, 'w6'));
   expect(point.revision).toBe(R);
+  // The point's own time: when revision R arrived, at or before the time asked for.
+  expect(Date.parse(point.time)).toBeLessThanOrEqual(Date.parse(TR));
+  expect(Date.parse(point.time)).toBeGreaterThan(Date.parse(TR) - 60_000);
   const got = await restoredDump(point.file, 'restored-time');
   expect(got.keys).toEqual(await dump(client, R));
 });

@@ -39,6 +39,11 @@ export interface PointSnapshot {
   sha256: string;
   size: number;
   revision: number;
+  /**
+   * RFC 3339: when the archiver received the change at `revision` (the chain's snapshot time when the point is the
+   * snapshot itself): the time the point stands for.
+   */
+  time: string;
   chain: string;
 }
 
@@ -219,6 +224,7 @@ export async function buildPointSnapshot(input: PointRestoreInput): Promise<Poin
         `${store.where}/${snapKey} restores to revision ${start.revision}, its manifest says ${manifest.snapshotRevision}`,
       );
 
+    let time = manifest.snapshotTime;
     for (const c of plan.chunks) {
       if (signal.aborted)
         throw fail('DestinationUnavailable', `stopped by ${String(signal.reason ?? 'a signal')}`);
@@ -232,6 +238,7 @@ export async function buildPointSnapshot(input: PointRestoreInput): Promise<Poin
         const revision = changes[i]!.revision;
         let j = i;
         while (j < changes.length && changes[j]!.revision === revision) j++;
+        if (revision <= target) time = changes[j - 1]!.receivedAt;
         if (revision > reached && revision <= target) await applyRevision(etcd.client, changes.slice(i, j));
         i = j;
       }
@@ -252,7 +259,14 @@ export async function buildPointSnapshot(input: PointRestoreInput): Promise<Poin
       {},
       signal,
     );
-    return { file: out, sha256: artifact.sha256, size: artifact.size, revision: target, chain: plan.chain };
+    return {
+      file: out,
+      sha256: artifact.sha256,
+      size: artifact.size,
+      revision: target,
+      time,
+      chain: plan.chain,
+    };
   } catch (e) {
     await rm(out, { force: true }).catch(() => undefined);
     throw e instanceof AgentError

@@ -240,6 +240,7 @@ describe('through a real MinIO', () => {
     const [clientPort, peerPort] = [await freePort(), await freePort()];
     const result = await restoreToPoint(args(dataDir, { revision: R }, peerPort), env);
     expect(result).toMatchObject({ ok: true, restored: true, revision: R });
+    expect(result.restored && Number.isNaN(Date.parse(result.time ?? ''))).toBe(false);
     expect(await restoreToPoint(args(dataDir, { revision: R }, peerPort), env)).toEqual({
       ok: true,
       restored: false,

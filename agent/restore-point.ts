@@ -154,7 +154,7 @@ export async function restoreToPoint(
       env,
       signal,
     );
-    return restored.restored ? { ...restored, revision: point.revision } : restored;
+    return restored.restored ? { ...restored, revision: point.revision, time: point.time } : restored;
   } finally {
     client.destroy();
     await rm(args.workDir, { recursive: true, force: true }).catch(() => undefined);

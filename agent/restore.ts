@@ -105,7 +105,7 @@ export async function download(
 /** etcdutl's own integrity check failing means the stored snapshot was bad, whatever its sha256. */
 const INTEGRITY_FAILURE = /integrity check failed|expected sha256|snapshot missing hash/i;
 
-function runEtcdutl(args: string[], signal: AbortSignal, env: NodeJS.ProcessEnv): Promise<void> {
+function runEtcdutl(args: string[], signal: AbortSignal, env: NodeJS.ProcessEnv): Promise<string> {
   return new Promise((resolve, reject) => {
     const child = spawn('etcdutl', args, { stdio: ['ignore', 'pipe', 'pipe'], signal, env });
     let output = '';
@@ -122,7 +122,7 @@ function runEtcdutl(args: string[], signal: AbortSignal, env: NodeJS.ProcessEnv)
       ),
     );
     child.on('close', (code, sig) => {
-      if (code === 0) return resolve();
+      if (code === 0) return resolve(output);
       const lines = output.trim().split('\n').filter(Boolean);
       const last = lines.slice(-3).join(' | ') || '(no output)';
       const reason = INTEGRITY_FAILURE.test(output)
@@ -131,6 +131,26 @@ function runEtcdutl(args: string[], signal: AbortSignal, env: NodeJS.ProcessEnv)
       reject(new AgentError(reason, `etcdutl snapshot restore failed (${code ?? sig}): ${last}`));
     });
   });
+}
+
+/**
+ * The revision the snapshot holds, as `etcdutl snapshot status` reports it (the newest revision that left a key or
+ * tombstone), for the result; undefined when etcdutl cannot say, which the restore itself would then report.
+ */
+async function snapshotRevision(
+  path: string,
+  signal: AbortSignal,
+  env: NodeJS.ProcessEnv,
+): Promise<number | undefined> {
+  try {
+    const out = await runEtcdutl(['snapshot', 'status', path, '-w', 'json'], signal, env);
+    const revision = (JSON.parse(out.trim().split('\n').pop() ?? '{}') as { revision?: unknown }).revision;
+    return typeof revision === 'number' && Number.isSafeInteger(revision) && revision >= 0
+      ? revision
+      : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 async function fsyncDir(dir: string): Promise<void> {
@@ -170,6 +190,7 @@ export async function restoreSnapshot(
         AgentFailureReasons.ChecksumMismatch,
         `${defaultUri(args.source)} has sha256 ${got.sha256} (${got.size} bytes), expected ${args.sha256}; not restoring it`,
       );
+    const revision = await snapshotRevision(paths.download, signal, env);
     // A staging dir left by an interrupted run is ours (its name derives from the data dir) and incomplete.
     await rm(paths.staging, { recursive: true, force: true });
     await runEtcdutl(
@@ -200,7 +221,13 @@ export async function restoreSnapshot(
     } catch (e) {
       throw destination(`moving the restored data into ${dataDir} failed: ${describe(e)}`, e);
     }
-    return { ok: true, restored: true, sha256: got.sha256, size: got.size };
+    return {
+      ok: true,
+      restored: true,
+      sha256: got.sha256,
+      size: got.size,
+      ...(revision !== undefined ? { revision } : {}),
+    };
   } catch (e) {
     await rm(paths.staging, { recursive: true, force: true }).catch(() => undefined);
     throw e instanceof AgentError ? e : destination(`restore into ${dataDir} failed: ${describe(e)}`, e);

@@ -1,4 +1,5 @@
 // `npm run bench`: runs the bench sections (all, or those named on the command line) and prints one table of figures; never fails on a time.
+import { continuousSection } from './continuous';
 import { fleetSection } from './fleet';
 import { localStackSection } from './local-stack';
 import { operatorSection } from './operator';
@@ -11,6 +12,7 @@ const SECTIONS: BenchSection[] = [
   operatorSection,
   fleetSection,
   snapshotSection,
+  continuousSection,
   upgradeSection,
 ];
 

@@ -30,6 +30,17 @@ describe('round trip', () => {
       'a point-in-time restore, with the revision it reached',
       { ok: true, restored: true, sha256: SHA, size: 20512, revision: 1200 },
     ],
+    [
+      'a point-in-time restore, with the revision and the time it reached',
+      {
+        ok: true,
+        restored: true,
+        sha256: SHA,
+        size: 20512,
+        revision: 1200,
+        time: '2026-11-25T10:32:00.123Z',
+      },
+    ],
     ['a restore that found a member already there', { ok: true, restored: false }],
     [
       'a verification',
@@ -143,6 +154,11 @@ describe('parseAgentResult refuses what is not a result', () => {
       /artifact.takenAt/,
     ],
     ['a restore without its sha256', '{"ok":true,"restored":true,"size":1}', /sha256/],
+    [
+      'a restore with a time that is no time',
+      JSON.stringify({ ok: true, restored: true, sha256: SHA, size: 1, revision: 2, time: 'yesterday' }),
+      /time/,
+    ],
     [
       'a verification without its key count',
       JSON.stringify({

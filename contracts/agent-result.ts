@@ -63,10 +63,12 @@ export interface VerifySuccess {
 
 /**
  * restored:false means the data dir already held a member (idempotent re-run): nothing was downloaded. `revision`:
- * a point-in-time restore (`restore-point`) says the revision it reached.
+ * the revision the restored store holds, before revisions are bumped (a snapshot's, from `etcdutl snapshot status`;
+ * the point a `restore-point` reached); `time` (RFC 3339): with `restore-point`, when the source applied that
+ * revision as the archiver received it.
  */
 export type RestoreSuccess =
-  | { ok: true; restored: true; sha256: string; size: number; revision?: number }
+  | { ok: true; restored: true; sha256: string; size: number; revision?: number; time?: string }
   | { ok: true; restored: false };
 
 export interface AgentFailure {
@@ -195,12 +197,15 @@ export function parseAgentResult(text: string): AgentResult {
     if (typeof value.sha256 !== 'string' || !SHA256_HEX.test(value.sha256)) fail(text, 'sha256');
     if (!isCount(value.size)) fail(text, 'size');
     if (value.revision !== undefined && !isCount(value.revision)) fail(text, 'revision');
+    if (value.time !== undefined && (typeof value.time !== 'string' || Number.isNaN(Date.parse(value.time))))
+      fail(text, 'time');
     return {
       ok: true,
       restored: true,
       sha256: value.sha256,
       size: value.size,
       ...(value.revision !== undefined ? { revision: value.revision as number } : {}),
+      ...(value.time !== undefined ? { time: value.time as string } : {}),
     };
   }
   return fail(text, 'neither a snapshot artifact, a restore outcome nor a verification');

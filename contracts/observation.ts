@@ -20,6 +20,8 @@ export interface KubeMemberObservation {
     waitingReason?: string;
     /** The seed's `restore` init container failed on its latest run (agent reason and message). */
     restoreFailure?: { reason: string; message: string; permanent: boolean };
+    /** The seed's `restore` init container succeeded: the revision (and, from a continuous backup, the time) it reached. */
+    restored?: { revision?: number; time?: string };
     /** The etcd version of the etcd container's image, when its tag names one (what it runs after a restart). */
     version?: string;
     /** Only when observed with a spec: whether the Pod was rendered from the spec's template (rollouts). */

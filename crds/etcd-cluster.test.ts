@@ -36,6 +36,7 @@ import type {
   ContinuousRestoreSource,
   PointInTime,
   BackupStatus,
+  RestoreStatus,
   BackupGap,
   EtcdClusterAuth,
   CurrentOperation,
@@ -154,6 +155,11 @@ const backupStatusFields = {
   gaps: { shape: 'array', required: true },
 } as const satisfies Mirror<BackupStatus>;
 
+const restoreStatusFields = {
+  revision: { shape: 'integer', required: false },
+  time: { shape: 'string', required: false },
+} as const satisfies Mirror<RestoreStatus>;
+
 const backupGapFields = {
   afterRevision: { shape: 'integer', required: true },
   beforeRevision: { shape: 'integer', required: true },
@@ -249,6 +255,7 @@ const statusFields = {
   lastOperation: { shape: 'object', required: false },
   tls: { shape: 'object', required: false },
   backup: { shape: 'object', required: false },
+  restore: { shape: 'object', required: false },
 } as const satisfies Mirror<EtcdClusterStatus>;
 
 const memberFields = {
@@ -341,6 +348,7 @@ describe('the EtcdCluster CRD and its TypeScript types', () => {
     ],
     ['spec.backup.continuous', at(root, 'spec', 'backup', 'continuous'), continuousFields],
     ['status.backup', at(root, 'status', 'backup'), backupStatusFields],
+    ['status.restore', at(root, 'status', 'restore'), restoreStatusFields],
     ['status.backup.gaps[]', at(root, 'status', 'backup', 'gaps', '[]'), backupGapFields],
     ['spec.tls', at(root, 'spec', 'tls'), tlsFields],
     ['spec.tls.auto', at(root, 'spec', 'tls', 'auto'), autoTLSFields],

@@ -488,6 +488,14 @@ export interface BackupStatus {
   gaps: BackupGap[];
 }
 
+/** The point a restored cluster's first member was restored to, as its restore reported it once it succeeded. */
+export interface RestoreStatus {
+  /** The source's revision the restored data holds (a snapshot's newest revision, or the point in time reached). */
+  revision?: number;
+  /** RFC 3339; with source.continuous: when the source applied that revision (as the archiver received it). */
+  time?: string;
+}
+
 export interface EtcdClusterStatus {
   observedGeneration?: number;
   /** Members etcd lists (voters and learners); 0 while paused. */
@@ -512,6 +520,8 @@ export interface EtcdClusterStatus {
   tls?: TLSStatus;
   /** With spec.backup.continuous: what the store holds. */
   backup?: BackupStatus;
+  /** With spec.bootstrap.restore: the point reached. */
+  restore?: RestoreStatus;
 }
 
 /** The metadata fields the operator reads; a subset of ObjectMeta so this module needs no client library. */

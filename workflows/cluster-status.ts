@@ -29,6 +29,8 @@ const TOLD_KEPT = 32;
 const TELL_PROBLEMS_PATCH = 'tell-member-problems';
 /** The patch behind each member's raft lag and last error in status (a run from before wrote status without them). */
 const MEMBER_DETAIL_PATCH = 'member-lag-and-error';
+/** The patch behind status.restore (a run from before never wrote it). */
+const RESTORE_STATUS_PATCH = 'status-restore';
 
 /** Writes the status this observation and decision give, when it differs from the last one written. */
 export async function publish(
@@ -55,6 +57,7 @@ export async function publish(
   const tls = autoTLSStatus(s);
   if (tls) next.tls = tls;
   withBackup(s, next);
+  withRestore(s, next, observed);
   const step = decision.step;
   if (step.kind === 'Wait' && toldOnce(step.reason)) {
     // Told once per reason and subject (the message up to its first ': ', e.g. `claim data-main-0 is Pending`,
@@ -88,6 +91,20 @@ function withBackup(s: ClusterRunState, next: EtcdClusterStatus): void {
   if (backup) next.backup = backup;
   if (outcome?.condition)
     next.conditions = setCondition(next.conditions, outcome.condition, new Date().toISOString());
+}
+
+/**
+ * status.restore: once written it stays (a restarted seed's restore finds its data and reports nothing); before that,
+ * what the seed's restore init container reported when it succeeded.
+ */
+function withRestore(s: ClusterRunState, next: EtcdClusterStatus, observed: Observed): void {
+  if (s.status?.restore) {
+    next.restore = s.status.restore;
+    return;
+  }
+  if (!s.desired.spec.bootstrap?.restore) return;
+  const reached = observed.kube.find((k) => k.pod?.restored)?.pod?.restored;
+  if (reached && patched(RESTORE_STATUS_PATCH)) next.restore = { ...reached };
 }
 
 /** status.tls of a cluster with spec.tls.mode Auto: this run's last issue, or what status said before it asked. */

@@ -45,11 +45,14 @@ const condition = (status: EtcdClusterStatus | undefined, type: string) =>
 
 /**
  * The fake world plus restore: `preparations` is what prepareRestore answers in turn (the last repeats);
- * with `failure`, a seed started with a restore init container never starts etcd and reports that failure.
+ * with `failure`, a seed started with a restore init container never starts etcd and reports that failure; with
+ * `reached`, the seed's Pod reports what its restore reached for its first `reachedLooks` observations, then no more
+ * (as a seed Pod started again, whose restore finds its data and reports nothing).
  */
 function restoringWorld(
   preparations: RestorePreparation[],
   failure?: NonNullable<KubeMemberObservation['pod']>['restoreFailure'],
+  reached?: { point: NonNullable<KubeMemberObservation['pod']>['restored']; reachedLooks: number },
 ) {
   const fake = createFakeCluster();
   const prepared: RestorePreparation[] = [];
@@ -79,6 +82,13 @@ function restoringWorld(
     },
     async observeCluster(input) {
       const seen = await fake.activities.observeCluster(input);
+      if (reached && reached.reachedLooks > 0) {
+        const seed = seen.kube.find((k) => k.name.endsWith('-0') && k.pod);
+        if (seed?.pod) {
+          reached.reachedLooks--;
+          seed.pod = { ...seed.pod, restored: reached.point };
+        }
+      }
       if (!failedSeed || !failure) return seen;
       const kube = seen.kube.map((k) =>
         k.name === failedSeed
@@ -182,6 +192,24 @@ describe('bootstrap from a snapshot', () => {
         'pod:waits-0',
       ]);
       expect(condition(status, 'Available')).toMatchObject({ status: 'True' });
+    });
+  });
+
+  it('status.restore says the point the seed reached, written once and kept after the seed stops reporting it', async () => {
+    const point = { revision: 1200, time: '2026-11-25T10:32:00.123Z' };
+    const world = restoringWorld([{ state: 'ready', init: INIT, uri: 's3://b/snap.db' }], undefined, {
+      point,
+      reachedLooks: 2,
+    });
+    await run('reached', world, async (opId) => {
+      const status = await finished(world, opId);
+      expect(status.lastOperation).toMatchObject({ type: 'Bootstrap', result: 'Succeeded' });
+      expect(status.restore).toEqual(point);
+      // Every write from the first one that had it on carries it, though the seed reported it only twice.
+      const first = world.fake.statusWrites.findIndex((s) => s.restore !== undefined);
+      expect(first).toBeGreaterThanOrEqual(0);
+      expect(world.fake.statusWrites.slice(first).every((s) => s.restore?.revision === 1200)).toBe(true);
+      expect(world.fake.statusWrites.slice(0, first).every((s) => s.restore === undefined)).toBe(true);
     });
   });
 

@@ -75,6 +75,16 @@ describe('restore from an EtcdSnapshot', () => {
     expect(c.status?.lastOperation).toMatchObject({ type: 'Bootstrap', result: 'Succeeded' });
     await expectClusterData(h, ns, 'copy', 'known', written);
     expect(currentRevision(clientEndpoint(ns, 'copy'))).toBeGreaterThanOrEqual(artifact.revision);
+    // status.restore: the snapshot's revision (etcdutl snapshot status: exact, where the artifact's is a lower bound).
+    const restored = await eventually(
+      'status.restore of copy',
+      async () => (await getCluster(h, ns, 'copy')).status?.restore,
+      120_000,
+      1000,
+    );
+    expect(restored.revision).toBeGreaterThanOrEqual(artifact.revision);
+    expect(restored.revision).toBeLessThan(currentRevision(clientEndpoint(ns, 'copy')));
+    expect(restored.time).toBeUndefined();
 
     // Only the seed ran the restore; the others joined as usual.
     const pods = await h.core.listNamespacedPod({
