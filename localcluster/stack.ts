@@ -1,4 +1,5 @@
 // Brings one stack instance up (PKI, control plane, Temporal, MinIO, process-backed nodes, fault control) and down again; a stack is ready only when every part answers, and stop() leaves none of its processes running.
+// About 500 lines: the one ordered start of every part and its reverse stop; each part's own logic lives in its module.
 import { CoreV1Api, KubeConfig, type V1Node, type V1Pod } from '@kubernetes/client-node';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';

@@ -3,6 +3,7 @@
 // power cut does, then its runtime and kubelet started again with the very same command lines), and a node partitioned
 // from the other nodes both ways (iptables rules in the node's own network namespace, tagged, so heal and `down` find
 // them). Every fault that lasts takes its duration and heals itself; nothing here touches another stack.
+// Over 400 lines as one class: the faults share its node, Pod and container lookups, and restoreAll() undoes them all.
 import { spawn } from 'node:child_process';
 import {
   closeSync,
