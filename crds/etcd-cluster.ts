@@ -92,6 +92,7 @@ export const OPERATION_TYPES = [
   'Defrag',
   'RotateAuth',
   'Recover',
+  'Rebuild',
 ] as const;
 export type OperationType = (typeof OPERATION_TYPES)[number];
 
