@@ -157,12 +157,17 @@ export function createQuorumRecoveryActivities(deps: { kube: KubeObjects; etcd: 
     },
 
     /** Removes the approval annotation: an approval is used once, and a later loss needs a new one. */
-    async removeRecoveryApproval(input: { ref: ClusterRef }): Promise<'removed' | 'absent'> {
+    async removeRecoveryApproval(input: {
+      ref: ClusterRef;
+      /** Which approval: approve-recovery (the default) or approve-rollback. */
+      approval?: 'recovery' | 'rollback';
+    }): Promise<'removed' | 'absent'> {
+      const key = input.approval === 'rollback' ? Annotations.approveRollback : Annotations.approveRecovery;
       const current = await kube.read<KubernetesObject>(clusterObjectRef(input.ref));
       if (!current || current.metadata?.uid !== input.ref.uid) return 'absent';
-      if (current.metadata?.annotations?.[Annotations.approveRecovery] === undefined) return 'absent';
+      if (current.metadata?.annotations?.[key] === undefined) return 'absent';
       await kube.mergePatch(clusterObjectRef(input.ref), {
-        metadata: { annotations: { [Annotations.approveRecovery]: null } },
+        metadata: { annotations: { [key]: null } },
       });
       return 'removed';
     },

@@ -219,3 +219,54 @@ test('every member lost, a snapshot, and the uid approves: rebuilt in place from
     expect(started.slice(0, 3)).toEqual(['BootstrapStarted', 'RebuildStarted', 'ScaleUpStarted']);
   });
 });
+
+test('spec.rollback approved on a healthy cluster: the present data snapshotted, then rolled back in place', async () => {
+  const fake = createFakeCluster();
+  await withCluster('rbk', fake, async ({ handle, uid, opId, change }, prepared) => {
+    await operationFinished(fake, opId(1, 'Bootstrap'));
+    for (const m of ['rbk-0', 'rbk-1', 'rbk-2']) fake.faults.setRevision(m, 150);
+    const rollback = { snapshotRef: { name: 'rbk-snap' } };
+    // Asked for but not approved (then approved for another uid): nothing happens.
+    await change({ generation: 2, spec: { ...spec, rollback } });
+    await change({ generation: 2, spec: { ...spec, rollback }, rollbackApproval: 'other' });
+    for (let i = 0; i < 3; i++) {
+      await handle.signal(membersChangedSignal);
+      await sleep(500);
+    }
+    expect(prepared).toEqual([]);
+    expect(fake.callsOf('createPreUpgradeSnapshot')).toEqual([]);
+
+    fake.faults.setRevision('rbk-0', 90);
+    await change({ generation: 2, spec: { ...spec, rollback }, rollbackApproval: uid });
+    const done = await eventually('the Rebuild to end', () =>
+      fake.statusWrites.find((s) => s.lastOperation?.workflowId === opId(2, 'Rebuild')),
+    );
+    expect(done.lastOperation).toMatchObject({ type: 'Rebuild', result: 'Succeeded' });
+    expect(done.lastOperation?.message).toMatch(
+      /rebuilt in place from snapshot rbk-snap \(rolled back as approved\)/,
+    );
+    expect(done.lastOperation?.message).toContain(
+      'the data before the rollback is kept in snapshot rbk-pre-rollback-2 (s3://etcd/rbk-pre-rollback-2.db)',
+    );
+    // The rollback approval (not the recovery one) was used up; the present data was kept before any Pod went.
+    expect(fake.callsOf('removeRecoveryApproval')[0]?.input).toMatchObject({ approval: 'rollback' });
+    const names = fake.calls.map((c) => c.name);
+    expect(names.indexOf('readPreUpgradeSnapshot')).toBeLessThan(names.indexOf('deleteMemberPod'));
+    expect(prepared[0]).toMatchObject({
+      member: 'rbk-0',
+      spec: { bootstrap: { restore: { source: { snapshotRef: { name: 'rbk-snap' } } } } },
+    });
+    await eventually(
+      'three voters, Available',
+      () =>
+        fake.voterNames().length === 3 &&
+        condition(fake.status, 'Available')?.status === 'True' &&
+        !fake.status?.currentOperation,
+    );
+    // Used once: the cluster converged again and no second rollback started.
+    await sleep(1500);
+    expect(fake.callsOf('createPreUpgradeSnapshot')).toHaveLength(1);
+    const started = fake.events.map((e) => e.reason).filter((r) => r.endsWith('Started'));
+    expect(started.slice(0, 3)).toEqual(['BootstrapStarted', 'RebuildStarted', 'ScaleUpStarted']);
+  });
+});

@@ -3,6 +3,8 @@
 import { patched } from '@temporalio/workflow';
 import { quorumEvidence } from './cluster-state';
 import { judgeQuorumLoss } from './quorum-loss';
+import type { EtcdClusterRollback } from '../crds/etcd-cluster';
+import { rollbackGate } from './rebuild-point';
 import type { Decision, Desired, Observed } from './plan';
 import { plan } from './plan';
 
@@ -48,4 +50,34 @@ export function permanentLoss(desired: Desired, observed: Observed): boolean {
 export function lossWithoutSurvivor(desired: Desired, observed: Observed): boolean {
   const verdict = judgeQuorumLoss(desired, observed);
   return verdict.kind === 'Permanent' && verdict.survivors.length === 0 && patched(REBUILD_FROM_BACKUP_PATCH);
+}
+
+/** spec.rollback, approved by the approve-rollback annotation naming the uid, rolls the cluster back in place. */
+export const ROLLBACK_IN_PLACE_PATCH = 'rollback-in-place';
+
+/**
+ * The approved rollback in place of the plan's step, when there is one to start: only over a plan with nothing
+ * else to do (None: the cluster is whole and healthy), and only when etcd says every member is a healthy voter.
+ * Asked of the patch only then: histories that never met one record no marker.
+ */
+export function withRollback(
+  decision: Decision,
+  input: {
+    uid: string;
+    replicas: number;
+    rollback?: EtcdClusterRollback;
+    approval?: string;
+    observed: Pick<Observed, 'etcd'>;
+  },
+): Decision {
+  if (!input.rollback || input.approval === undefined || decision.step.kind !== 'None') return decision;
+  const gate = rollbackGate({
+    uid: input.uid,
+    replicas: input.replicas,
+    rollback: input.rollback,
+    approval: input.approval,
+    ...(input.observed.etcd ? { etcd: input.observed.etcd } : {}),
+  });
+  if (gate.kind !== 'Rollback' || !patched(ROLLBACK_IN_PLACE_PATCH)) return decision;
+  return { check: 'rollbackApproved', step: gate.step };
 }

@@ -1,7 +1,8 @@
 // The backup point a rebuild starts from and the gate on a quorum lost with no survivor, as tables.
 import type { BackupPoint, LossFindings } from '../contracts/quorum-loss';
 import type { QuorumLossVerdict } from './quorum-loss';
-import { describeSource, newestBackupPoint, rebuildGate } from './rebuild-point';
+import type { EtcdMemberView } from './plan-types';
+import { describeSource, newestBackupPoint, rebuildGate, rollbackGate } from './rebuild-point';
 
 const snap = (snapshot: string, revision: number, verified?: BackupPoint['verified']): BackupPoint => ({
   snapshot,
@@ -120,5 +121,82 @@ describe('rebuildGate', () => {
     if (gate.kind === 'Rebuild') expect(gate.gone).toEqual(['c-0', 'c-1', 'c-2']);
     // The Event is told once per loss by the message's head: it must name the members gone.
     if (gate.kind === 'Wait') expect(gate.message.split(': ')[0]).toContain('(c-0, c-1, c-2)');
+  });
+});
+
+const voter = (name: string, over: Partial<EtcdMemberView> = {}): EtcdMemberView => ({
+  id: name,
+  name,
+  isLearner: false,
+  started: true,
+  reachable: true,
+  ...over,
+});
+const healthy = { members: [voter('c-0'), voter('c-1'), voter('c-2')] };
+
+describe('rollbackGate', () => {
+  test.each<[string, Partial<Parameters<typeof rollbackGate>[0]>, string]>([
+    ['no spec.rollback: nothing', { approval: uid, etcd: healthy }, 'spec.rollback is not set'],
+    [
+      'spec.rollback without the approval: nothing',
+      { rollback: { snapshotRef: { name: 's' } }, etcd: healthy },
+      'not approved',
+    ],
+    [
+      "an approval naming another object's uid approves nothing",
+      { rollback: { snapshotRef: { name: 's' } }, approval: 'other', etcd: healthy },
+      'which is not this EtcdCluster',
+    ],
+    [
+      'etcd does not answer: waits for a healthy cluster',
+      { rollback: { snapshotRef: { name: 's' } }, approval: uid },
+      'etcd does not answer',
+    ],
+    [
+      'a member that does not answer: waits',
+      {
+        rollback: { snapshotRef: { name: 's' } },
+        approval: uid,
+        etcd: { members: [voter('c-0'), voter('c-1'), voter('c-2', { reachable: false })] },
+      },
+      '2 of 3 members are healthy voters',
+    ],
+    [
+      'a learner still catching up: waits',
+      {
+        rollback: { snapshotRef: { name: 's' } },
+        approval: uid,
+        etcd: { members: [voter('c-0'), voter('c-1'), voter('c-2', { isLearner: true })] },
+      },
+      '2 of 3 members are healthy voters',
+    ],
+    [
+      'approved, healthy, to a named snapshot: roll back to it',
+      { rollback: { snapshotRef: { name: 's' } }, approval: uid, etcd: healthy },
+      'Rollback Snapshot s',
+    ],
+    [
+      'approved, healthy, to a revision of the continuous backup: roll back to it',
+      { rollback: { pointInTime: { revision: 1200 } }, approval: uid, etcd: healthy },
+      'Rollback PointInTime 1200',
+    ],
+    [
+      'approved, healthy, to a time of the continuous backup: roll back to it',
+      { rollback: { pointInTime: { time: '2026-11-26T10:00:00Z' } }, approval: uid, etcd: healthy },
+      'Rollback PointInTime 2026-11-26T10:00:00Z',
+    ],
+  ])('%s', (_name, input, said) => {
+    const gate = rollbackGate({ uid, replicas: 3, ...input });
+    const text =
+      gate.kind === 'None'
+        ? gate.why
+        : `Rollback ${gate.step.source.kind} ${
+            gate.step.source.kind === 'Snapshot'
+              ? gate.step.source.snapshot
+              : gate.step.source.kind === 'PointInTime'
+                ? (gate.step.source.revision ?? gate.step.source.time)
+                : ''
+          }`;
+    expect(text).toContain(said);
   });
 });

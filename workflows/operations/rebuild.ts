@@ -6,7 +6,7 @@
 // Invariants: nothing is touched until the backup point resolves (a point that cannot be restored fails the
 // operation with everything as it was); on a quorum loss nothing is touched if etcd answers again when it starts;
 // the approval is used once, whatever comes of it; the window of writes given up is told in the result and an Event.
-import { ApplicationFailure, proxyActivities, sleep } from '@temporalio/workflow';
+import { ApplicationFailure, proxyActivities, sleep, workflowInfo } from '@temporalio/workflow';
 import type { ClusterActivities } from '../../activities/cluster-activities';
 import type { RestoreActivities } from '../../activities/restore-activities';
 import type { RestoreInit } from '../../activities/restore-manifests';
@@ -31,6 +31,9 @@ const ANSWER_POLL_MAX_MS = 20_000;
 /** How often Pods and claims being deleted, or a restore source not ready yet, are looked at again. */
 const GONE_POLL = '1s';
 const SOURCE_POLL = '5s';
+/** The snapshot of the present data before a rollback: read every SNAPSHOT_POLL, at most SNAPSHOT_LOOKS times (10 minutes). */
+const SNAPSHOT_POLL = '2s';
+const SNAPSHOT_LOOKS = 300;
 
 /** What the Rebuild restores, why, the members whose data it gives up, and the last revision the operator saw. */
 export interface RebuildPlan {
@@ -71,6 +74,12 @@ export function restoreFor(
 ): EtcdClusterRestore {
   if (source.kind === 'Snapshot') return { source: { snapshotRef: { name: source.snapshot } } };
   const s3 = spec.backup?.destination.s3;
+  const own = { name: ref.name, namespace: ref.namespace, uid: ref.uid };
+  if (source.kind === 'PointInTime' && s3) {
+    const pointInTime =
+      source.revision !== undefined ? { revision: source.revision } : { time: source.time ?? '' };
+    return { source: { continuous: { destination: { s3 }, cluster: own } }, pointInTime };
+  }
   if (!s3) {
     throw ApplicationFailure.nonRetryable(
       'a rebuild from the continuous backup needs spec.backup.destination.s3',
@@ -81,7 +90,7 @@ export function restoreFor(
     source: {
       continuous: {
         destination: { s3 },
-        cluster: { name: ref.name, namespace: ref.namespace, uid: ref.uid },
+        cluster: own,
       },
     },
   };
@@ -96,13 +105,16 @@ async function runRebuild(ctx: OperationContext): Promise<string> {
       FailureTypes.InvalidSpec,
     );
   }
-  await acts.removeRecoveryApproval({ ref });
+  await acts.removeRecoveryApproval({ ref, approval: plan.reason === 'Rollback' ? 'rollback' : 'recovery' });
   const now = await acts.observeCluster({ ref, version: spec.version });
   if (plan.reason === 'QuorumLoss' && now.etcd) {
     return `nothing done: the cluster answers a member list again (${now.etcd.members.length} members), so there is nothing to rebuild`;
   }
   const seed = memberName(ref.name, 0);
+  // The point is resolved before anything is touched; a rollback then keeps the present data first, and without
+  // that copy nothing is replaced.
   const restore = await resolvePoint(ctx, plan, seed);
+  const kept = plan.reason === 'Rollback' ? await snapshotPresent(ctx) : undefined;
   await removeAllMembers(ctx);
   details(`starting ${seed} from ${describeSource(plan.source)}`);
   await acts.ensureClusterObjects({
@@ -118,7 +130,7 @@ async function runRebuild(ctx: OperationContext): Promise<string> {
     plan.reason === 'Rollback'
       ? 'rolled back as approved'
       : `${plan.gone.join(', ')} had lost their data for good`;
-  const message = `rebuilt in place from ${describeSource(plan.source)} (${why}): ${seed} serves at revision ${served.revision}; ${window.message}; the other members are added back next`;
+  const message = `rebuilt in place from ${describeSource(plan.source)} (${why}): ${seed} serves at revision ${served.revision}; ${window.message}${kept ? `; ${kept}` : ''}; the other members are added back next`;
   await acts.recordEvent({ ref, type: 'Warning', reason: 'ClusterRebuilt', message });
   return message;
 }
@@ -189,4 +201,33 @@ async function awaitServing(
       `waiting for ${seed} to serve from the backup point: ${failure ? failure.message : answer.waiting}`,
     );
   }
+}
+
+/**
+ * Before a rollback: an EtcdSnapshot of the present data, `<cluster>-pre-rollback-<n>`, which must succeed; a failed
+ * or unfinished one ends the operation with nothing replaced (the approval is used up: approve again to retry).
+ */
+async function snapshotPresent(ctx: OperationContext): Promise<string> {
+  const { ref, spec, details } = ctx;
+  const seq = /\/op\/(\d+)-[a-z]+$/.exec(workflowInfo().workflowId)?.[1] ?? '0';
+  const name = `${ref.name}-pre-rollback-${seq}`;
+  details(`taking snapshot ${name} of the present data before it is replaced`);
+  await acts.createPreUpgradeSnapshot({ ref, spec, name });
+  for (let look = 0; look < SNAPSHOT_LOOKS; look++) {
+    const state = await acts.readPreUpgradeSnapshot({ ref, name });
+    if (state.phase === 'Succeeded')
+      return `the data before the rollback is kept in snapshot ${name} (${state.uri})`;
+    if (state.phase === 'Failed') {
+      throw ApplicationFailure.nonRetryable(
+        `snapshot ${name} of the present data failed (${state.reason}: ${state.message}): nothing was rolled back`,
+        FailureTypes.RestoreFailed,
+      );
+    }
+    details(`waiting for snapshot ${name} of the present data: ${state.message}`);
+    await sleep(SNAPSHOT_POLL);
+  }
+  throw ApplicationFailure.nonRetryable(
+    `snapshot ${name} of the present data did not end within ${SNAPSHOT_LOOKS * 2} s: nothing was rolled back`,
+    FailureTypes.RestoreFailed,
+  );
 }
