@@ -187,7 +187,7 @@ test('every member lost, a snapshot, and the uid approves: rebuilt in place from
     );
     expect(rebuilt.lastOperation).toMatchObject({ type: 'Rebuild', result: 'Succeeded' });
     expect(rebuilt.lastOperation?.message).toMatch(/rebuilt in place from snapshot rb-snap at revision 90/);
-    expect(rebuilt.lastOperation?.message).toMatch(/rb-0 serves at revision 90/);
+    expect(rebuilt.lastOperation?.message).toMatch(/rb-0 serves its data \(at revision 90:/);
     expect(rebuilt.lastOperation?.message).toMatch(/revisions 91\.\.150 \(60\)/);
     const event = fake.events.find((e) => e.reason === 'ClusterRebuilt');
     expect(event?.message).toMatch(/rb-0, rb-1, rb-2 had lost their data for good/);

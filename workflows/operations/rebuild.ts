@@ -125,12 +125,15 @@ async function runRebuild(ctx: OperationContext): Promise<string> {
   await acts.createMemberClaim({ ref, spec, member: seed });
   await acts.createMemberPod({ ref, spec, member: seed, mode: 'seed', restore });
   const served = await awaitServing(ctx, seed);
-  const window = lostWindow(served.revision, plan.lastSeen);
+  // etcd's restore bumps revisions (agent/restore.ts: --bump-revision), so the member serves a higher revision than
+  // the point's; the window counts from the point's own revision when it is known.
+  const point = pointRevision(plan.source);
+  const window = lostWindow(point ?? served.revision, plan.lastSeen);
   const why =
     plan.reason === 'Rollback'
       ? 'rolled back as approved'
       : `${plan.gone.join(', ')} had lost their data for good`;
-  const message = `rebuilt in place from ${describeSource(plan.source)} (${why}): ${seed} serves at revision ${served.revision}; ${window.message}${kept ? `; ${kept}` : ''}; the other members are added back next`;
+  const message = `rebuilt in place from ${describeSource(plan.source)} (${why}): ${seed} serves its data (at revision ${served.revision}: a restore bumps revisions so they only go up); ${window.message}${kept ? `; ${kept}` : ''}; the other members are added back next`;
   await acts.recordEvent({ ref, type: 'Warning', reason: 'ClusterRebuilt', message });
   return message;
 }
@@ -230,4 +233,11 @@ async function snapshotPresent(ctx: OperationContext): Promise<string> {
     `snapshot ${name} of the present data did not end within ${SNAPSHOT_LOOKS * 2} s: nothing was rolled back`,
     FailureTypes.RestoreFailed,
   );
+}
+
+/** The backup point's own revision, when the plan knows it (a continuous backup's newest point: at least this one). */
+export function pointRevision(source: RebuildSource): string | undefined {
+  if (source.kind === 'PointInTime')
+    return source.revision !== undefined ? String(source.revision) : undefined;
+  return source.revision > 0 ? String(source.revision) : undefined;
 }
