@@ -10,6 +10,7 @@ import { ApplicationFailure, proxyActivities, sleep, workflowInfo } from '@tempo
 import type { ClusterActivities } from '../../activities/cluster-activities';
 import type { RestoreActivities } from '../../activities/restore-activities';
 import type { RestoreInit } from '../../activities/restore-manifests';
+import { RESTORE_BUMP_REVISION } from '../../contracts/agent-result';
 import { FailureTypes } from '../../crds/conditions';
 import type { EtcdClusterRestore, EtcdClusterSpec } from '../../crds/etcd-cluster';
 import { memberName } from '../../crds/labels';
@@ -127,7 +128,7 @@ async function runRebuild(ctx: OperationContext): Promise<string> {
   const served = await awaitServing(ctx, seed);
   // etcd's restore bumps revisions (agent/restore.ts: --bump-revision), so the member serves a higher revision than
   // the point's; the window counts from the point's own revision when it is known.
-  const point = pointRevision(plan.source);
+  const point = pointRevision(plan.source) ?? unbumped(served.revision);
   const window = lostWindow(point ?? served.revision, plan.lastSeen);
   const why =
     plan.reason === 'Rollback'
@@ -240,4 +241,10 @@ export function pointRevision(source: RebuildSource): string | undefined {
   if (source.kind === 'PointInTime')
     return source.revision !== undefined ? String(source.revision) : undefined;
   return source.revision > 0 ? String(source.revision) : undefined;
+}
+
+/** The revision of the data a restored member serves, from the one it serves (undefined when not bumped). */
+export function unbumped(served: string): string | undefined {
+  const n = BigInt(/^\d+$/.test(served) ? served : '0') - BigInt(RESTORE_BUMP_REVISION);
+  return n > 0n ? n.toString() : undefined;
 }
