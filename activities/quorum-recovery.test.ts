@@ -107,6 +107,21 @@ describe('newestBackup', () => {
     expect(newestBackup(snapshots, 'main')?.snapshot).toBe(want);
   });
 
+  test.each([
+    [
+      'a newer snapshot that failed its check is passed over for a rebuild',
+      [snapshot('a', 5, 'Succeeded', 'main', 'True'), snapshot('b', 9, 'Succeeded', 'main', 'False')],
+      'a',
+    ],
+    [
+      'a snapshot not checked yet is restorable',
+      [snapshot('a', 5, 'Succeeded', 'main', 'True'), snapshot('b', 9)],
+      'b',
+    ],
+  ])('restorable only: %s', (_name, snapshots, want) => {
+    expect(newestBackup(snapshots, 'main', true)?.snapshot).toBe(want);
+  });
+
   test('carries its revision, time, URI and Verified status', () => {
     expect(newestBackup([snapshot('a', 5, 'Succeeded', 'main', 'True')], 'main')).toEqual({
       snapshot: 'a',
@@ -150,6 +165,7 @@ describe('the quorum-recovery activities', () => {
         { name: 'main-1', answered: false, error: 'deadline exceeded' },
       ],
       backup: expect.objectContaining({ snapshot: 'b', revision: 9 }),
+      restorable: expect.objectContaining({ snapshot: 'b', revision: 9 }),
     });
   });
 

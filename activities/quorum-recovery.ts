@@ -26,9 +26,19 @@ const PROBE_TIMEOUT_MS = 2000;
 const errorText = (err: unknown) => (err instanceof Error ? err.message : String(err));
 
 /** The newest EtcdSnapshot of this cluster that stored an artifact (highest revision, then newest), if any. */
-export function newestBackup(snapshots: readonly EtcdSnapshot[], cluster: string): BackupPoint | undefined {
+export function newestBackup(
+  snapshots: readonly EtcdSnapshot[],
+  cluster: string,
+  restorableOnly = false,
+): BackupPoint | undefined {
+  const failedCheck = (s: EtcdSnapshot) =>
+    s.status?.conditions?.some((c) => c.type === 'Verified' && c.status === 'False') === true;
   const stored = snapshots.filter(
-    (s) => s.spec.clusterRef.name === cluster && s.status?.phase === 'Succeeded' && s.status.artifact,
+    (s) =>
+      s.spec.clusterRef.name === cluster &&
+      s.status?.phase === 'Succeeded' &&
+      s.status.artifact &&
+      !(restorableOnly && failedCheck(s)),
   );
   const best = [...stored].sort((a, b) => {
     const x = a.status?.artifact;
@@ -79,7 +89,8 @@ export function createQuorumRecoveryActivities(deps: { kube: KubeObjects; etcd: 
         .list<EtcdSnapshot & KubernetesObject>(API_VERSION, ETCD_SNAPSHOT.kind, ref.namespace, '')
         .catch(() => []);
       const backup = newestBackup(snapshots, ref.name);
-      return { survivors, ...(backup ? { backup } : {}) };
+      const restorable = newestBackup(snapshots, ref.name, true);
+      return { survivors, ...(backup ? { backup } : {}), ...(restorable ? { restorable } : {}) };
     },
 
     /**
@@ -146,12 +157,17 @@ export function createQuorumRecoveryActivities(deps: { kube: KubeObjects; etcd: 
     },
 
     /** Removes the approval annotation: an approval is used once, and a later loss needs a new one. */
-    async removeRecoveryApproval(input: { ref: ClusterRef }): Promise<'removed' | 'absent'> {
+    async removeRecoveryApproval(input: {
+      ref: ClusterRef;
+      /** Which approval: approve-recovery (the default) or approve-rollback. */
+      approval?: 'recovery' | 'rollback';
+    }): Promise<'removed' | 'absent'> {
+      const key = input.approval === 'rollback' ? Annotations.approveRollback : Annotations.approveRecovery;
       const current = await kube.read<KubernetesObject>(clusterObjectRef(input.ref));
       if (!current || current.metadata?.uid !== input.ref.uid) return 'absent';
-      if (current.metadata?.annotations?.[Annotations.approveRecovery] === undefined) return 'absent';
+      if (current.metadata?.annotations?.[key] === undefined) return 'absent';
       await kube.mergePatch(clusterObjectRef(input.ref), {
-        metadata: { annotations: { [Annotations.approveRecovery]: null } },
+        metadata: { annotations: { [key]: null } },
       });
       return 'removed';
     },

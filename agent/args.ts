@@ -2,10 +2,10 @@
 import { isAbsolute } from 'node:path';
 import { parseArgs, type ParseArgsOptionsConfig } from 'node:util';
 import { AgentError } from './agent-error';
-import { AgentFailureReasons } from '../contracts/agent-result';
+import { AgentFailureReasons, RESTORE_BUMP_REVISION } from '../contracts/agent-result';
 
 export const DEFAULT_RESULT_FILE = '/dev/termination-log';
-export const DEFAULT_BUMP_REVISION = 1_000_000_000;
+export const DEFAULT_BUMP_REVISION = RESTORE_BUMP_REVISION;
 /** S3's own limit on key length, which also keeps the result line under 4096 bytes. */
 const MAX_KEY_BYTES = 1024;
 const MAX_URI_BYTES = 2048;

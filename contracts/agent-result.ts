@@ -210,3 +210,9 @@ export function parseAgentResult(text: string): AgentResult {
   }
   return fail(text, 'neither a snapshot artifact, a restore outcome nor a verification');
 }
+
+/**
+ * How far a restore raises the revision (etcdutl snapshot restore --bump-revision, with --mark-compacted), so that
+ * revisions only go up for clients of a restored cluster; a restored member serves the point's revision plus this.
+ */
+export const RESTORE_BUMP_REVISION = 1_000_000_000;

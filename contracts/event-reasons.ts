@@ -37,6 +37,7 @@ export const EventReasons = {
   PermanentQuorumLoss: cluster('Warning'),
   RecoveryRefused: cluster('Warning'),
   QuorumRecovered: cluster('Warning'),
+  ClusterRebuilt: cluster('Warning'),
   // An object the operator would create exists under its name and belongs to someone else (never adopted)
   ObjectNotOwned: cluster('Warning'),
   // A member Pod that cannot run, and a version no image exists for: told once per reason and subject

@@ -51,6 +51,8 @@ export interface ClusterChange {
   retryToken?: string;
   /** The etcd.conductor.dev/approve-recovery annotation's value: approves a recovery when it is the object's uid. */
   recoveryApproval?: string;
+  /** The etcd.conductor.dev/approve-rollback annotation's value: approves spec.rollback when it is the object's uid. */
+  rollbackApproval?: string;
   /** The object has a deletionTimestamp or is gone: the workflow stops and leaves cleanup to owner references. */
   deleted?: boolean;
 }

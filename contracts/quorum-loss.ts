@@ -30,4 +30,8 @@ export interface LossFindings {
   survivors: SurvivorProbe[];
   /** The newest snapshot of this cluster that succeeded; absent when none did. */
   backup?: BackupPoint;
+  /** The newest snapshot that succeeded and did not fail its check (Verified not False): what a rebuild may use. */
+  restorable?: BackupPoint;
+  /** With spec.backup.continuous: the newest point status.backup said is safe in the store. */
+  continuous?: { revision: number; time?: string };
 }

@@ -33,6 +33,8 @@ export const Reasons = {
   EnablingAuth: 'EnablingAuth',
   /** A Recover operation rebuilds the cluster from its surviving member after an approved permanent quorum loss. */
   Recovering: 'Recovering',
+  /** A Rebuild operation replaces every member's data with a backup point the user approved (no survivor, or a rollback). */
+  Rebuilding: 'Rebuilding',
   // Progressing=False: why nothing runs
   Converged: 'Converged',
   /** The last operation made no progress within spec.progressDeadlineSeconds: it undid its half-done step and stopped. */

@@ -42,6 +42,7 @@ import type {
   CurrentOperation,
   EtcdClusterBootstrap,
   EtcdClusterRestore,
+  EtcdClusterRollback,
   EtcdClusterSpec,
   EtcdClusterStatus,
   EtcdDefragSpec,
@@ -76,6 +77,7 @@ const specFields = {
   options: { shape: 'map', required: false },
   progressDeadlineSeconds: { shape: 'integer', required: true },
   bootstrap: { shape: 'object', required: false },
+  rollback: { shape: 'object', required: false },
   backup: { shape: 'object', required: false },
   tls: { shape: 'object', required: false },
   auth: { shape: 'object', required: false },
@@ -190,6 +192,11 @@ const backupPvcFields = {
 const bootstrapFields = {
   restore: { shape: 'object', required: false },
 } as const satisfies Mirror<EtcdClusterBootstrap>;
+
+const rollbackFields = {
+  pointInTime: { shape: 'object', required: false },
+  snapshotRef: { shape: 'object', required: false },
+} as const satisfies Mirror<EtcdClusterRollback>;
 
 const restoreFields = {
   source: { shape: 'object', required: true },
@@ -326,6 +333,8 @@ describe('the EtcdCluster CRD and its TypeScript types', () => {
       restoreS3Fields,
     ],
     ['spec.backup', at(root, 'spec', 'backup'), backupFields],
+    ['spec.rollback', at(root, 'spec', 'rollback'), rollbackFields],
+    ['spec.rollback.pointInTime', at(root, 'spec', 'rollback', 'pointInTime'), pointInTimeFields],
     [
       'spec.bootstrap.restore.pointInTime',
       at(root, 'spec', 'bootstrap', 'restore', 'pointInTime'),

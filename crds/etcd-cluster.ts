@@ -93,6 +93,7 @@ export const OPERATION_TYPES = [
   'Defrag',
   'RotateAuth',
   'Recover',
+  'Rebuild',
 ] as const;
 export type OperationType = (typeof OPERATION_TYPES)[number];
 
@@ -185,6 +186,15 @@ export interface EtcdClusterRestore {
   source: RestoreSource;
   /** With source.continuous only (CEL); left out: the newest point. */
   pointInTime?: PointInTime;
+}
+
+/**
+ * The point to roll the cluster back to in place; exactly one of pointInTime (this cluster's continuous backup) or
+ * snapshotRef (CEL). Acted on only while the approve-rollback annotation names the cluster's uid.
+ */
+export interface EtcdClusterRollback {
+  pointInTime?: PointInTime;
+  snapshotRef?: { name: string };
 }
 
 /** How the first member starts; immutable once the EtcdCluster exists. */
@@ -386,6 +396,8 @@ export interface EtcdClusterSpec {
   progressDeadlineSeconds: number;
   /** Immutable: how the seed member starts (e.g. from a snapshot). */
   bootstrap?: EtcdClusterBootstrap;
+  /** Roll back in place to this point once approved (docs/backup-restore.md). */
+  rollback?: EtcdClusterRollback;
   /** Where a pre-upgrade snapshot is stored; without it an upgrade takes none. */
   backup?: EtcdClusterBackup;
   /** Peer and client TLS; immutable on/off (docs/operations.md "TLS"). */

@@ -28,6 +28,11 @@ export const Annotations = {
    * that is not the uid is refused; the operator removes the annotation when the recovery starts (used once).
    */
   approveRecovery: `${API_GROUP}/approve-recovery`,
+  /**
+   * Set to the EtcdCluster's uid to let the operator roll it back in place to spec.rollback (docs/backup-restore.md);
+   * a value that is not the uid approves nothing; the operator removes the annotation when the rollback starts.
+   */
+  approveRollback: `${API_GROUP}/approve-rollback`,
 } as const;
 
 /** Label selector of a cluster's member Pods, as status.selector and the scale subresource expect it. */

@@ -304,6 +304,30 @@ describe('approve-recovery', () => {
     );
   });
 
+  test("with no survivor it waits for the Rebuild's end", async () => {
+    const objects = new Map<string, object>([['etcdclusters/main', lostCluster()]]);
+    const { api } = fakeApi(objects, () => {
+      const c = objects.get('etcdclusters/main') as EtcdCluster;
+      if (c.metadata.annotations?.['etcd.conductor.dev/approve-recovery']) {
+        c.status = {
+          ...c.status,
+          lastOperation: {
+            type: 'Rebuild',
+            result: 'Succeeded',
+            finishedAt: '',
+            workflowId: 'op/4-rebuild',
+            message: 'rebuilt in place from snapshot s at revision 90',
+          },
+        };
+      }
+    });
+    const d = deps(api);
+    await runCommand(args({ command: 'approve-recovery' }), d);
+    expect(d.lines.at(-1)).toBe(
+      'Rebuild op/4-rebuild Succeeded: rebuilt in place from snapshot s at revision 90',
+    );
+  });
+
   test('a cluster without annotations gets the whole map', async () => {
     const { api, patches } = fakeApi(new Map([['etcdclusters/main', lostCluster()]]));
     await runCommand(args({ command: 'approve-recovery', wait: false }), deps(api));

@@ -266,7 +266,8 @@ const pointer = (key: string) => key.replace(/~/g, '~0').replace(/\//g, '~1');
 /**
  * Approves the recovery the operator offers after a permanent quorum loss: annotates the cluster with its own uid
  * (read here, so the approval can only ever name this object; the patch tests the uid too, so an object created
- * again under the name in between is not approved), then waits for the Recover operation to end.
+ * again under the name in between is not approved), then waits for the Recover (or, with no survivor, Rebuild)
+ * operation to end.
  */
 async function approveRecovery(args: PluginArgs, deps: PluginDeps): Promise<void> {
   const cluster = await readCluster(deps, args.cluster);
@@ -299,12 +300,14 @@ async function approveRecovery(args: PluginArgs, deps: PluginDeps): Promise<void
   const last = await waitFor(deps, args, `recovery of ${where}`, async () => {
     const s = (await readCluster(deps, args.cluster)).status;
     const op = s?.lastOperation;
-    return op && op.type === 'Recover' && op.workflowId !== before ? op : undefined;
+    // Recover from a survivor, or Rebuild from the backup when no member kept its data.
+    const ours = op?.type === 'Recover' || op?.type === 'Rebuild';
+    return op && ours && op.workflowId !== before ? op : undefined;
   });
   if (last.result !== 'Succeeded') {
-    throw new CommandFailed(`Recover ${last.workflowId} ended ${last.result}: ${last.message ?? ''}`);
+    throw new CommandFailed(`${last.type} ${last.workflowId} ended ${last.result}: ${last.message ?? ''}`);
   }
-  deps.out(`Recover ${last.workflowId} Succeeded: ${last.message ?? ''}`);
+  deps.out(`${last.type} ${last.workflowId} Succeeded: ${last.message ?? ''}`);
 }
 
 export async function runCommand(args: PluginArgs, deps: PluginDeps): Promise<void> {

@@ -57,6 +57,9 @@ export async function startClusterWatcher(opts: WatcherOptions): Promise<Cluster
       ...(obj.metadata.annotations?.[Annotations.approveRecovery] !== undefined
         ? { recoveryApproval: obj.metadata.annotations[Annotations.approveRecovery] }
         : {}),
+      ...(obj.metadata.annotations?.[Annotations.approveRollback] !== undefined
+        ? { rollbackApproval: obj.metadata.annotations[Annotations.approveRollback] }
+        : {}),
       ...(deleted || obj.metadata.deletionTimestamp ? { deleted: true } : {}),
     };
     const workflowId = clusterWorkflowId(namespace, name);

@@ -232,6 +232,9 @@ async function recordEnding(
   if (result !== 'Succeeded') {
     s.halted = { generation: opInput.generation, retryToken: s.desired.retryToken ?? '', result };
   }
+  // A rebuilt cluster serves an earlier revision: the newest one seen before belongs to data given up, and a later
+  // loss's window counts from what the rebuilt cluster is seen at. (State only: no command changes.)
+  if (type === 'Rebuild' && result === 'Succeeded') s.lastSeenRevision = undefined;
   const event =
     s.supersededBy !== undefined && result === 'Cancelled'
       ? { type: 'Normal' as const, reason: Reasons.OperationSuperseded }

@@ -11,12 +11,13 @@ import { clusterActs as acts } from './cluster-run-state';
 import { podLive } from './cluster-state';
 import { desiredOf } from './observation';
 import type { Observed, Step } from './plan';
-import { PERMANENT_QUORUM_LOSS_PATCH, permanentLoss } from './plan-now';
+import { lossWithoutSurvivor, PERMANENT_QUORUM_LOSS_PATCH, permanentLoss } from './plan-now';
 import { judgeApproval, judgeQuorumLoss } from './quorum-loss';
 
 /**
  * On a quorum lost for good whose survivors all run (plan-without-etcd.ts permanentQuorumLoss): asks each survivor
- * about itself and finds the newest snapshot, so status can say what a recovery would start from. Nothing else.
+ * about itself and finds the newest snapshot, so status can say what a recovery would start from. With no survivor,
+ * finds the backup point a rebuild would start from (rebuild-point.ts). Nothing else.
  */
 export async function findLossFacts(
   s: ClusterRunState,
@@ -26,7 +27,19 @@ export async function findLossFacts(
 ): Promise<void> {
   const desired = desiredOf(s.ref, spec, versionKnown);
   const verdict = judgeQuorumLoss(desired, observed);
-  if (verdict.kind !== 'Permanent' || verdict.survivors.length === 0) return;
+  if (verdict.kind !== 'Permanent') return;
+  if (verdict.survivors.length === 0) {
+    // Nobody to ask: only the backup, the newest snapshot and the continuous backup's newest safe point.
+    if (!lossWithoutSurvivor(desired, observed)) return;
+    const found = await acts.probeQuorumLoss({ ref: s.ref, survivors: [] });
+    const safe = spec.backup?.continuous ? (s.backup?.outcome?.backup ?? s.status?.backup) : undefined;
+    const continuous =
+      safe?.latestRevision !== undefined
+        ? { revision: safe.latestRevision, ...(safe.latestTime ? { time: safe.latestTime } : {}) }
+        : undefined;
+    observed.lossFindings = { ...found, ...(continuous ? { continuous } : {}) };
+    return;
+  }
   const kube = new Map(observed.kube.map((k) => [k.name, k]));
   if (verdict.survivors.some((n) => !podLive(kube.get(n)))) return;
   if (!permanentLoss(desired, observed)) return;

@@ -58,7 +58,8 @@ function onClusterChanged(s: ClusterRunState, change: ClusterChange): void {
   } else if (
     change.generation > s.desired.generation ||
     (change.retryToken ?? '') !== (s.desired.retryToken ?? '') ||
-    (change.recoveryApproval ?? '') !== (s.desired.recoveryApproval ?? '')
+    (change.recoveryApproval ?? '') !== (s.desired.recoveryApproval ?? '') ||
+    (change.rollbackApproval ?? '') !== (s.desired.rollbackApproval ?? '')
   ) {
     // An operation waiting on a member Pod that cannot run (no image, unschedulable, ...) waits for the user
     // to fix the spec: the fix supersedes it, and the next operation works from the new spec.

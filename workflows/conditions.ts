@@ -63,6 +63,7 @@ const progressingReason: Record<OperationType, Reason> = {
   Defrag: Reasons.Defragmenting,
   RotateAuth: Reasons.RotatingAuth,
   Recover: Reasons.Recovering,
+  Rebuild: Reasons.Rebuilding,
 };
 
 const haltedReason: Record<Exclude<OperationResult, 'Succeeded'>, Reason> = {

@@ -1,5 +1,6 @@
 // A step in words: the line the Temporal UI shows as current details and status.currentOperation.step says.
 import type { RemoveReason, Step } from './plan-types';
+import { describeSource } from './rebuild-point';
 import { describeRolloutStep } from './rollout-plan';
 
 const removeWhy: Record<RemoveReason, string> = {
@@ -51,6 +52,8 @@ export function describeStep(step: Step): string {
       return "apply the Secret's changed root password to etcd";
     case 'RecoverQuorum':
       return `recover the cluster from ${step.member} at revision ${step.revision} (etcd --force-new-cluster); ${step.gone.join(', ')} lost their data`;
+    case 'Rebuild':
+      return `rebuild the cluster in place from ${describeSource(step.source)} (${step.reason === 'Rollback' ? 'an approved rollback' : `no member kept its data: ${step.gone.join(', ')}`})`;
     case 'Wait':
       return `wait (${step.reason}): ${step.message}`;
     case 'None':

@@ -3,6 +3,8 @@
 import { patched } from '@temporalio/workflow';
 import { quorumEvidence } from './cluster-state';
 import { judgeQuorumLoss } from './quorum-loss';
+import type { EtcdClusterRollback } from '../crds/etcd-cluster';
+import { rollbackGate } from './rebuild-point';
 import type { Decision, Desired, Observed } from './plan';
 import { plan } from './plan';
 
@@ -11,6 +13,9 @@ export const QUORUM_BY_MEMBER_LIST_PATCH = 'quorum-by-member-list';
 
 /** A quorum lost for good is judged and gated (workflows/quorum-loss.ts) rather than waited on as QuorumLost. */
 export const PERMANENT_QUORUM_LOSS_PATCH = 'permanent-quorum-loss';
+
+/** A quorum lost for good with no member keeping its data is gated as a rebuild from the backup (rebuild-point.ts). */
+export const REBUILD_FROM_BACKUP_PATCH = 'rebuild-from-backup';
 
 /**
  * The next step, with every rule this code knows that the history allows. `recovery` (the EtcdCluster's uid and
@@ -21,7 +26,13 @@ export function planNow(
   observed: Observed,
   recovery?: { uid: string; approval?: string },
 ): Decision {
-  const judged = recovery && permanentLoss(desired, observed) ? { recovery } : {};
+  const judged = !recovery
+    ? {}
+    : permanentLoss(desired, observed)
+      ? { recovery }
+      : lossWithoutSurvivor(desired, observed)
+        ? { recovery: { ...recovery, fromBackup: true } }
+        : {};
   // Asked only when the rule decides differently, so histories that never met the case record no marker.
   const slowVoters = quorumEvidence(observed.etcd, observed.kube).proof === 'memberList';
   if (slowVoters && patched(QUORUM_BY_MEMBER_LIST_PATCH))
@@ -33,4 +44,40 @@ export function planNow(
 export function permanentLoss(desired: Desired, observed: Observed): boolean {
   const verdict = judgeQuorumLoss(desired, observed);
   return verdict.kind === 'Permanent' && verdict.survivors.length > 0 && patched(PERMANENT_QUORUM_LOSS_PATCH);
+}
+
+/** A permanent loss with no survivor, asked of the patch only then: a recorded history waited on it as AllMembersLost. */
+export function lossWithoutSurvivor(desired: Desired, observed: Observed): boolean {
+  const verdict = judgeQuorumLoss(desired, observed);
+  return verdict.kind === 'Permanent' && verdict.survivors.length === 0 && patched(REBUILD_FROM_BACKUP_PATCH);
+}
+
+/** spec.rollback, approved by the approve-rollback annotation naming the uid, rolls the cluster back in place. */
+export const ROLLBACK_IN_PLACE_PATCH = 'rollback-in-place';
+
+/**
+ * The approved rollback in place of the plan's step, when there is one to start: only over a plan with nothing
+ * else to do (None: the cluster is whole and healthy), and only when etcd says every member is a healthy voter.
+ * Asked of the patch only then: histories that never met one record no marker.
+ */
+export function withRollback(
+  decision: Decision,
+  input: {
+    uid: string;
+    replicas: number;
+    rollback?: EtcdClusterRollback;
+    approval?: string;
+    observed: Pick<Observed, 'etcd'>;
+  },
+): Decision {
+  if (!input.rollback || input.approval === undefined || decision.step.kind !== 'None') return decision;
+  const gate = rollbackGate({
+    uid: input.uid,
+    replicas: input.replicas,
+    rollback: input.rollback,
+    approval: input.approval,
+    ...(input.observed.etcd ? { etcd: input.observed.etcd } : {}),
+  });
+  if (gate.kind !== 'Rollback' || !patched(ROLLBACK_IN_PLACE_PATCH)) return decision;
+  return { check: 'rollbackApproved', step: gate.step };
 }

@@ -20,6 +20,7 @@ import type {
   UpdateMemberMetadataStep,
 } from './rollout-plan';
 import type { LossFindings } from '../contracts/quorum-loss';
+import type { RebuildReason, RebuildSource } from './rebuild-point';
 import type { UpgradeLeaderStep, UpgradeMemberStep } from './upgrade-plan';
 
 // ---------------------------------------------------------------------------------------------------
@@ -54,7 +55,7 @@ export interface Desired {
    * approve-recovery annotation. Set by the workflows behind a patch (plan-now.ts): a recorded history waited on
    * such a loss as QuorumLost.
    */
-  recovery?: { uid: string; approval?: string };
+  recovery?: { uid: string; approval?: string; fromBackup?: boolean };
 }
 
 /** One member as etcd's member list and its own status describe it (the observer's type, see contracts/observation.ts). */
@@ -198,6 +199,11 @@ export type Step =
    * `revision`) with etcd's --force-new-cluster, then without it; fresh members are added back afterwards.
    */
   | { kind: 'RecoverQuorum'; member: string; id: string; revision: string; gone: string[] }
+  /**
+   * Approved rebuild in place from a backup point (workflows/rebuild-point.ts): every member's Pod and claim go, one
+   * member starts from `source` through the restore init container, and the cluster grows back to spec.replicas.
+   */
+  | { kind: 'Rebuild'; reason: RebuildReason; source: RebuildSource; gone: string[] }
   | { kind: 'Wait'; reason: WaitReason; message: string }
   | {
       kind: 'None';

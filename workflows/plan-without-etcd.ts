@@ -4,6 +4,7 @@ import { Reasons } from '../crds/conditions';
 import { memberName } from '../crds/labels';
 import { dataKept, ordinalFor, podLive } from './cluster-state';
 import { judgeQuorumLoss, recoveryGate } from './quorum-loss';
+import { rebuildGate } from './rebuild-point';
 import type { Check } from './plan-checks';
 import { replaceStuckPod, wait } from './plan-checks';
 import type { Desired, Observed } from './plan-types';
@@ -64,7 +65,21 @@ export const withoutEtcdChain: Check<WithoutEtcd>[] = [
       const recovery = c.desired.recovery;
       if (!recovery) return undefined;
       const verdict = judgeQuorumLoss(c.desired, c.observed);
-      if (verdict.kind !== 'Permanent' || verdict.survivors.length === 0) return undefined;
+      if (verdict.kind !== 'Permanent') return undefined;
+      if (verdict.survivors.length === 0) {
+        // No member to recover from: a rebuild from the newest backup point, approved (rebuild-point.ts).
+        if (!recovery.fromBackup) return undefined;
+        const gate = rebuildGate({
+          cluster: c.desired.cluster,
+          uid: recovery.uid,
+          ...(recovery.approval !== undefined ? { approval: recovery.approval } : {}),
+          verdict,
+          ...(c.observed.lossFindings ? { findings: c.observed.lossFindings } : {}),
+        });
+        if (gate.kind === 'Wait') return wait(Reasons.PermanentQuorumLoss, gate.message);
+        const { kind: _kind, ...rebuild } = gate;
+        return { kind: 'Rebuild', ...rebuild };
+      }
       const kube = new Map(c.observed.kube.map((k) => [k.name, k]));
       if (verdict.survivors.some((n) => !podLive(kube.get(n)))) return undefined;
       const gate = recoveryGate({

@@ -191,6 +191,54 @@ describe('plan, when no member answers', () => {
       { kind: 'Wait', reason: 'AllMembersLost' },
     ],
     [
+      'with the rebuild gate on, every recorded member gone and no backup: PermanentQuorumLoss says there is nothing to approve',
+      desired(3, { recovery: { uid: 'u', approval: 'u', fromBackup: true } }),
+      { ...unanswered([], { members: ['main-0', 'main-1', 'main-2'] }), lossFindings: { survivors: [] } },
+      {
+        kind: 'Wait',
+        reason: 'PermanentQuorumLoss',
+        message: expect.stringMatching(/no backup of this cluster .*nothing to approve/) as string,
+      },
+      'permanentQuorumLoss',
+    ],
+    [
+      'with the rebuild gate on, every recorded member gone and a snapshot, unapproved: waits on the approval',
+      desired(3, { recovery: { uid: 'u', fromBackup: true } }),
+      {
+        ...unanswered([kubeMember(0, 'none', 'lost')], { members: ['main-0', 'main-1', 'main-2'] }),
+        lossFindings: {
+          survivors: [],
+          restorable: { snapshot: 's', revision: 9, takenAt: 'T', uri: 's3://b/s' },
+        },
+      },
+      { kind: 'Wait', reason: 'PermanentQuorumLoss' },
+      'permanentQuorumLoss',
+    ],
+    [
+      'with the rebuild gate on, every recorded member gone, a snapshot and the approval: rebuild from it',
+      desired(3, { recovery: { uid: 'u', approval: 'u', fromBackup: true } }),
+      {
+        ...unanswered([], { members: ['main-0', 'main-1', 'main-2'] }),
+        lossFindings: {
+          survivors: [],
+          restorable: { snapshot: 's', revision: 9, takenAt: 'T', uri: 's3://b/s' },
+        },
+      },
+      {
+        kind: 'Rebuild',
+        reason: 'QuorumLoss',
+        source: { kind: 'Snapshot', snapshot: 's', revision: 9, takenAt: 'T' },
+        gone: ['main-0', 'main-1', 'main-2'],
+      },
+      'permanentQuorumLoss',
+    ],
+    [
+      'without the rebuild gate (a recorded history) the same loss stays AllMembersLost',
+      desired(3, { recovery: { uid: 'u', approval: 'u' } }),
+      unanswered([], { members: ['main-0', 'main-1', 'main-2'] }),
+      { kind: 'Wait', reason: 'AllMembersLost' },
+    ],
+    [
       'a paused cluster with only its kept claim stays paused',
       desired(0),
       unanswered([kubeMember(2, 'none')], { paused: true, members: ['main-2'] }),

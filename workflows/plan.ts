@@ -136,6 +136,8 @@ export function operationFor(step: ActionStep, desiredReplicas: number): Operati
       return 'RotateAuth';
     case 'RecoverQuorum':
       return 'Recover';
+    case 'Rebuild':
+      return 'Rebuild';
   }
 }
 

@@ -377,6 +377,11 @@ export function createFakeCluster(options: FakeClusterOptions = {}) {
         metadata: fakeMetadata(input.spec),
       });
       if (mode === 'restart' && member === options.unreachableAfterRestart) unreachable.add(member);
+      if (mode === 'seed' && input.restore) {
+        // A seed restored from a backup starts a new cluster of one: no member of an earlier cluster is in it.
+        members.clear();
+        leaderId = undefined;
+      }
       const m = members.get(member);
       if (m) {
         m.started = true;
@@ -443,7 +448,12 @@ export function createFakeCluster(options: FakeClusterOptions = {}) {
           isLearner: m.isLearner,
         };
       });
-      return { survivors, ...(options.backup ? { backup: options.backup } : {}) };
+      const restorable = options.backup?.verified === 'False' ? undefined : options.backup;
+      return {
+        survivors,
+        ...(options.backup ? { backup: options.backup } : {}),
+        ...(restorable ? { restorable } : {}),
+      };
     },
 
     // Deleted at once in the fake: the first call deletes ('deleted'), the next finds it 'absent'.

@@ -28,6 +28,8 @@ export function compensate(
       return removePendingLearner(ctx);
     case 'unforceMember':
       return unforceMembers(ctx);
+    case 'none':
+      return Promise.resolve('nothing to undo');
   }
 }
 

@@ -10,6 +10,7 @@ import type { EtcdClusterSpec, OperationType } from '../../crds/etcd-cluster';
 import type { DefragScheduleState } from '../defrag-schedule';
 import type { ActionStep, Observed, StepKind } from '../plan';
 import type { RevisionSeen } from '../quorum-loss';
+import type { RebuildPlan } from './rebuild';
 import type { RecoveryPlan } from './recover';
 
 export interface OperationInput {
@@ -26,6 +27,8 @@ export interface OperationInput {
   carried?: OperationCarried;
   /** Recover only: the survivor to rebuild from and what is given up (workflows/operations/recover.ts). */
   recovery?: RecoveryPlan;
+  /** Rebuild only: the backup point to start from, why, and what is given up (workflows/operations/rebuild.ts). */
+  rebuild?: RebuildPlan;
 }
 
 /** An operation's progress and compensation, carried across continue-as-new so a long wait loses neither. */
@@ -70,7 +73,9 @@ export type Compensation =
   /** Start again a member whose Pod it stopped to restart it, then say who runs what (rolling restarts). */
   | 'restartStoppedMember'
   /** Replace a Pod started with --force-new-cluster by a plain one (recovery from a permanent quorum loss). */
-  | 'unforceMember';
+  | 'unforceMember'
+  /** Nothing to undo (a rebuild: the data it replaces was given up by the user's approval). */
+  | 'none';
 
 /** The cluster workflow's state a module may keep across its operations (carried across continue-as-new). */
 export interface MaintenanceState {

@@ -9,6 +9,7 @@ import { enableAuth } from './enable-auth';
 import { heal } from './heal';
 import type { OperationModule } from './operation-module';
 import { pause } from './pause';
+import { rebuild } from './rebuild';
 import { recover } from './recover';
 import { resume } from './resume';
 import { rollout } from './rollout';
@@ -32,6 +33,7 @@ const modules: Record<OperationType, OperationModule> = {
   RotateAuth: rotateAuth,
   Defrag: defrag,
   Recover: recover,
+  Rebuild: rebuild,
 };
 
 export function operationModule(type: OperationType): OperationModule {

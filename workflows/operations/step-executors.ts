@@ -250,5 +250,8 @@ export async function executeStep(ctx: StepContext, step: ActionStep): Promise<v
     case 'RecoverQuorum':
       // Unreachable: the Recover module runs its own loop (workflows/operations/recover.ts).
       throw new Error('a RecoverQuorum step reached the membership executor');
+    case 'Rebuild':
+      // Unreachable: the Rebuild module runs its own loop (workflows/operations/rebuild.ts).
+      throw new Error('a Rebuild step reached the membership executor');
   }
 }
