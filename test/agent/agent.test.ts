@@ -421,9 +421,11 @@ describe('restore', () => {
     );
     expect(run.stderr).toBe('');
     expect(run.code).toBe(0);
+    // The revision is what etcdutl snapshot status read from the snapshot: the one the snapshot was taken at.
     expect(parseAgentResult(run.resultText)).toEqual({
       ok: true,
       restored: true,
+      revision: artifact.revision,
       sha256: artifact.sha256,
       size: artifact.size,
     });
