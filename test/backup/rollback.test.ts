@@ -5,14 +5,9 @@
 // the pre-rollback snapshot exists, the name, client Service and its address are unchanged. Availability is
 // interrupted by design (docs/backup-restore.md): what is asserted is that nothing at or before R is lost and that
 // every write acknowledged before the rollback is in the pre-rollback snapshot's revision range.
-import { execFile } from 'node:child_process';
-import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { delimiter, join, resolve } from 'node:path';
-import { promisify } from 'node:util';
 import { setHeaderOptions, PatchStrategy } from '@kubernetes/client-node';
 import { API_GROUP, API_VERSION_NAME, ETCD_CLUSTER } from '../../crds/etcd-cluster';
-import { clientServiceName, memberClientURL } from '../../crds/names';
+import { clientServiceName } from '../../crds/names';
 import { createCredentialsSecret, minioDestination } from './backup-harness';
 import type { Harness } from '../support/cluster-harness';
 import {
@@ -24,11 +19,12 @@ import {
   getCluster,
   waitConverged,
 } from '../support/cluster-harness';
-import { startWriterRunning, strictClient } from '../support/writer';
+import { memberKeysAt } from '../support/etcd-view';
+import { installKubectlEtcd, type KubectlEtcd } from '../support/kubectl-etcd';
+import { startWriterRunning } from '../support/writer';
 
 jest.setTimeout(1_200_000);
 
-const run = promisify(execFile);
 const name = 'rbk';
 const APPROVAL = 'etcd.conductor.dev/approve-rollback';
 const PREFIX = '/rbk';
@@ -37,17 +33,11 @@ const crd = { group: API_GROUP, version: API_VERSION_NAME, plural: ETCD_CLUSTER.
 
 let h: Harness;
 let ns: string;
-let binDir: string;
+let kubectlEtcdShim: KubectlEtcd;
 
 beforeAll(async () => {
   h = connect();
-  binDir = mkdtempSync(join(tmpdir(), 'kubectl-etcd-'));
-  const script = join(binDir, 'kubectl-etcd');
-  writeFileSync(
-    script,
-    `#!/bin/sh\nexec "${process.execPath}" "${resolve(__dirname, '..', '..', 'dist', 'plugin', 'main.js')}" "$@"\n`,
-  );
-  chmodSync(script, 0o755);
+  kubectlEtcdShim = installKubectlEtcd(h);
   ns = await freshNamespace(h, 'rollback');
   await createCredentialsSecret(h, ns, 's3-credentials');
   await createCluster(h, ns, name, {
@@ -56,7 +46,7 @@ beforeAll(async () => {
   });
   await waitConverged(h, ns, name, 3, 300_000);
 });
-afterAll(() => rmSync(binDir, { recursive: true, force: true }));
+afterAll(() => kubectlEtcdShim.remove());
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -65,40 +55,10 @@ async function events(reason: string) {
   return list.items.filter((e) => e.involvedObject.name === name && e.reason === reason);
 }
 
-function kubectlEtcd(...args: string[]) {
-  return run(h.stack.tools.kubectl, ['etcd', ...args], {
-    encoding: 'utf8',
-    timeout: 700_000,
-    env: {
-      ...process.env,
-      PATH: `${binDir}${delimiter}${process.env['PATH'] ?? ''}`,
-      KUBECONFIG: h.stack.kubeconfig,
-    },
-  });
-}
+const kubectlEtcd = (...args: string[]) => kubectlEtcdShim.run(...args);
 
-/** Every key under PREFIX with its value, as `member` holds it at `revision` (latest when absent). */
-async function keysAt(member: string, revision?: number) {
-  const c = strictClient([memberClientURL({ namespace: ns, name }, member)], {}, 10_000);
-  try {
-    const start = Buffer.from(`${PREFIX}/`);
-    const end = Buffer.from(start);
-    end[end.length - 1] = (end[end.length - 1] ?? 0) + 1;
-    const res = await c.kv.range({
-      key: start,
-      range_end: end,
-      serializable: true,
-      ...(revision !== undefined ? { revision: String(revision) } : {}),
-    });
-    const keys = res.kvs.map((kv) => `${kv.key.toString()}=${kv.value.toString()}`).sort();
-    const modRevisions = new Map(
-      res.kvs.map((kv) => [`${kv.key.toString()}=${kv.value.toString()}`, Number(kv.mod_revision)]),
-    );
-    return { revision: Number(res.header.revision), keys, modRevisions };
-  } finally {
-    c.close();
-  }
-}
+const keysAt = (member: string, revision?: number) =>
+  memberKeysAt({ namespace: ns, name }, member, PREFIX, revision);
 
 test('spec.rollback to a snapshot, approved: the present data snapshotted, every key as at the snapshot, same name and endpoint', async () => {
   const members = [0, 1, 2].map((i) => `${name}-${i}`);

@@ -5,11 +5,6 @@
 // the Recover operation rebuilds the cluster from the survivor (--force-new-cluster) and snapshots what is left, and
 // a ScaleUp, under a second writer, brings it back to 3 members. Every member then holds exactly what the survivor
 // held, hashkv agrees, and the lost window is reported.
-import { execFile } from 'node:child_process';
-import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { delimiter, join, resolve } from 'node:path';
-import { promisify } from 'node:util';
 import { setHeaderOptions, PatchStrategy } from '@kubernetes/client-node';
 import { API_GROUP, API_VERSION_NAME, ETCD_CLUSTER } from '../../crds/etcd-cluster';
 import type { EtcdCluster } from '../../crds/etcd-cluster';
@@ -27,30 +22,24 @@ import {
   waitConverged,
 } from '../support/cluster-harness';
 import { agreedLeader } from '../support/etcd-view';
+import { installKubectlEtcd, type KubectlEtcd } from '../support/kubectl-etcd';
 import type { StoredKey } from '../support/write-history';
 import { startWriterRunning, strictClient } from '../support/writer';
 
 jest.setTimeout(1_200_000);
 
-const run = promisify(execFile);
 const name = 'qr';
 const APPROVAL = 'etcd.conductor.dev/approve-recovery';
 const crd = { group: API_GROUP, version: API_VERSION_NAME, plural: ETCD_CLUSTER.plural };
 
 let h: Harness;
 let ns: string;
-let binDir: string;
+let kubectlEtcdShim: KubectlEtcd;
 
 beforeAll(async () => {
   h = connect();
   // What `npm install -g` would put on the PATH: an executable named kubectl-etcd.
-  binDir = mkdtempSync(join(tmpdir(), 'kubectl-etcd-'));
-  const script = join(binDir, 'kubectl-etcd');
-  writeFileSync(
-    script,
-    `#!/bin/sh\nexec "${process.execPath}" "${resolve(__dirname, '..', '..', 'dist', 'plugin', 'main.js')}" "$@"\n`,
-  );
-  chmodSync(script, 0o755);
+  kubectlEtcdShim = installKubectlEtcd(h);
   ns = await freshNamespace(h, 'quorum-recovery');
   await createCredentialsSecret(h, ns, 's3-credentials');
   await createCluster(h, ns, name, {
@@ -59,7 +48,7 @@ beforeAll(async () => {
   });
   await waitConverged(h, ns, name, 3, 300_000);
 });
-afterAll(() => rmSync(binDir, { recursive: true, force: true }));
+afterAll(() => kubectlEtcdShim.remove());
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const condition = (c: EtcdCluster, type: string) => c.status?.conditions?.find((x) => x.type === type);
@@ -69,18 +58,7 @@ async function events(reason: string) {
   return list.items.filter((e) => e.involvedObject.name === name && e.reason === reason);
 }
 
-/** kubectl etcd, run the way users run it: kubectl finds kubectl-etcd on the PATH. */
-function kubectlEtcd(...args: string[]) {
-  return run(h.stack.tools.kubectl, ['etcd', ...args], {
-    encoding: 'utf8',
-    timeout: 700_000,
-    env: {
-      ...process.env,
-      PATH: `${binDir}${delimiter}${process.env['PATH'] ?? ''}`,
-      KUBECONFIG: h.stack.kubeconfig,
-    },
-  });
-}
+const kubectlEtcd = (...args: string[]) => kubectlEtcdShim.run(...args);
 
 async function annotate(value: string | null): Promise<void> {
   await h.custom.patchNamespacedCustomObject(

@@ -5,16 +5,12 @@
 // `get --rev=S` gave before the loss, the name, client Service and its address are unchanged, the lost window is
 // reported. Availability is lost with the data (that is the fault): what is asserted is what the docs promise,
 // nothing acknowledged at or before the backup point is lost.
-import { execFile } from 'node:child_process';
-import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { delimiter, join, resolve } from 'node:path';
-import { promisify } from 'node:util';
 import type { EtcdCluster } from '../../crds/etcd-cluster';
-import { claimName, clientServiceName, memberClientURL } from '../../crds/names';
+import { claimName, clientServiceName } from '../../crds/names';
 import { createCredentialsSecret, minioDestination } from '../backup/backup-harness';
 import type { Harness } from '../support/cluster-harness';
-import { agreedLeader } from '../support/etcd-view';
+import { agreedLeader, memberKeysAt } from '../support/etcd-view';
+import { installKubectlEtcd, type KubectlEtcd } from '../support/kubectl-etcd';
 import {
   connect,
   createCluster,
@@ -24,28 +20,21 @@ import {
   getCluster,
   waitConverged,
 } from '../support/cluster-harness';
-import { startWriterRunning, strictClient } from '../support/writer';
+import { startWriterRunning } from '../support/writer';
 
 jest.setTimeout(1_200_000);
 
-const run = promisify(execFile);
 const name = 'rb';
 const APPROVAL = 'etcd.conductor.dev/approve-recovery';
 const PREFIX = '/rb';
 
 let h: Harness;
 let ns: string;
-let binDir: string;
+let kubectlEtcdShim: KubectlEtcd;
 
 beforeAll(async () => {
   h = connect();
-  binDir = mkdtempSync(join(tmpdir(), 'kubectl-etcd-'));
-  const script = join(binDir, 'kubectl-etcd');
-  writeFileSync(
-    script,
-    `#!/bin/sh\nexec "${process.execPath}" "${resolve(__dirname, '..', '..', 'dist', 'plugin', 'main.js')}" "$@"\n`,
-  );
-  chmodSync(script, 0o755);
+  kubectlEtcdShim = installKubectlEtcd(h);
   ns = await freshNamespace(h, 'rebuild');
   await createCredentialsSecret(h, ns, 's3-credentials');
   await createCluster(h, ns, name, {
@@ -54,7 +43,7 @@ beforeAll(async () => {
   });
   await waitConverged(h, ns, name, 3, 300_000);
 });
-afterAll(() => rmSync(binDir, { recursive: true, force: true }));
+afterAll(() => kubectlEtcdShim.remove());
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const condition = (c: EtcdCluster, type: string) => c.status?.conditions?.find((x) => x.type === type);
@@ -64,40 +53,10 @@ async function events(reason: string) {
   return list.items.filter((e) => e.involvedObject.name === name && e.reason === reason);
 }
 
-function kubectlEtcd(...args: string[]) {
-  return run(h.stack.tools.kubectl, ['etcd', ...args], {
-    encoding: 'utf8',
-    timeout: 700_000,
-    env: {
-      ...process.env,
-      PATH: `${binDir}${delimiter}${process.env['PATH'] ?? ''}`,
-      KUBECONFIG: h.stack.kubeconfig,
-    },
-  });
-}
+const kubectlEtcd = (...args: string[]) => kubectlEtcdShim.run(...args);
 
-/** Every key under PREFIX with its value, as `member` holds it at `revision` (latest when absent). */
-async function keysAt(member: string, revision?: number) {
-  const c = strictClient([memberClientURL({ namespace: ns, name }, member)], {}, 10_000);
-  try {
-    const start = Buffer.from(`${PREFIX}/`);
-    const end = Buffer.from(start);
-    end[end.length - 1] = (end[end.length - 1] ?? 0) + 1;
-    const res = await c.kv.range({
-      key: start,
-      range_end: end,
-      serializable: true,
-      ...(revision !== undefined ? { revision: String(revision) } : {}),
-    });
-    const keys = res.kvs.map((kv) => `${kv.key.toString()}=${kv.value.toString()}`).sort();
-    const modRevisions = new Map(
-      res.kvs.map((kv) => [`${kv.key.toString()}=${kv.value.toString()}`, Number(kv.mod_revision)]),
-    );
-    return { revision: Number(res.header.revision), keys, modRevisions };
-  } finally {
-    c.close();
-  }
-}
+const keysAt = (member: string, revision?: number) =>
+  memberKeysAt({ namespace: ns, name }, member, PREFIX, revision);
 
 test('every member wiped for good: the loss names the snapshot, the approval rebuilds in place from it, every key as at its revision', async () => {
   const members = [0, 1, 2].map((i) => `${name}-${i}`);

@@ -2,12 +2,9 @@
 // table matches etcd's own member list (ids in hex), snapshot waits until the backup is safe in MinIO, backups
 // lists it, ops reads the operations from Temporal, cancel stops an operation in flight, and bad input exits
 // with the documented codes.
-import { spawnSync } from 'node:child_process';
-import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { delimiter, join, resolve } from 'node:path';
 import { createCredentialsSecret, minioDestination, waitVerified } from '../backup/backup-harness';
 import type { Harness } from '../support/cluster-harness';
+import { installKubectlEtcd, type KubectlEtcd } from '../support/kubectl-etcd';
 import {
   connect,
   createCluster,
@@ -21,34 +18,14 @@ import {
 jest.setTimeout(600_000);
 
 let h: Harness;
-let binDir: string;
+let kubectlEtcdShim: KubectlEtcd;
 beforeAll(() => {
   h = connect();
-  // What `npm install -g` would put on the PATH: an executable named kubectl-etcd.
-  binDir = mkdtempSync(join(tmpdir(), 'kubectl-etcd-'));
-  const script = join(binDir, 'kubectl-etcd');
-  writeFileSync(
-    script,
-    `#!/bin/sh\nexec "${process.execPath}" "${resolve(__dirname, '..', '..', 'dist', 'plugin', 'main.js')}" "$@"\n`,
-  );
-  chmodSync(script, 0o755);
+  kubectlEtcdShim = installKubectlEtcd(h, 300_000);
 });
-afterAll(() => rmSync(binDir, { recursive: true, force: true }));
+afterAll(() => kubectlEtcdShim.remove());
 
-function kubectlEtcd(...args: string[]): { code: number | null; stdout: string; stderr: string } {
-  const r = spawnSync(h.stack.tools.kubectl, ['etcd', ...args], {
-    encoding: 'utf8',
-    timeout: 300_000,
-    env: {
-      ...process.env,
-      PATH: `${binDir}${delimiter}${process.env['PATH'] ?? ''}`,
-      KUBECONFIG: h.stack.kubeconfig,
-      TEMPORAL_ADDRESS: h.stack.temporal.address,
-      TEMPORAL_NAMESPACE: h.stack.temporal.namespace,
-    },
-  });
-  return { code: r.status, stdout: r.stdout, stderr: r.stderr };
-}
+const kubectlEtcd = (...args: string[]) => kubectlEtcdShim.runSync(...args);
 
 test('status, snapshot, backups and ops on a live cluster', async () => {
   const ns = await freshNamespace(h, 'plugin');

@@ -43,3 +43,34 @@ export async function memberRole(
     c.close();
   }
 }
+
+/**
+ * Every key under `prefix` as `key=value`, as `member` itself holds it at `revision` (its latest when absent; a
+ * serializable read needs no quorum), with each key's mod revision and the revision of the read.
+ */
+export async function memberKeysAt(
+  cluster: { namespace: string; name: string },
+  member: string,
+  prefix: string,
+  revision?: number,
+): Promise<{ revision: number; keys: string[]; modRevisions: Map<string, number> }> {
+  const c = strictClient([memberClientURL(cluster, member)], {}, 10_000);
+  try {
+    const start = Buffer.from(`${prefix}/`);
+    const end = Buffer.from(start);
+    end[end.length - 1] = (end[end.length - 1] ?? 0) + 1;
+    const res = await c.kv.range({
+      key: start,
+      range_end: end,
+      serializable: true,
+      ...(revision !== undefined ? { revision: String(revision) } : {}),
+    });
+    const keys = res.kvs.map((kv) => `${kv.key.toString()}=${kv.value.toString()}`).sort();
+    const modRevisions = new Map(
+      res.kvs.map((kv) => [`${kv.key.toString()}=${kv.value.toString()}`, Number(kv.mod_revision)]),
+    );
+    return { revision: Number(res.header.revision), keys, modRevisions };
+  } finally {
+    c.close();
+  }
+}
