@@ -2,9 +2,11 @@
 // chunks within the lag, a restart goes on from the store's place, a compaction or a store that stays down makes a
 // recorded gap and a new chain, a scheduled full snapshot continues without one, and retention keeps what is needed.
 import { Etcd3 } from 'etcd3';
+import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
+import { promisify } from 'node:util';
 import { takeFullSnapshot } from './archive-snapshot';
 import { Archiver, ARCHIVER_DEFAULTS, type ArchiverSettings } from './archiver';
 import { decodeChunk } from './change-chunk';
@@ -20,11 +22,14 @@ import {
   type ArchivedChange,
   type ChainManifest,
 } from '../contracts/continuous-backup';
+import { RESTORE_BUMP_REVISION } from '../contracts/agent-result';
 import { binaryPath, cacheRoot, ETCD_TOOLS } from '../localcluster/tool-cache';
 import { startLocalEtcd, type LocalEtcd } from '../test/support/local-etcd';
 import { MemoryArchiveStore } from '../test/support/memory-archive-store';
 
 jest.setTimeout(120_000);
+
+const execFileAsync = promisify(execFile);
 
 const UID = '0b7e4b1e-7c1f-4f7e-a7a4-1f6c8f3d2a10';
 const root = archiveRoot('etcd/src', UID);
@@ -233,6 +238,79 @@ test('a watch that falls behind a compaction records the gap and starts a new ch
   ]);
   expect(findGaps(chains(store))).toEqual([{ afterRevision: archived, beforeRevision: compactAt }]);
   expect(b.logs.some((l) => /^gap: revision \d+ was compacted/.test(l))).toBe(true);
+});
+
+test('a cluster rolled back under a running archiver (restored, revisions bumped, marked compacted) gets a new chain after a gap; nothing after the rollback is lost', async () => {
+  const store = new MemoryArchiveStore();
+  const a = start(store);
+  await until('the first chain', () => chains(store).some((c) => c.complete));
+  for (let i = 0; i < 5; i++) await client.put(`before/${i}`).value(String(i));
+  // The point the rollback returns to: a snapshot file, as the Rebuild's restore init container gets it.
+  const point = await takeFullSnapshot(
+    etcd.url,
+    undefined,
+    join(work, 'point'),
+    env,
+    new AbortController().signal,
+  );
+  for (let i = 0; i < 10; i++) await client.put(`given-up/${i}`).value(String(i));
+  const archived = await revisionOf();
+  await until('the writes before the rollback archived', () => reachOf(store) >= archived);
+
+  // The rollback: the member's data replaced by the point, revisions bumped as agent/restore.ts bumps them, at the
+  // same URLs, while the archiver keeps running.
+  const { ports, peerUrl } = etcd;
+  etcd.stop();
+  const dataDir = join(work, 'rolled-back');
+  await execFileAsync(binaryPath(cacheRoot(), ETCD_TOOLS['3.6.16'], 'etcdutl'), [
+    'snapshot',
+    'restore',
+    point.path,
+    `--data-dir=${dataDir}`,
+    '--name=a',
+    `--initial-cluster=a=${peerUrl}`,
+    `--initial-advertise-peer-urls=${peerUrl}`,
+    `--bump-revision=${RESTORE_BUMP_REVISION}`,
+    '--mark-compacted',
+  ]);
+  await point.discard();
+  etcd = await startLocalEtcd('archiver-rolled-back-', 60_000, { ports, dataDir });
+  // The client's circuit breaker opened while etcd was down (the archiver's too): it answers again after a while.
+  await until(
+    'a write after the rollback',
+    () =>
+      client
+        .put('after-rollback')
+        .value('x')
+        .then(
+          () => true,
+          () => false,
+        ),
+    60_000,
+  );
+  expect(await revisionOf()).toBeGreaterThan(RESTORE_BUMP_REVISION);
+  await until('a second chain', () => chains(store).filter((c) => c.complete).length === 2, 60_000);
+  await client.put('on-the-new-chain').value('y');
+  const revision = await revisionOf();
+  await until('the write on the new chain archived', () => reachOf(store) >= revision, 60_000);
+  await until('the gap in the state', () => (stateOf(store)?.gaps.length ?? 0) > 0);
+  await a.stop();
+
+  const [first, second] = chains(store);
+  const manifest = manifestOf(store, second!.chain);
+  expect(manifest.cause).toBe('gap');
+  expect(manifest.snapshotRevision).toBeGreaterThan(RESTORE_BUMP_REVISION);
+  // The old chain keeps the timeline up to the rollback; the new one starts past every revision of it.
+  expect(chainReach(first!).to).toBe(archived);
+  expect(stateOf(store)!.gaps).toEqual([
+    expect.objectContaining({ afterRevision: archived, reason: 'compacted' }),
+  ]);
+  const keysAfter = changesOf(store, second!.chain).map((c) => Buffer.from(c.key, 'base64').toString());
+  expect(keysAfter).toContain('on-the-new-chain');
+  // The first write after the rollback is in the new chain: in its full snapshot, or among its changes.
+  const afterRollback = await client.kv.range({ key: Buffer.from('after-rollback') });
+  const modRevision = Number(afterRollback.kvs[0]?.mod_revision);
+  expect(modRevision <= manifest.snapshotRevision || keysAfter.includes('after-rollback')).toBe(true);
 });
 
 test('a store that refuses writes briefly loses nothing; one that stays down past the buffer makes a gap', async () => {

@@ -10,6 +10,9 @@ import { withEtcdClient } from '../../activities/etcd-admin';
 export interface LocalEtcd {
   /** The client URL, http://127.0.0.1:<port>. */
   url: string;
+  /** Its one member's peer URL; a member started again on `ports` with restored data answers at the same URLs. */
+  peerUrl: string;
+  ports: { client: number; peer: number };
   /** Kills the process and removes its data directory. */
   stop(): void;
   /** Sends the process a signal: SIGSTOP/SIGCONT freeze and thaw it, as a hung member would be. */
@@ -30,10 +33,20 @@ export function freePort(): Promise<number> {
   });
 }
 
-/** Starts etcd 3.6.16 (from the tool cache) and resolves once it answers a status call, or says why it did not. */
-export async function startLocalEtcd(prefix: string, timeoutMs = 60_000): Promise<LocalEtcd> {
+/**
+ * Starts etcd 3.6.16 (from the tool cache) and resolves once it answers a status call, or says why it did not. With
+ * `restart`, on those ports and that data dir (restored by etcdutl for member `a` at the peer URL): the same member
+ * as seen by clients, with other data.
+ */
+export async function startLocalEtcd(
+  prefix: string,
+  timeoutMs = 60_000,
+  restart?: { ports: { client: number; peer: number }; dataDir: string },
+): Promise<LocalEtcd> {
   const dir = mkdtempSync(join(tmpdir(), prefix));
-  const [port, peerPort] = [await freePort(), await freePort()];
+  const [port, peerPort] = restart
+    ? [restart.ports.client, restart.ports.peer]
+    : [await freePort(), await freePort()];
   const url = `http://127.0.0.1:${port}`;
   const peer = `http://127.0.0.1:${peerPort}`;
   let exited: string | undefined;
@@ -41,7 +54,7 @@ export async function startLocalEtcd(prefix: string, timeoutMs = 60_000): Promis
     binaryPath(cacheRoot(), ETCD_TOOLS['3.6.16'], 'etcd'),
     [
       '--name=a',
-      `--data-dir=${join(dir, 'data')}`,
+      `--data-dir=${restart?.dataDir ?? join(dir, 'data')}`,
       `--listen-client-urls=${url}`,
       `--advertise-client-urls=${url}`,
       `--listen-peer-urls=${peer}`,
@@ -59,7 +72,13 @@ export async function startLocalEtcd(prefix: string, timeoutMs = 60_000): Promis
   for (;;) {
     try {
       await withEtcdClient({ callTimeoutMs: 5000 }, [url], (c) => c.maintenance.status());
-      return { url, stop, signal: (sig) => void proc.kill(sig) };
+      return {
+        url,
+        peerUrl: peer,
+        ports: { client: port, peer: peerPort },
+        stop,
+        signal: (sig) => void proc.kill(sig),
+      };
     } catch (err) {
       if (exited || Date.now() > deadline) {
         stop();
