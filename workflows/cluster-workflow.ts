@@ -46,7 +46,7 @@ import { withDefragSchedule } from './operations/operation-module';
 import { operationModule, summarize } from './operations/registry';
 import type { ActionStep, Decision, Observed, Step } from './plan';
 import { currentSize, describeStep, operationFor } from './plan';
-import { planNow, withRollback } from './plan-now';
+import { planWithApprovals } from './plan-now';
 import { dropStaleApproval, findLossFacts, tellQuorumLoss } from './cluster-quorum-loss';
 import { highestRevision, newerRevision } from './quorum-loss';
 import { refusalNotice } from './refusal-notice';
@@ -247,24 +247,14 @@ function decide(
   // The threshold waits out its cooldown after any Defrag; the schedule and NOSPACE do not (defrag-plan.ts).
   const { lastDefragAt } = s.maintenance;
   if (lastDefragAt && desiredNow.defrag) desiredNow.defrag.cooldown = { lastDefragAt, now };
-  const approval = s.desired.recoveryApproval;
-  const rollbackApproval = s.desired.rollbackApproval;
-  const decision = withRollback(
-    planNow(desiredNow, observed, {
-      uid: s.ref.uid,
-      ...(approval !== undefined ? { approval } : {}),
-    }),
-    {
-      uid: s.ref.uid,
-      replicas: spec.replicas,
-      ...(spec.rollback ? { rollback: spec.rollback } : {}),
-      ...(rollbackApproval !== undefined ? { approval: rollbackApproval } : {}),
-      observed,
-    },
-  );
-  if (decision.check === 'rollbackApproved') {
+  const { decision, used } = planWithApprovals(desiredNow, observed, {
+    uid: s.ref.uid,
+    spec,
+    held: s.desired,
+  });
+  if (used) {
     // The approval is used once: the operation removes the annotation; until the watcher tells, this run forgets it.
-    const { rollbackApproval: _used, ...rest } = s.desired;
+    const { [used]: _used, ...rest } = s.desired;
     s.desired = rest;
   }
   s.lastDecision = `${decision.check}: ${describeStep(decision.step)}`;

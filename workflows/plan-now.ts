@@ -3,7 +3,7 @@
 import { patched } from '@temporalio/workflow';
 import { quorumEvidence } from './cluster-state';
 import { judgeQuorumLoss } from './quorum-loss';
-import type { EtcdClusterRollback } from '../crds/etcd-cluster';
+import type { EtcdClusterRollback, EtcdClusterSpec } from '../crds/etcd-cluster';
 import { rollbackGate } from './rebuild-point';
 import type { Decision, Desired, Observed } from './plan';
 import { plan } from './plan';
@@ -80,4 +80,36 @@ export function withRollback(
   });
   if (gate.kind !== 'Rollback' || !patched(ROLLBACK_IN_PLACE_PATCH)) return decision;
   return { check: 'rollbackApproved', step: gate.step };
+}
+
+/** The approvals a user can give by annotation, as the cluster workflow holds them. */
+export interface HeldApprovals {
+  recoveryApproval?: string;
+  rollbackApproval?: string;
+}
+
+/**
+ * planNow with every gate a user's approval opens (recovery from a permanent loss, a rollback in place), so the
+ * cluster workflow names none of them. `used` is the approval the decision starts an operation with: it is used once.
+ */
+export function planWithApprovals(
+  desired: Desired,
+  observed: Observed,
+  cluster: { uid: string; spec: Pick<EtcdClusterSpec, 'replicas' | 'rollback'>; held: HeldApprovals },
+): { decision: Decision; used?: keyof HeldApprovals } {
+  const { uid, spec, held } = cluster;
+  const decision = withRollback(
+    planNow(desired, observed, {
+      uid,
+      ...(held.recoveryApproval !== undefined ? { approval: held.recoveryApproval } : {}),
+    }),
+    {
+      uid,
+      replicas: spec.replicas,
+      ...(spec.rollback ? { rollback: spec.rollback } : {}),
+      ...(held.rollbackApproval !== undefined ? { approval: held.rollbackApproval } : {}),
+      observed,
+    },
+  );
+  return decision.check === 'rollbackApproved' ? { decision, used: 'rollbackApproval' } : { decision };
 }
