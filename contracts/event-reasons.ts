@@ -36,6 +36,7 @@ export const EventReasons = {
   // cluster's uid, once per value; the recovery's end with the window of writes given up (operations/recover.ts)
   PermanentQuorumLoss: cluster('Warning'),
   RecoveryRefused: cluster('Warning'),
+  RollbackRefused: cluster('Warning'),
   QuorumRecovered: cluster('Warning'),
   ClusterRebuilt: cluster('Warning'),
   // An object the operator would create exists under its name and belongs to someone else (never adopted)

@@ -235,6 +235,11 @@ test('spec.rollback approved on a healthy cluster: the present data snapshotted,
     }
     expect(prepared).toEqual([]);
     expect(fake.callsOf('createPreUpgradeSnapshot')).toEqual([]);
+    // The refused approval is told once (three looks saw it), naming the annotation and the uid it should carry.
+    const refused = fake.events.filter((e) => e.reason === 'RollbackRefused');
+    expect(refused).toHaveLength(1);
+    expect(refused[0]?.message).toContain(`etcd.conductor.dev/approve-rollback is "other"`);
+    expect(refused[0]?.message).toContain(uid);
 
     fake.faults.setRevision('rbk-0', 90);
     await change({ generation: 2, spec: { ...spec, rollback }, rollbackApproval: uid });

@@ -48,6 +48,7 @@ import type { ActionStep, Decision, Observed, Step } from './plan';
 import { currentSize, describeStep, operationFor } from './plan';
 import { planWithApprovals } from './plan-now';
 import { dropStaleApproval, findLossFacts, tellQuorumLoss } from './cluster-quorum-loss';
+import { tellRefusedRollback } from './cluster-rollback';
 import { highestRevision, newerRevision } from './quorum-loss';
 import { refusalNotice } from './refusal-notice';
 import { MAX_WAIT_MS, waitBackoffMs } from './wait-backoff';
@@ -127,6 +128,7 @@ async function lookAndAct(s: ClusterRunState): Promise<void> {
   await tellRefusal(s, decision.step);
   await tellQuorumLoss(s, decision.step);
   await dropStaleApproval(s, observed);
+  await tellRefusedRollback(s);
   const step = decision.step;
   if (step.kind !== 'Wait' && step.kind !== 'None' && !isHalted(s)) {
     await startOperation(s, target, { observation, observed, decision, step, defragDue });

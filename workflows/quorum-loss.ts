@@ -128,13 +128,17 @@ export function approvalFor(uid: string): string {
   return `${Annotations.approveRecovery}=${uid}`;
 }
 
-export function judgeApproval(value: string | undefined, uid: string): ApprovalVerdict {
+export function judgeApproval(
+  value: string | undefined,
+  uid: string,
+  annotation: string = Annotations.approveRecovery,
+): ApprovalVerdict {
   if (value === undefined || value === '') return { kind: 'None' };
   if (value.trim() === uid) return { kind: 'Approved' };
   return {
     kind: 'Refused',
     value,
-    message: `${Annotations.approveRecovery} is "${value}", which is not this EtcdCluster's uid ${uid}: refused, nothing was done`,
+    message: `${annotation} is "${value}", which is not this EtcdCluster's uid ${uid}: refused, nothing was done`,
   };
 }
 

@@ -8,6 +8,7 @@
 import type { BackupPoint, LossFindings } from '../contracts/quorum-loss';
 import type { EtcdClusterRollback } from '../crds/etcd-cluster';
 import type { EtcdView } from './plan-types';
+import { Annotations } from '../crds/labels';
 import { approvalFor, judgeApproval } from './quorum-loss';
 import type { QuorumLossVerdict } from './quorum-loss';
 
@@ -133,7 +134,7 @@ export function rollbackGate(input: {
 }): RollbackGate {
   const { rollback, etcd } = input;
   if (!rollback) return { kind: 'None', why: 'spec.rollback is not set' };
-  const approval = judgeApproval(input.approval, input.uid);
+  const approval = judgeApproval(input.approval, input.uid, Annotations.approveRollback);
   if (approval.kind === 'None') return { kind: 'None', why: 'not approved' };
   if (approval.kind === 'Refused') return { kind: 'None', why: approval.message };
   const source = rollbackSource(rollback);
