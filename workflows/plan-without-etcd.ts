@@ -66,29 +66,25 @@ export const withoutEtcdChain: Check<WithoutEtcd>[] = [
       if (!recovery) return undefined;
       const verdict = judgeQuorumLoss(c.desired, c.observed);
       if (verdict.kind !== 'Permanent') return undefined;
+      // What both gates judge: the loss, what was found about it, and the user's approval.
+      const judged = {
+        cluster: c.desired.cluster,
+        uid: recovery.uid,
+        ...(recovery.approval !== undefined ? { approval: recovery.approval } : {}),
+        verdict,
+        ...(c.observed.lossFindings ? { findings: c.observed.lossFindings } : {}),
+      };
       if (verdict.survivors.length === 0) {
         // No member to recover from: a rebuild from the newest backup point, approved (rebuild-point.ts).
         if (!recovery.fromBackup) return undefined;
-        const gate = rebuildGate({
-          cluster: c.desired.cluster,
-          uid: recovery.uid,
-          ...(recovery.approval !== undefined ? { approval: recovery.approval } : {}),
-          verdict,
-          ...(c.observed.lossFindings ? { findings: c.observed.lossFindings } : {}),
-        });
+        const gate = rebuildGate(judged);
         if (gate.kind === 'Wait') return wait(Reasons.PermanentQuorumLoss, gate.message);
         const { kind: _kind, ...rebuild } = gate;
         return { kind: 'Rebuild', ...rebuild };
       }
       const kube = new Map(c.observed.kube.map((k) => [k.name, k]));
       if (verdict.survivors.some((n) => !podLive(kube.get(n)))) return undefined;
-      const gate = recoveryGate({
-        cluster: c.desired.cluster,
-        uid: recovery.uid,
-        ...(recovery.approval !== undefined ? { approval: recovery.approval } : {}),
-        verdict,
-        ...(c.observed.lossFindings ? { findings: c.observed.lossFindings } : {}),
-      });
+      const gate = recoveryGate(judged);
       if (gate.kind === 'Wait') return wait(Reasons.PermanentQuorumLoss, gate.message);
       const { kind: _kind, ...recover } = gate;
       return { kind: 'RecoverQuorum', ...recover };
