@@ -8,7 +8,7 @@
 import { setHeaderOptions, PatchStrategy } from '@kubernetes/client-node';
 import { API_GROUP, API_VERSION_NAME, ETCD_CLUSTER } from '../../crds/etcd-cluster';
 import { clientServiceName } from '../../crds/names';
-import { createCredentialsSecret, minioDestination } from './backup-harness';
+import { createCredentialsSecret, eventsFor, minioDestination } from './backup-harness';
 import type { Harness } from '../support/cluster-harness';
 import {
   connect,
@@ -50,10 +50,7 @@ afterAll(() => kubectlEtcdShim.remove());
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-async function events(reason: string) {
-  const list = await h.core.listNamespacedEvent({ namespace: ns });
-  return list.items.filter((e) => e.involvedObject.name === name && e.reason === reason);
-}
+const events = async (reason: string) => (await eventsFor(h, ns, name)).filter((e) => e.reason === reason);
 
 const kubectlEtcd = (...args: string[]) => kubectlEtcdShim.run(...args);
 

@@ -9,7 +9,7 @@ import { setHeaderOptions, PatchStrategy } from '@kubernetes/client-node';
 import { API_GROUP, API_VERSION_NAME, ETCD_CLUSTER } from '../../crds/etcd-cluster';
 import type { EtcdCluster } from '../../crds/etcd-cluster';
 import { claimName, memberClientURL } from '../../crds/names';
-import { createCredentialsSecret, minioDestination } from '../backup/backup-harness';
+import { createCredentialsSecret, eventsFor, minioDestination } from '../backup/backup-harness';
 import { expectAvailability, PLANNED_GAP_BOUND_MS } from '../support/availability';
 import type { Harness } from '../support/cluster-harness';
 import {
@@ -53,10 +53,7 @@ afterAll(() => kubectlEtcdShim.remove());
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const condition = (c: EtcdCluster, type: string) => c.status?.conditions?.find((x) => x.type === type);
 
-async function events(reason: string) {
-  const list = await h.core.listNamespacedEvent({ namespace: ns });
-  return list.items.filter((e) => e.involvedObject.name === name && e.reason === reason);
-}
+const events = async (reason: string) => (await eventsFor(h, ns, name)).filter((e) => e.reason === reason);
 
 const kubectlEtcd = (...args: string[]) => kubectlEtcdShim.run(...args);
 

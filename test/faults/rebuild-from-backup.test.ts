@@ -7,7 +7,7 @@
 // nothing acknowledged at or before the backup point is lost.
 import type { EtcdCluster } from '../../crds/etcd-cluster';
 import { claimName, clientServiceName } from '../../crds/names';
-import { createCredentialsSecret, minioDestination } from '../backup/backup-harness';
+import { createCredentialsSecret, eventsFor, minioDestination } from '../backup/backup-harness';
 import type { Harness } from '../support/cluster-harness';
 import { agreedLeader, memberKeysAt } from '../support/etcd-view';
 import { installKubectlEtcd, type KubectlEtcd } from '../support/kubectl-etcd';
@@ -48,10 +48,7 @@ afterAll(() => kubectlEtcdShim.remove());
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const condition = (c: EtcdCluster, type: string) => c.status?.conditions?.find((x) => x.type === type);
 
-async function events(reason: string) {
-  const list = await h.core.listNamespacedEvent({ namespace: ns });
-  return list.items.filter((e) => e.involvedObject.name === name && e.reason === reason);
-}
+const events = async (reason: string) => (await eventsFor(h, ns, name)).filter((e) => e.reason === reason);
 
 const kubectlEtcd = (...args: string[]) => kubectlEtcdShim.run(...args);
 
