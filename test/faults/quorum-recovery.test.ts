@@ -8,7 +8,7 @@
 import { setHeaderOptions, PatchStrategy } from '@kubernetes/client-node';
 import { API_GROUP, API_VERSION_NAME, ETCD_CLUSTER } from '../../crds/etcd-cluster';
 import type { EtcdCluster } from '../../crds/etcd-cluster';
-import { claimName, memberClientURL } from '../../crds/names';
+import { memberClientURL } from '../../crds/names';
 import { createCredentialsSecret, eventsFor, minioDestination } from '../backup/backup-harness';
 import { expectAvailability, PLANNED_GAP_BOUND_MS } from '../support/availability';
 import type { Harness } from '../support/cluster-harness';
@@ -21,6 +21,7 @@ import {
   getCluster,
   waitConverged,
 } from '../support/cluster-harness';
+import { loseMembersForGood } from '../support/container-faults';
 import { agreedLeader } from '../support/etcd-view';
 import { installKubectlEtcd, type KubectlEtcd } from '../support/kubectl-etcd';
 import type { StoredKey } from '../support/write-history';
@@ -107,15 +108,9 @@ test('two of three members wiped for good: reported, gated, refused with a wrong
   const snapshot = /EtcdSnapshot (\S+) Succeeded: revision (\d+)/.exec(snapshotLine);
   expect(snapshot).not.toBeNull();
   await sleep(3000);
-  // Claims first: they stay Terminating while their Pods run, so the operator never starts a Pod on them again.
-  // Both at once, so the operator never sees one member lost while the others still make a quorum (it would
-  // replace that member itself, which is another story).
-  await Promise.all(
-    wiped.map((m) => h.core.deleteNamespacedPersistentVolumeClaim({ namespace: ns, name: claimName(m) })),
-  );
-  await Promise.all(
-    wiped.map((m) => h.core.deleteNamespacedPod({ namespace: ns, name: m, gracePeriodSeconds: 0 })),
-  );
+  // Both at once, frozen before their claims and Pods go (loseMembersForGood), so the operator never sees one member
+  // lost while the others still make a quorum (it would replace that member itself, which is another story).
+  await loseMembersForGood(h, ns, wiped);
 
   const lost = await eventually(
     'status to say PermanentQuorumLoss',

@@ -6,9 +6,10 @@
 // reported. Availability is lost with the data (that is the fault): what is asserted is what the docs promise,
 // nothing acknowledged at or before the backup point is lost.
 import type { EtcdCluster } from '../../crds/etcd-cluster';
-import { claimName, clientServiceName } from '../../crds/names';
+import { clientServiceName } from '../../crds/names';
 import { createCredentialsSecret, eventsFor, minioDestination } from '../backup/backup-harness';
 import type { Harness } from '../support/cluster-harness';
+import { loseMembersForGood } from '../support/container-faults';
 import { agreedLeader, memberKeysAt } from '../support/etcd-view';
 import { installKubectlEtcd, type KubectlEtcd } from '../support/kubectl-etcd';
 import {
@@ -82,20 +83,13 @@ test('every member wiped for good: the loss names the snapshot, the approval reb
   // Let the operator see the newest revision before the loss.
   await sleep(5000);
 
-  // Two members first (the leader among them), claims then Pods, as test/faults/quorum-recovery.test.ts does: the
-  // quorum goes at once, so the operator never sees members lost while the rest still make a quorum (it would
-  // remove them itself). Then the last one, which leaves no survivor.
+  // Two members first (the leader among them), then the last one, which leaves no survivor. Each is frozen before
+  // its claim and Pod go (loseMembersForGood), and the two at once, so the operator never sees members lost while
+  // the rest still make a quorum (it would remove them itself).
   const leader = await agreedLeader({ namespace: ns, name }, members);
   const last = members.find((m) => m !== leader) ?? '';
   const first = members.filter((m) => m !== last);
-  const wipe = async (which: string[]) => {
-    await Promise.all(
-      which.map((m) => h.core.deleteNamespacedPersistentVolumeClaim({ namespace: ns, name: claimName(m) })),
-    );
-    await Promise.all(
-      which.map((m) => h.core.deleteNamespacedPod({ namespace: ns, name: m, gracePeriodSeconds: 0 })),
-    );
-  };
+  const wipe = (which: string[]) => loseMembersForGood(h, ns, which);
   await wipe(first);
   await eventually(
     'status to say PermanentQuorumLoss with a survivor',

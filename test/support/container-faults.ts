@@ -4,6 +4,7 @@
 import { existsSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { FaultClient } from '../../localcluster/fault-client';
+import { claimName as claimNameOf } from '../../crds/names';
 import type { Harness } from './cluster-harness';
 
 export interface ContainerFaults {
@@ -38,6 +39,29 @@ export function containerFaults(h: FaultTarget): ContainerFaults {
       setFreezer(await containerCgroup(h, 'freezer', ns, pod, container), 'THAWED'),
     wipeClaim: async (ns, claim) => emptyFolder(await claimFolder(h, ns, claim)),
   };
+}
+
+/**
+ * Members' data lost for good, with no moment in which the operator could act on half of it: their etcd containers
+ * are frozen first, so they stop answering and no membership change can commit while the rest is done; then their
+ * claims are deleted (Terminating while their Pods run, so no Pod starts on them again); then their Pods, with no
+ * grace (the runtime kills the frozen processes). Without the freeze a Pod deleted with no grace runs on until its
+ * node notices, while the operator already sees its claim gone and removes it, as a lost member, from a quorum that
+ * still answers: the quorum is then never lost.
+ */
+export async function loseMembersForGood(
+  h: FaultTarget,
+  namespace: string,
+  members: string[],
+): Promise<void> {
+  const faults = containerFaults(h);
+  await Promise.all(members.map((m) => faults.freezeContainer(namespace, m, 'etcd')));
+  await Promise.all(
+    members.map((m) => h.core.deleteNamespacedPersistentVolumeClaim({ namespace, name: claimNameOf(m) })),
+  );
+  await Promise.all(
+    members.map((m) => h.core.deleteNamespacedPod({ namespace, name: m, gracePeriodSeconds: 0 })),
+  );
 }
 
 /**
