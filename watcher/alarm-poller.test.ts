@@ -186,10 +186,10 @@ describe('secretVersionsKey and secretsSignalNeeded', () => {
   });
   test.each<[string, string | undefined, string, boolean]>([
     [
-      'first sighting after a start only records (the workflow read them at its own first look)',
+      'first sighting (a start, a new cluster) tells: a Secret edited before the first round is not missed',
       undefined,
       'a@1',
-      false,
+      true,
     ],
     ['the same versions: nothing to tell', 'a@1,b@7', 'a@1,b@7', false],
     ['a rotated password or a new ca.crt bumps a resourceVersion: tell', 'a@1,b@7', 'a@1,b@9', true],

@@ -16,7 +16,8 @@
 // reason: a rotated password or a new ca.crt changes nothing Kubernetes watches on our objects, so without this
 // the workflow would learn of it only at its 10-minute drift check. Only their resourceVersions are compared (a
 // get per referenced Secret; no list or watch of Secrets, so no wider grant than the get the activities have).
-// The first sighting after a start only records the versions: the workflow's own first look read them anyway.
+// The first sighting of a cluster's Secrets tells the workflow as well: a Secret edited before that round (or while
+// the operator was down) would otherwise wait for the drift check.
 import type { WatchSignalKind } from '../contracts/watch-signals';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { CustomObjectsApi } from '@kubernetes/client-node';
@@ -106,11 +107,14 @@ export function secretVersionsKey(versions: ReadonlyArray<readonly [string, stri
 }
 
 /**
- * Whether a change of Secrets needs telling. The first sighting (nothing recorded: a fresh start, or a cluster
- * that just gained a Secret reference, which is a spec change the watcher signals anyway) only records.
+ * Whether a change of Secrets needs telling. The first sighting (nothing recorded: the operator just started, or the
+ * cluster is new to the poller) tells too: nothing says the workflow's last look read these versions. A Secret
+ * edited between a cluster's creation and the poller's first round of it (a round can take tens of seconds on a
+ * busy fleet), or while the operator was down, was otherwise only noticed at the 10-minute drift check. It costs
+ * one look per cluster with Secrets after each start of the operator.
  */
 export function secretsSignalNeeded(recorded: string | undefined, now: string): boolean {
-  return recorded !== undefined && recorded !== now;
+  return recorded !== now;
 }
 
 /** One comparable string for an alarm list: order and duplicates do not matter. Empty means no alarm. */
