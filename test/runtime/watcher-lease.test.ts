@@ -85,10 +85,11 @@ describe('the watcher Lease', () => {
       },
     });
 
-    // Both ready; the stack's operator holds the Lease it took at start, the second one stands by.
+    // Both ready; the stack's operator holds the Lease it took at start, the second one stands by. Ready comes first
+    // (its worker polls) while its first look at the Lease may still be going on ("electing"): wait for that look.
     const ready = await eventually('the second operator to be ready as a standby', async () => {
       const r = await get(secondAddress(), '/readyz').catch(() => undefined);
-      return r?.status === 200 ? r.body : undefined;
+      return r?.status === 200 && !r.body.includes('(electing:') ? r.body : undefined;
     });
     expect(ready).toContain(
       `identity ${secondIdentity}; roles worker, watcher (standby: the watcher Lease is held by`,
