@@ -19,6 +19,7 @@ import {
   eventually,
   freshNamespace,
   getCluster,
+  memberHashes,
   waitConverged,
 } from '../support/cluster-harness';
 import { startWriterRunning } from '../support/writer';
@@ -153,6 +154,11 @@ test('every member wiped for good: the loss names the snapshot, the approval reb
     const now = await eventually(`${m} to answer`, async () => keysAt(m).catch(() => undefined));
     expect({ member: m, keys: now.keys }).toEqual({ member: m, keys: expected });
   }
+  // The rebuilt members hold the same data: equal hashKV at one revision (asked again while one is still applying).
+  const hashes = await eventually('hashKV of the rebuilt members at one revision', async () =>
+    memberHashes(h, ns, name, members).catch(() => undefined),
+  );
+  expect(new Set(hashes.values()).size).toBe(1);
   const kept = acknowledged.filter((r) => (r.revision ?? 0) <= S);
   expect(kept.length).toBeGreaterThan(0);
 });

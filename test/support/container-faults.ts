@@ -4,7 +4,7 @@
 import { existsSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { FaultClient } from '../../localcluster/fault-client';
-import { claimName as claimNameOf } from '../../crds/names';
+import { claimName } from '../../crds/names';
 import type { Harness } from './cluster-harness';
 
 export interface ContainerFaults {
@@ -57,7 +57,7 @@ export async function loseMembersForGood(
   const faults = containerFaults(h);
   await Promise.all(members.map((m) => faults.freezeContainer(namespace, m, 'etcd')));
   await Promise.all(
-    members.map((m) => h.core.deleteNamespacedPersistentVolumeClaim({ namespace, name: claimNameOf(m) })),
+    members.map((m) => h.core.deleteNamespacedPersistentVolumeClaim({ namespace, name: claimName(m) })),
   );
   await Promise.all(
     members.map((m) => h.core.deleteNamespacedPod({ namespace, name: m, gracePeriodSeconds: 0 })),
