@@ -15,22 +15,31 @@ const common = {
  * e2e files that must have the stack to themselves: they kill or add operator processes, stop or cut off nodes,
  * fill a node's disk, or bring up stacks of their own. `npm test` (test/run-suite.sh) runs every other file
  * two at a time (E2E_GROUP=shared), then these one by one (E2E_GROUP=alone), then the real-node files that can share
- * one real-node stack (E2E_GROUP=realnodes: test/support/real-node-stack.ts shares the default stack when it runs on
- * real nodes, and brings up a stack of its own otherwise). Without E2E_GROUP the e2e project has every file, for
+ * one real-node stack (E2E_GROUP=realnodes-paired two at a time, then E2E_GROUP=realnodes-alone one by one;
+ * E2E_GROUP=realnodes is both, for a run by hand: test/support/real-node-stack.ts shares the default stack when it
+ * runs on real nodes, and brings up a stack of its own otherwise). Without E2E_GROUP the e2e project has every file, for
  * running one file by hand.
  */
-const REAL_NODE_SHARED = [
+// Two at a time on the real-node stack: each file's faults stay inside its own namespace (its own members' containers
+// frozen or killed, its own claims deleted), so two of them share the nodes and the operator as user clusters do.
+const REAL_NODE_PAIRED = [
   // The fault tests run against real kubelets and containerd (issue 15): crictl kills, SIGSTOP of the container.
   'test/faults/member-faults',
   'test/faults/quorum-recovery',
   'test/faults/rebuild-from-backup',
+  'test/realnodes/storage',
+];
+// One at a time on the real-node stack: they kill the operator, stop or cut off a node, or fill a node's disk, which
+// would hit whatever ran beside them.
+const REAL_NODE_ONE_BY_ONE = [
   'test/faults/operator-kill-steps',
   'test/realnodes/real-nodes',
-  'test/realnodes/storage',
   'test/realnodes/node-faults',
   'test/realnodes/volume-full',
-].map((p) => `<rootDir>/${p}`);
-const ALONE = [
+];
+const atRoot = (paths) => paths.map((p) => `<rootDir>/${p}`);
+const REAL_NODE_SHARED = atRoot([...REAL_NODE_PAIRED, ...REAL_NODE_ONE_BY_ONE]);
+const ALONE = atRoot([
   'test/faults/',
   'test/operator/worker-crash',
   'test/runtime/watcher-lease',
@@ -39,10 +48,15 @@ const ALONE = [
   'test/localcluster/faults',
   'test/localcluster/up-down',
   'test/soak/',
-].map((p) => `<rootDir>/${p}`);
+]);
 const group = process.env.E2E_GROUP;
-if (group !== undefined && !['shared', 'alone', 'realnodes'].includes(group))
-  throw new Error(`E2E_GROUP is shared, alone or realnodes, not "${group}"`);
+const GROUPS = {
+  realnodes: REAL_NODE_SHARED,
+  'realnodes-paired': atRoot(REAL_NODE_PAIRED),
+  'realnodes-alone': atRoot(REAL_NODE_ONE_BY_ONE),
+};
+if (group !== undefined && !['shared', 'alone', ...Object.keys(GROUPS)].includes(group))
+  throw new Error(`E2E_GROUP is shared, alone, ${Object.keys(GROUPS).join(', ')}; not "${group}"`);
 const matchOf = (paths) => paths.map((p) => (p.endsWith('/') ? `${p}**/*.test.ts` : `${p}.test.ts`));
 
 module.exports = {
@@ -71,7 +85,7 @@ module.exports = {
         ...(group === 'alone' ? REAL_NODE_SHARED : []),
       ],
       ...(group === 'alone' ? { testMatch: matchOf(ALONE) } : {}),
-      ...(group === 'realnodes' ? { testMatch: matchOf(REAL_NODE_SHARED) } : {}),
+      ...(group in GROUPS ? { testMatch: matchOf(GROUPS[group]) } : {}),
       setupFilesAfterEnv: ['<rootDir>/test/support/e2e-setup.ts'],
     },
   ],

@@ -169,6 +169,25 @@ describe('the quorum-recovery activities', () => {
     });
   });
 
+  test('probeQuorumLoss asks a survivor a second time before it counts as silent', async () => {
+    const answers = [new Error('deadline exceeded'), undefined];
+    const asked: number[] = [];
+    const admin = {
+      async statusWithoutAuth(endpoint: string) {
+        asked.push(asked.length + 1);
+        const next = answers.shift();
+        if (next) throw next;
+        return status(endpoint);
+      },
+    } as unknown as EtcdAdmin;
+    const acts = createQuorumRecoveryActivities({ kube: fakeKube([]).kube, etcd: admin });
+    const findings = await acts.probeQuorumLoss({ ref, survivors: ['main-0'] });
+    expect(findings.survivors).toEqual([
+      expect.objectContaining({ name: 'main-0', answered: true, revision: '321' }),
+    ]);
+    expect(asked).toEqual([1, 2]);
+  });
+
   test('probeQuorumLoss asks without auth where it can (Authenticate needs the quorum that is lost)', async () => {
     const url0 = memberClientURL(ref, 'main-0');
     const asked: string[] = [];

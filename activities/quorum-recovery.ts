@@ -20,8 +20,13 @@ import { heartbeat } from './heartbeat';
 import { FORCE_NEW_CLUSTER_ANNOTATION } from './member-manifests';
 import { deleteMemberPodUnlessDone } from './member-pod-restart';
 
-/** A survivor that does not answer its status within this long counts as silent for this look. */
+/**
+ * A survivor that does not answer its status within this long, twice in a row, counts as silent for this look. One
+ * slow answer (a name lookup or a busy node) is not news: status would say "does not answer" and take it back at
+ * the next look, two writes for nothing.
+ */
 const PROBE_TIMEOUT_MS = 2000;
+const PROBE_ATTEMPTS = 2;
 
 const errorText = (err: unknown) => (err instanceof Error ? err.message : String(err));
 
@@ -71,7 +76,14 @@ export function createQuorumRecoveryActivities(deps: { kube: KubeObjects; etcd: 
           try {
             // Unauthenticated: with spec.auth a token needs a quorum, which is what is missing.
             const ask = etcd.statusWithoutAuth?.bind(etcd) ?? etcd.status.bind(etcd);
-            const s = await ask(memberClientURL(ref, name), PROBE_TIMEOUT_MS);
+            const url = memberClientURL(ref, name);
+            const s = await ask(url, PROBE_TIMEOUT_MS).catch(async (first: unknown) => {
+              for (let attempt = 2; attempt <= PROBE_ATTEMPTS; attempt++) {
+                const again = await ask(url, PROBE_TIMEOUT_MS).catch(() => undefined);
+                if (again) return again;
+              }
+              throw first;
+            });
             return {
               name,
               answered: true,

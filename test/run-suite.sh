@@ -3,7 +3,7 @@
 # each in namespaces of its own, so most run several at a time beside the unit tests; the files that change the
 # stack itself (jest.config.js ALONE: operator kills, node faults, stacks of their own) run after, one at a time.
 # Last, the fault tests and the real-node files that can share one real-node stack (jest.config.js REAL_NODE_SHARED)
-# run on one: for the whole suite the default stack is brought up again on real nodes, once, instead of a stack of
+# run on one, those whose faults stay in their own namespace two at a time, then the rest one by one: for the whole suite the default stack is brought up again on real nodes, once, instead of a stack of
 # their own per file, and taken down at the end.
 # Every group always runs; the exit status is non-zero if any failed.
 export NODE_OPTIONS=--experimental-vm-modules
@@ -23,7 +23,8 @@ if [ $# -eq 0 ]; then
     node dist/localcluster/main.js up || status=1
   fi
 fi
-E2E_GROUP=realnodes "$jest" --selectProjects e2e --maxWorkers=1 --passWithNoTests "$@" || status=1
+E2E_GROUP=realnodes-paired "$jest" --selectProjects e2e --maxWorkers=2 --passWithNoTests "$@" || status=1
+E2E_GROUP=realnodes-alone "$jest" --selectProjects e2e --maxWorkers=1 --passWithNoTests "$@" || status=1
 # The swapped stack is the suite's own: it goes, so the next `npm test` or `npm run up` starts on process nodes again.
 [ $# -eq 0 ] && node dist/localcluster/main.js down
 exit $status
