@@ -30,12 +30,13 @@ const REAL_NODE_PAIRED = [
   'test/realnodes/storage',
 ];
 // One at a time on the real-node stack: they kill the operator, stop or cut off a node, or fill a node's disk, which
-// would hit whatever ran beside them.
+// would hit whatever ran beside them. The soak on real nodes adds node partitions and stops to its faults.
 const REAL_NODE_ONE_BY_ONE = [
   'test/faults/operator-kill-steps',
   'test/realnodes/real-nodes',
   'test/realnodes/node-faults',
   'test/realnodes/volume-full',
+  'test/soak/soak',
 ];
 const atRoot = (paths) => paths.map((p) => `<rootDir>/${p}`);
 const REAL_NODE_SHARED = atRoot([...REAL_NODE_PAIRED, ...REAL_NODE_ONE_BY_ONE]);
