@@ -202,6 +202,15 @@ describe('etcdClusterWorkflow on the Temporal dev server', () => {
         .filter((line) => /grow-[34]$/.test(line));
       expect(order.indexOf('addLearner grow-4')).toBeGreaterThan(order.lastIndexOf('promoteLearner grow-3'));
 
+      // Its first step goes from the cluster workflow's look that chose it: the child does not look again first.
+      const history = await env.client.workflow.getHandle(childId).fetchHistory();
+      const activities = (history.events ?? []).flatMap((e) => {
+        const name = e.activityTaskScheduledEventAttributes?.activityType?.name;
+        return name ? [name] : [];
+      });
+      expect(activities.slice(0, 2)).toEqual(['ensureClusterObjects', 'createMemberClaim']);
+      expect(activities).toContain('observeCluster');
+
       const child = await env.client.workflow.getHandle(childId).describe();
       expect(await child.staticSummary()).toBe('scale default/grow 3 -> 5');
       expect(child.parentExecution?.workflowId).toBe(handle.workflowId);

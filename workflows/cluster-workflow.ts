@@ -28,6 +28,7 @@ import { BACKUP_LOOK_MS } from './continuous-backup-status';
 import { keepContinuousBackup } from './cluster-continuous-backup';
 import { observeAuth } from './auth-step';
 import { runOperation } from './cluster-operation-run';
+import { FIRST_LOOK_PATCH } from './operation-workflow';
 import type { ClusterRunState, ClusterWorkflowArgs } from './cluster-run-state';
 import { carriedOf, clusterActs as acts, initialRunState, isHalted } from './cluster-run-state';
 import { installClusterHandlers } from './cluster-signals';
@@ -316,6 +317,7 @@ async function startOperation(s: ClusterRunState, target: ClusterChange, look: L
       summary,
       versionKnown: observation.versionKnown,
       recorded: s.recorded,
+      ...(patched(FIRST_LOOK_PATCH) ? { firstLook: observation } : {}),
       ...module.startInput?.({
         defragDue,
         step,

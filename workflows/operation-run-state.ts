@@ -44,6 +44,8 @@ export interface OperationRunState {
    * was only seen after the wait's full pause.
    */
   changesDuringLook: boolean | undefined;
+  /** The look the cluster workflow handed over for the first step; used once, then every look is this run's own. */
+  firstLook: OperationInput['firstLook'];
 }
 
 /** The run's state from its input (fresh, or carried over by continue-as-new), its member-change handler set. */
@@ -73,6 +75,7 @@ export function startOperationRun(input: OperationInput): OperationRunState {
     deadlineAt: carried?.deadlineAt ?? Date.now() + spec.progressDeadlineSeconds * 1000,
     backoff: carried ? true : undefined,
     changesDuringLook: undefined,
+    firstLook: carried ? undefined : input.firstLook,
   };
   setHandler(membersChangedSignal, () => {
     s.worldChanged = true;

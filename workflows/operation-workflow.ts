@@ -35,6 +35,12 @@ const acts = proxyActivities<ClusterActivities>(ActivityKinds.operationStep);
 
 /** The patch behind skipping compensation while the EtcdCluster is being deleted (workflows/operation-workflow.ts). */
 const SKIP_COMPENSATION_WHEN_GONE_PATCH = 'skip-compensation-when-cluster-gone';
+/**
+ * The patch behind an operation's first step going from the cluster workflow's look that started it. Asked in both
+ * workflows: a child started by older code has no look to use, and a child whose first task older code ran looked
+ * for itself, which its replay must repeat.
+ */
+export const FIRST_LOOK_PATCH = 'operation-first-look-from-parent';
 /** Continue as new past this many history events even if the server has not suggested it yet. */
 const CONTINUE_AS_NEW_EVENTS = 5000;
 
@@ -104,8 +110,9 @@ function withSnapshotNote(s: OperationRunState, message: string): string {
 async function continueIfLong(s: OperationRunState): Promise<void> {
   const info = workflowInfo();
   if (!info.continueAsNewSuggested && info.historyLength < CONTINUE_AS_NEW_EVENTS) return;
+  const { firstLook: _used, ...input } = s.input;
   await continueAsNew<typeof clusterOperationWorkflow>({
-    ...s.input,
+    ...input,
     recorded: s.recorded,
     carried: carriedOf(s),
   });
@@ -117,7 +124,12 @@ async function observe(s: OperationRunState): Promise<{ observed: Observed; vers
   // What the watcher signals from here on is news this look may miss; the wait after it looks again at once.
   if ((s.changesDuringLook ??= patched(LOOK_SEES_CHANGES_PATCH))) s.worldChanged = false;
   // With the spec, Pods are compared with its template (rollouts); an added input field replays as before.
-  const observation = await acts.observeCluster({ ref, version: spec.version, spec });
+  const handed = s.firstLook;
+  s.firstLook = undefined;
+  const observation =
+    handed && patched(FIRST_LOOK_PATCH)
+      ? handed
+      : await acts.observeCluster({ ref, version: spec.version, spec });
   s.recorded = recordedAfter(s.recorded, observation);
   const extra = s.module.observe ? await s.module.observe(s.ctx, observation) : {};
   // Only a cluster with spec.auth asks: histories of clusters without it keep their command sequence.

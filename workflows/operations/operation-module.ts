@@ -25,6 +25,11 @@ export interface OperationInput {
   defragScheduleDue?: boolean;
   /** What a run that continued as new hands to the next (absent on the first run). */
   carried?: OperationCarried;
+  /**
+   * The cluster workflow's look that chose this operation, taken just before it started it (FIRST_LOOK_PATCH): the
+   * first step goes from it instead of a second look of its own, so a replaced Pod is created one round trip sooner.
+   */
+  firstLook?: ClusterObservation;
   /** Recover only: the survivor to rebuild from and what is given up (workflows/operations/recover.ts). */
   recovery?: RecoveryPlan;
   /** Rebuild only: the backup point to start from, why, and what is given up (workflows/operations/rebuild.ts). */
