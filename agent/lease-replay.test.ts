@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { takeFullSnapshot } from './archive-snapshot';
 import { Archiver, ARCHIVER_DEFAULTS } from './archiver';
-import { leaseStep, type LeaseStep } from './lease-replay';
+import { LeaseReplay, leaseStep, type LeaseStep } from './lease-replay';
 import { buildPointSnapshot } from './point-in-time';
 import { etcdutl, firstRead, freePort, startEtcd } from './verify';
 import {
@@ -277,3 +277,48 @@ function asFormat1(text: string): Buffer {
   h.sha256 = createHash('sha256').update(body).digest('hex');
   return Buffer.from(`${JSON.stringify(h)}\n${body}`, 'utf8');
 }
+
+describe('LeaseReplay against a real etcd', () => {
+  let etcd: LocalEtcd;
+  let client: Etcd3;
+  beforeAll(async () => {
+    etcd = await startLocalEtcd('lease-keepalive-etcd-');
+    client = new Etcd3({ hosts: etcd.url });
+  });
+  afterAll(() => {
+    client?.close();
+    etcd?.stop();
+  });
+
+  const ttlOf = async (id: string) => Number((await client.leaseClient.leaseTimeToLive({ ID: id })).TTL);
+  const put = (lease: string, leaseTtl?: number): ArchivedChange => ({
+    type: 'put',
+    key: Buffer.from(`k/${lease}`).toString('base64'),
+    value: 'dg==',
+    revision: 2,
+    createRevision: 2,
+    version: 1,
+    lease,
+    receivedAt: '2026-11-27T03:00:00.000Z',
+    ...(leaseTtl !== undefined ? { leaseTtl } : {}),
+  });
+
+  test('no lease expires while the replay runs: one it found and one it granted outlive their 2 s TTL', async () => {
+    const found = await client.lease(2, { autoKeepAlive: false }).grant();
+    const replay = await LeaseReplay.start(client);
+    try {
+      const change = put('7000000000000000123', 2);
+      replay.learn([change]);
+      expect(await replay.leasesFor([change])).toEqual(['7000000000000000123']);
+      // Three times the TTL: without the keepalive both would be gone (etcd answers TTL -1).
+      await new Promise((r) => setTimeout(r, 6000));
+      expect(await ttlOf(found)).toBeGreaterThan(0);
+      const granted = await client.leaseClient.leaseTimeToLive({ ID: '7000000000000000123' });
+      expect(Number(granted.TTL)).toBeGreaterThan(0);
+      expect(Number(granted.grantedTTL)).toBe(2);
+      expect(replay.result).toEqual({ leasesGranted: 1, keysWithoutLease: 0 });
+    } finally {
+      await replay.stop();
+    }
+  });
+});
