@@ -178,7 +178,12 @@ test('every change after the full snapshot reaches the store within the lag, con
     if (c.type === 'put') expect(kv.kvs[0]?.value.toString('base64')).toBe(c.value);
     else expect(kv.kvs).toHaveLength(0);
   }
-  expect(changes.find((c) => Buffer.from(c.key, 'base64').toString() === 'k/lease')?.lease).toBe(leaseId);
+  // The lease id, and on this first put naming it, the lease's granted TTL (what a restore grants it with).
+  expect(changes.find((c) => Buffer.from(c.key, 'base64').toString() === 'k/lease')).toMatchObject({
+    lease: leaseId,
+    leaseTtl: 60,
+  });
+  expect(changes.filter((c) => c.leaseTtl !== undefined)).toHaveLength(1);
   // The transaction's two puts share one revision.
   const tx = changes.filter((c) => Buffer.from(c.key, 'base64').toString().startsWith('k/tx'));
   expect(tx.map((c) => c.revision)).toEqual([revision, revision]);

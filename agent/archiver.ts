@@ -21,6 +21,7 @@ import {
 import type { ArchiveStore } from './archive-store';
 import type { FullSnapshot } from './archive-snapshot';
 import { ChangeBuffer, changeOf } from './change-buffer';
+import { grantedTtlOf, LeaseLookups } from './lease-lookups';
 import {
   archiveRoot,
   chainReach,
@@ -88,6 +89,8 @@ const COMPACTED = /compacted/i;
 /** While nothing waits, etcd is asked this often whether it holds anything newer than the store. */
 const PROBE_EVERY_MS = 1000;
 const ALL_KEYS = new Range(Buffer.from([0]), Buffer.from([0]));
+/** A lease TTL lookup that gets no answer in this long fails (and is asked again before the chunk goes out). */
+const LEASE_LOOKUP_MS = 5000;
 
 export class Archiver {
   private readonly root: string;
@@ -97,6 +100,8 @@ export class Archiver {
   private uploaded = 0;
   /** Changes after `uploaded`, whole revisions, in order. */
   private readonly buffer = new ChangeBuffer();
+  /** Granted TTLs of the leases the changes name, written on the first put naming each before it is uploaded. */
+  private readonly leases: LeaseLookups;
   private gaps: ArchiveGap[] = [];
   /** When the store first refused the current buffer; cleared by a successful write. */
   private storeFailingSince: number | undefined;
@@ -117,6 +122,11 @@ export class Archiver {
   ) {
     this.root = archiveRoot(settings.prefix, settings.clusterUid);
     this.archive = { store: deps.store, root: this.root, clusterUid: settings.clusterUid };
+    this.leases = new LeaseLookups((lease) =>
+      deps.etcd.leaseClient
+        .leaseTimeToLive({ ID: lease }, { deadline: Date.now() + LEASE_LOOKUP_MS })
+        .then(grantedTtlOf),
+    );
   }
 
   /** For tests and logs: the current chain and place. */
@@ -227,6 +237,7 @@ export class Archiver {
           return;
         }
         expected = change.revision + 1;
+        this.leases.note(change);
         this.buffer.push(change);
       }
     };
@@ -294,6 +305,8 @@ export class Archiver {
   private async flush(now: number): Promise<void> {
     while (this.buffer.length > 0) {
       const cut = this.buffer.head(this.settings.chunkBytes);
+      // Outside the try: a failed lookup is etcd's failure, not the store's (the loop retries from its place).
+      await this.leases.settle(cut);
       try {
         await this.putChunk(this.chain!, cut);
       } catch (e) {
@@ -353,6 +366,7 @@ export class Archiver {
   private async switchChain(done: { chain: CurrentChain; revision: number }): Promise<void> {
     const S = done.revision;
     const oldPart = this.buffer.all().filter((c) => c.revision <= S);
+    await this.leases.settle(oldPart);
     if (oldPart.length > 0) await this.putChunk(this.chain!, oldPart);
     const carried = [...this.rollover!.tail, ...this.buffer.all()].filter((c) => c.revision > S);
     this.chain = done.chain;
@@ -365,6 +379,7 @@ export class Archiver {
 
   private dropBuffer(): void {
     this.buffer.clear();
+    this.leases.clear();
     this.rollover = undefined;
   }
 

@@ -1,12 +1,18 @@
 // One chunk of the continuous backup as bytes: a header line (who, which revisions, how many changes, the body's sha256)
 // then one JSON line per change. Decoding refuses anything that does not prove itself (a wrong checksum, a count or
 // revision range that disagrees with the header or with the object's name, a revision skipped), naming the chunk, so a
-// restore never replays a damaged piece.
+// restore never replays a damaged piece. Chunks are written in CHUNK_FORMAT; older formats are still read.
 import { createHash } from 'node:crypto';
-import { CONTINUOUS_FORMAT, type ArchivedChange } from '../contracts/continuous-backup';
+import {
+  CHUNK_FORMAT,
+  CHUNK_FORMATS_READ,
+  LEASE_GONE,
+  type ArchivedChange,
+} from '../contracts/continuous-backup';
 
 export interface ChunkHeader {
-  format: typeof CONTINUOUS_FORMAT;
+  /** CHUNK_FORMAT when written; any of CHUNK_FORMATS_READ when read. */
+  format: number;
   clusterUid: string;
   chain: string;
   first: number;
@@ -65,7 +71,7 @@ export function encodeChunk(
   checkRevisions(`${meta.chain}/${first}-${last}`, changes, first, last);
   const body = changes.map((c) => `${JSON.stringify(c)}\n`).join('');
   const header: ChunkHeader = {
-    format: CONTINUOUS_FORMAT,
+    format: CHUNK_FORMAT,
     clusterUid: meta.clusterUid,
     chain: meta.chain,
     first,
@@ -77,7 +83,16 @@ export function encodeChunk(
   return { bytes: Buffer.from(`${JSON.stringify(header)}\n${body}`, 'utf8'), header };
 }
 
-const isChange = (v: unknown): v is ArchivedChange => {
+/** Format 1 knows no lease TTL; from 2 on a put may carry one: a granted TTL (at least 1 s) or LEASE_GONE. */
+const leaseTtlFits = (format: number, c: Partial<ArchivedChange>) =>
+  c.leaseTtl === undefined ||
+  (format >= 2 &&
+    c.type === 'put' &&
+    c.lease !== '0' &&
+    Number.isSafeInteger(c.leaseTtl) &&
+    (c.leaseTtl >= 1 || c.leaseTtl === LEASE_GONE));
+
+const isChange = (format: number, v: unknown): v is ArchivedChange => {
   const c = v as Partial<ArchivedChange> | null;
   return (
     typeof c === 'object' &&
@@ -89,7 +104,8 @@ const isChange = (v: unknown): v is ArchivedChange => {
     Number.isSafeInteger(c.createRevision) &&
     Number.isSafeInteger(c.version) &&
     typeof c.lease === 'string' &&
-    typeof c.receivedAt === 'string'
+    typeof c.receivedAt === 'string' &&
+    leaseTtlFits(format, c)
   );
 };
 
@@ -111,10 +127,10 @@ export function decodeChunk(
   } catch {
     throw new ChunkError(name, 'its header is not JSON (corrupt)');
   }
-  if (header.format !== CONTINUOUS_FORMAT)
+  if (!CHUNK_FORMATS_READ.includes(header.format))
     throw new ChunkError(
       name,
-      `format ${String(header.format)} is not one this agent reads (${CONTINUOUS_FORMAT})`,
+      `format ${String(header.format)} is not one this agent reads (${CHUNK_FORMATS_READ.join(', ')})`,
     );
   for (const field of ['clusterUid', 'chain', 'first', 'last'] as const)
     if (header[field] !== expect[field])
@@ -138,7 +154,7 @@ export function decodeChunk(
     } catch {
       throw new ChunkError(name, `line ${i + 2} is not JSON`);
     }
-    if (!isChange(v)) throw new ChunkError(name, `line ${i + 2} is not a change`);
+    if (!isChange(header.format, v)) throw new ChunkError(name, `line ${i + 2} is not a change`);
     return v;
   });
   if (changes.length !== header.changes)

@@ -20,9 +20,13 @@ function humanLine(command: string, result: AgentResult): string {
     const a = result.artifact;
     return `snapshot stored ${a.uri}: ${a.size} bytes, sha256 ${a.sha256}, revision ${a.revision}, etcd ${a.etcdVersion}, taken at ${a.takenAt}`;
   }
-  return result.restored
-    ? `restore done: ${result.size} bytes, sha256 ${result.sha256}${result.revision !== undefined ? `, at revision ${result.revision}` : ''}`
-    : 'restore skipped: the data dir already holds a member';
+  if (!result.restored) return 'restore skipped: the data dir already holds a member';
+  const at = result.revision !== undefined ? `, at revision ${result.revision}` : '';
+  const leases =
+    result.leasesGranted !== undefined
+      ? `, ${result.leasesGranted} leases granted, ${result.keysWithoutLease ?? 0} keys without their lease`
+      : '';
+  return `restore done: ${result.size} bytes, sha256 ${result.sha256}${at}${leases}`;
 }
 
 async function main(argv: string[]): Promise<number> {

@@ -1,7 +1,7 @@
 // Point-in-time restore, the agent's half: from a continuous backup, builds a snapshot file of the store exactly at a
 // revision. It restores the nearest full snapshot at or before the point into a throwaway etcd on loopback, replays the
 // chunks up to the point (each source revision as one transaction, so the replayed store reaches the same revision
-// numbers), checks it arrived at exactly that revision, and streams a snapshot of it. The member's own restore then
+// numbers; puts keep their leases, lease-replay.ts), checks it arrived at exactly that revision, and streams a snapshot of it. The member's own restore then
 // takes that file like any other snapshot.
 //
 // Invariant: nothing is replayed from a chunk that does not prove itself (checksum, names, contiguity); a missing or
@@ -14,6 +14,7 @@ import type { Etcd3 } from 'etcd3';
 import { AgentError, describe } from './agent-error';
 import type { ArchiveStore } from './archive-store';
 import { ChunkError, decodeChunk, type Chunk } from './change-chunk';
+import { LeaseReplay, type LeaseReplayResult } from './lease-replay';
 import { takeSnapshot } from './snapshot';
 import { etcdutl, etcdutlTimeoutMs, firstRead, freePort, startEtcd, type RunningEtcd } from './verify';
 import { AgentFailureReasons } from '../contracts/agent-result';
@@ -45,6 +46,8 @@ export interface PointSnapshot {
    */
   time: string;
   chain: string;
+  /** What became of the leases the replayed puts named. */
+  leases: LeaseReplayResult;
 }
 
 export interface PointRestoreInput {
@@ -66,12 +69,21 @@ async function sha256OfFile(path: string): Promise<string> {
   return hash.digest('hex');
 }
 
-/** Applies one source revision's changes in one transaction; the store must then be at exactly that revision. */
-async function applyRevision(client: Etcd3, changes: ArchivedChange[]): Promise<void> {
+/**
+ * Applies one source revision's changes in one transaction, each put with its lease from `leases` ('0': none); the
+ * store must then be at exactly that revision (granting a lease does not move it).
+ */
+async function applyRevision(client: Etcd3, changes: ArchivedChange[], leases: string[]): Promise<void> {
   const revision = changes[0]!.revision;
-  const ops = changes.map((c) =>
+  const ops = changes.map((c, i) =>
     c.type === 'put'
-      ? { request_put: { key: Buffer.from(c.key, 'base64'), value: Buffer.from(c.value ?? '', 'base64') } }
+      ? {
+          request_put: {
+            key: Buffer.from(c.key, 'base64'),
+            value: Buffer.from(c.value ?? '', 'base64'),
+            ...(leases[i] !== '0' ? { lease: leases[i] } : {}),
+          },
+        }
       : { request_delete_range: { key: Buffer.from(c.key, 'base64') } },
   );
   const res = await client.kv.txn({ compare: [], success: ops, failure: [] });
@@ -181,6 +193,7 @@ export async function buildPointSnapshot(input: PointRestoreInput): Promise<Poin
   const out = join(workDir, 'point.db');
   await rm(dataDir, { recursive: true, force: true });
   let etcd: RunningEtcd | undefined;
+  let leases: LeaseReplay | undefined;
   try {
     const manifestBytes = await store.get(manifestKey(root, plan.chain));
     if (!manifestBytes) throw fail('SourceNotFound', `${where}${plan.chain}/chain.json is missing`);
@@ -224,11 +237,13 @@ export async function buildPointSnapshot(input: PointRestoreInput): Promise<Poin
         `${store.where}/${snapKey} restores to revision ${start.revision}, its manifest says ${manifest.snapshotRevision}`,
       );
 
+    leases = await LeaseReplay.start(etcd.client);
     let time = manifest.snapshotTime;
     for (const c of plan.chunks) {
       if (signal.aborted)
         throw fail('DestinationUnavailable', `stopped by ${String(signal.reason ?? 'a signal')}`);
       const { changes } = await readChunk(store, input.clusterUid, plan.chain, c);
+      leases.learn(changes);
       // A chunk may overlap what earlier ones applied (a retried upload cut differently): only what is new counts.
       const reached = Number(
         (await etcd.client.kv.range({ key: Buffer.from([0]), count_only: true })).header.revision,
@@ -239,7 +254,10 @@ export async function buildPointSnapshot(input: PointRestoreInput): Promise<Poin
         let j = i;
         while (j < changes.length && changes[j]!.revision === revision) j++;
         if (revision <= target) time = changes[j - 1]!.receivedAt;
-        if (revision > reached && revision <= target) await applyRevision(etcd.client, changes.slice(i, j));
+        if (revision > reached && revision <= target) {
+          const group = changes.slice(i, j);
+          await applyRevision(etcd.client, group, await leases.leasesFor(group));
+        }
         i = j;
       }
     }
@@ -266,6 +284,7 @@ export async function buildPointSnapshot(input: PointRestoreInput): Promise<Poin
       revision: target,
       time,
       chain: plan.chain,
+      leases: leases.result,
     };
   } catch (e) {
     await rm(out, { force: true }).catch(() => undefined);
@@ -273,6 +292,8 @@ export async function buildPointSnapshot(input: PointRestoreInput): Promise<Poin
       ? e
       : fail('DestinationUnavailable', `point-in-time restore from ${where} failed: ${describe(e)}`);
   } finally {
+    // Kept alive until the point's snapshot was taken: a lease expiring before would have moved the revision.
+    await leases?.stop();
     await etcd?.stop().catch(() => undefined);
     await rm(base, { force: true }).catch(() => undefined);
     await rm(dataDir, { recursive: true, force: true }).catch(() => undefined);

@@ -154,7 +154,15 @@ export async function restoreToPoint(
       env,
       signal,
     );
-    return restored.restored ? { ...restored, revision: point.revision, time: point.time } : restored;
+    return restored.restored
+      ? {
+          ...restored,
+          revision: point.revision,
+          time: point.time,
+          leasesGranted: point.leases.leasesGranted,
+          keysWithoutLease: point.leases.keysWithoutLease,
+        }
+      : restored;
   } finally {
     client.destroy();
     await rm(args.workDir, { recursive: true, force: true }).catch(() => undefined);

@@ -41,6 +41,19 @@ describe('round trip', () => {
         time: '2026-11-25T10:32:00.123Z',
       },
     ],
+    [
+      'a point-in-time restore that granted leases and restored some keys without theirs',
+      {
+        ok: true,
+        restored: true,
+        sha256: SHA,
+        size: 20512,
+        revision: 1200,
+        time: '2026-11-25T10:32:00.123Z',
+        leasesGranted: 3,
+        keysWithoutLease: 2,
+      },
+    ],
     ['a restore that found a member already there', { ok: true, restored: false }],
     [
       'a verification',
@@ -158,6 +171,16 @@ describe('parseAgentResult refuses what is not a result', () => {
       'a restore with a time that is no time',
       JSON.stringify({ ok: true, restored: true, sha256: SHA, size: 1, revision: 2, time: 'yesterday' }),
       /time/,
+    ],
+    [
+      'a restore with a negative count of keys without their lease',
+      JSON.stringify({ ok: true, restored: true, sha256: SHA, size: 1, keysWithoutLease: -1 }),
+      /keysWithoutLease/,
+    ],
+    [
+      'a restore with a count of leases granted that is no number',
+      JSON.stringify({ ok: true, restored: true, sha256: SHA, size: 1, leasesGranted: '3' }),
+      /leasesGranted/,
     ],
     [
       'a verification without its key count',

@@ -65,10 +65,22 @@ export interface VerifySuccess {
  * restored:false means the data dir already held a member (idempotent re-run): nothing was downloaded. `revision`:
  * the revision the restored store holds, before revisions are bumped (a snapshot's, from `etcdutl snapshot status`;
  * the point a `restore-point` reached); `time` (RFC 3339): with `restore-point`, when the source applied that
- * revision as the archiver received it.
+ * revision as the archiver received it. Also with `restore-point`: `leasesGranted`, the leases the replay granted with
+ * their source ids and granted TTLs (besides those in the full snapshot); `keysWithoutLease`, the keys restored without
+ * the lease the source had attached them to (the lease was gone when the archiver first saw it, or the chunk that
+ * named it predates chunk format 2).
  */
 export type RestoreSuccess =
-  | { ok: true; restored: true; sha256: string; size: number; revision?: number; time?: string }
+  | {
+      ok: true;
+      restored: true;
+      sha256: string;
+      size: number;
+      revision?: number;
+      time?: string;
+      leasesGranted?: number;
+      keysWithoutLease?: number;
+    }
   | { ok: true; restored: false };
 
 export interface AgentFailure {
@@ -199,6 +211,8 @@ export function parseAgentResult(text: string): AgentResult {
     if (value.revision !== undefined && !isCount(value.revision)) fail(text, 'revision');
     if (value.time !== undefined && (typeof value.time !== 'string' || Number.isNaN(Date.parse(value.time))))
       fail(text, 'time');
+    for (const k of ['leasesGranted', 'keysWithoutLease'] as const)
+      if (value[k] !== undefined && !isCount(value[k])) fail(text, k);
     return {
       ok: true,
       restored: true,
@@ -206,6 +220,8 @@ export function parseAgentResult(text: string): AgentResult {
       size: value.size,
       ...(value.revision !== undefined ? { revision: value.revision as number } : {}),
       ...(value.time !== undefined ? { time: value.time as string } : {}),
+      ...(value.leasesGranted !== undefined ? { leasesGranted: value.leasesGranted as number } : {}),
+      ...(value.keysWithoutLease !== undefined ? { keysWithoutLease: value.keysWithoutLease as number } : {}),
     };
   }
   return fail(text, 'neither a snapshot artifact, a restore outcome nor a verification');

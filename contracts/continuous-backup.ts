@@ -10,8 +10,17 @@
 /** Digits of a revision in an object name: every safe integer (2^53 - 1 has 16), so names sort by revision. */
 const REVISION_DIGITS = 16;
 
-/** The version of the chunk and manifest formats; a reader refuses one it does not know. */
+/** The version of the manifest and state formats; a reader refuses one it does not know. */
 export const CONTINUOUS_FORMAT = 1;
+
+/**
+ * The version a chunk is written in. 2 adds `leaseTtl` to changes; a reader takes every format in
+ * CHUNK_FORMATS_READ (a format 1 chunk restores its keys without their leases) and refuses any other.
+ */
+export const CHUNK_FORMAT = 2;
+export const CHUNK_FORMATS_READ: readonly number[] = [1, 2];
+/** `leaseTtl` of a lease that was gone (expired or revoked) when the archiver first asked: etcd's own answer. */
+export const LEASE_GONE = -1;
 
 export const padRevision = (revision: number): string => {
   if (!Number.isSafeInteger(revision) || revision < 0)
@@ -106,6 +115,12 @@ export interface ArchivedChange {
   version: number;
   /** Decimal lease id, "0" without one (lease ids exceed 2^53). */
   lease: string;
+  /**
+   * Chunk format 2, on the first put naming a lease that the archiver wrote in this chain: the lease's granted TTL in
+   * seconds as etcd answered when the change arrived, or LEASE_GONE. A restore grants the lease with this id and TTL
+   * before replaying that put, unless its snapshot already holds the lease.
+   */
+  leaseTtl?: number;
   /** RFC 3339: when the archiver received it from the watch. */
   receivedAt: string;
 }

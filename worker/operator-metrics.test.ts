@@ -2,6 +2,7 @@ import type { EtcdCluster, EtcdClusterStatus } from '../crds/etcd-cluster';
 import type { EtcdSnapshot } from '../crds/etcd-snapshot';
 import type { OperationTransition } from './operator-metrics';
 import {
+  backupFamilies,
   clusterFamilies,
   clusterView,
   createOperatorMetrics,
@@ -121,6 +122,72 @@ describe('clusterFamilies', () => {
   it('a cluster without a running operation has no running-seconds sample', () => {
     const f = samples('etcd_conductor_cluster_operation_running_seconds');
     expect(f?.samples.map((s) => s.labels.name)).toEqual(['a']);
+  });
+});
+
+describe('backupFamilies', () => {
+  const backedUp = (name: string, backup: EtcdClusterStatus['backup']) =>
+    clusterView(cluster(name, { backup }));
+  const views = [
+    backedUp('current', {
+      latestRevision: 1234,
+      latestTime: '2026-11-27T03:00:00.500Z',
+      lagSeconds: 0,
+      gaps: [],
+    }),
+    backedUp('behind', {
+      latestRevision: 900,
+      latestTime: '2026-11-27T02:50:00Z',
+      lagSeconds: 600,
+      gaps: [
+        {
+          afterRevision: 10,
+          beforeRevision: 20,
+          afterTime: '2026-11-26T00:00:00Z',
+          beforeTime: '2026-11-26T00:01:00Z',
+          reason: 'compacted',
+        },
+      ],
+    }),
+    backedUp('starting', { gaps: [] }),
+    clusterView(cluster('off', {})),
+  ];
+  const families = backupFamilies(views);
+  const byName = (metric: string) =>
+    Object.fromEntries(
+      (families.find((f) => f.name === metric)?.samples ?? []).map((x) => [x.labels.name, x.value]),
+    );
+
+  it.each<[string, string, Record<string, number>]>([
+    [
+      'the lag is status.backup.lagSeconds, 0 for a current backup; none while the archiver stored nothing or without a backup',
+      'etcd_conductor_backup_lag_seconds',
+      { current: 0, behind: 600 },
+    ],
+    [
+      'the latest safe revision is status.backup.latestRevision',
+      'etcd_conductor_backup_latest_revision',
+      { current: 1234, behind: 900 },
+    ],
+    [
+      'the latest safe time is status.backup.latestTime in Unix seconds, milliseconds kept',
+      'etcd_conductor_backup_latest_timestamp_seconds',
+      {
+        current: Date.parse('2026-11-27T03:00:00.500Z') / 1000,
+        behind: Date.parse('2026-11-27T02:50:00Z') / 1000,
+      },
+    ],
+    [
+      'gaps are counted for every cluster with a backup status, zero included',
+      'etcd_conductor_backup_gaps',
+      { current: 0, behind: 1, starting: 0 },
+    ],
+  ])('%s', (_name, metric, want) => {
+    expect(byName(metric)).toEqual(want);
+  });
+
+  it('labels each sample with the cluster namespace and name', () => {
+    expect(families[0]?.samples[0]?.labels).toEqual({ namespace: 'ns', name: 'current' });
   });
 });
 

@@ -1,6 +1,6 @@
 // The operator's metrics: what the process counts (operations, signals, watch restarts) and what it derives at
 // scrape time from the objects the watcher already holds (clusters by condition, members, running operations,
-// newest snapshot); docs/metrics.md lists them.
+// newest snapshot, continuous backup); docs/metrics.md lists them.
 //
 // Invariant: workflow code is never touched for metrics. An operation's start and end are read from the status
 // write that publishes them (status is the UI, so the metric and `kubectl get` agree), and a write is counted
@@ -8,7 +8,13 @@
 import { WATCH_SIGNAL_KINDS, type WatchSignalKind } from '../contracts/watch-signals';
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { ConditionTypes, VerificationReasons } from '../crds/conditions';
-import type { EtcdCluster, EtcdClusterStatus, OperationResult, OperationType } from '../crds/etcd-cluster';
+import type {
+  BackupStatus,
+  EtcdCluster,
+  EtcdClusterStatus,
+  OperationResult,
+  OperationType,
+} from '../crds/etcd-cluster';
 import { CONDITION_STATUSES } from '../crds/etcd-cluster';
 import type { EtcdSnapshot } from '../crds/etcd-snapshot';
 import { SnapshotConditionTypes } from '../crds/etcd-snapshot';
@@ -79,6 +85,8 @@ export interface ClusterView {
   conditions: { type: string; status: string }[];
   operation?: { type: string; startedAt: string };
   progressDeadlineSeconds: number;
+  /** status.backup, while the continuous backup is on. */
+  backup?: Omit<BackupStatus, 'gaps'> & { gaps: number };
 }
 
 export function clusterView(obj: EtcdCluster): ClusterView {
@@ -94,6 +102,16 @@ export function clusterView(obj: EtcdCluster): ClusterView {
       ? { operation: { type: s.currentOperation.type, startedAt: s.currentOperation.startedAt } }
       : {}),
     progressDeadlineSeconds: obj.spec?.progressDeadlineSeconds ?? 0,
+    ...(s.backup
+      ? {
+          backup: {
+            ...(s.backup.latestRevision !== undefined ? { latestRevision: s.backup.latestRevision } : {}),
+            ...(s.backup.latestTime !== undefined ? { latestTime: s.backup.latestTime } : {}),
+            ...(s.backup.lagSeconds !== undefined ? { lagSeconds: s.backup.lagSeconds } : {}),
+            gaps: s.backup.gaps?.length ?? 0,
+          },
+        }
+      : {}),
   };
 }
 
@@ -156,6 +174,47 @@ export function clusterFamilies(views: readonly ClusterView[], nowMs: number): G
       help: 'How long the operation in status.currentOperation has been running.',
       labelNames: ['namespace', 'name', 'type'],
       samples: running,
+    },
+  ];
+}
+
+/**
+ * The continuous backup of each cluster that has status.backup, as the operator last wrote it: a figure the status
+ * does not hold yet (the archiver has stored nothing) has no sample rather than a zero, so "no lag" is never made up.
+ */
+export function backupFamilies(views: readonly ClusterView[]): GaugeFamily[] {
+  const per = (pick: (b: NonNullable<ClusterView['backup']>) => number | undefined): Sample[] =>
+    views.flatMap((v) => {
+      const value = v.backup ? pick(v.backup) : undefined;
+      return value !== undefined && Number.isFinite(value)
+        ? [{ labels: { namespace: v.namespace, name: v.name }, value }]
+        : [];
+    });
+  const labelNames = ['namespace', 'name'];
+  return [
+    {
+      name: `${METRIC_PREFIX}backup_lag_seconds`,
+      help: 'status.backup.lagSeconds: how far the continuous backup was behind etcd when the operator last looked (0 within maxLagSeconds plus the report interval).',
+      labelNames,
+      samples: per((b) => b.lagSeconds),
+    },
+    {
+      name: `${METRIC_PREFIX}backup_latest_revision`,
+      help: 'status.backup.latestRevision: every change up to this etcd revision is in the store.',
+      labelNames,
+      samples: per((b) => b.latestRevision),
+    },
+    {
+      name: `${METRIC_PREFIX}backup_latest_timestamp_seconds`,
+      help: 'status.backup.latestTime as Unix time: when the store was last known to hold everything etcd had.',
+      labelNames,
+      samples: per((b) => (b.latestTime !== undefined ? Date.parse(b.latestTime) / 1000 : undefined)),
+    },
+    {
+      name: `${METRIC_PREFIX}backup_gaps`,
+      help: 'Gaps in the retained range of the continuous backup (status.backup.gaps).',
+      labelNames,
+      samples: per((b) => b.gaps),
     },
   ];
 }
@@ -302,9 +361,10 @@ export function createOperatorMetrics(
   });
   const scrapeFamilies = (): GaugeFamily[] => [
     ...clusterFamilies([...clusters.values()], host.now()),
+    ...backupFamilies([...clusters.values()]),
     ...snapshotFamilies([...snapshots.values()]),
   ];
-  for (const first of [...clusterFamilies([], 0), ...snapshotFamilies([])]) {
+  for (const first of [...clusterFamilies([], 0), ...backupFamilies([]), ...snapshotFamilies([])]) {
     scrapeGauge(register, first, () => scrapeFamilies().find((f) => f.name === first.name));
   }
 

@@ -1,7 +1,7 @@
-// End-to-end: a cluster's continuous backup in the stack's MinIO, the cluster and its volumes deleted, and new clusters restored from the archive at a revision, at a time and at the newest point, each holding exactly what the source held there; a damaged chunk and an unreachable point are refused by name.
+// End-to-end: a cluster's continuous backup in the stack's MinIO, the cluster and its volumes deleted, and new clusters restored from the archive at a revision, at a time and at the newest point, each holding exactly what the source held there (a key leased during the run keeps its lease); a damaged chunk and an unreachable point are refused by name.
 import { GetObjectCommand, ListObjectsV2Command, PutObjectCommand } from '@aws-sdk/client-s3';
 import type { S3Client } from '@aws-sdk/client-s3';
-import { parseChainId } from '../../contracts/continuous-backup';
+import { parseChainId, type ArchivedChange } from '../../contracts/continuous-backup';
 import type { EtcdCluster, PointInTime } from '../../crds/etcd-cluster';
 import { memberClientURL } from '../../crds/names';
 import { PLANNED_GAP_BOUND_MS, expectAvailability, verifyWrites } from '../support/availability';
@@ -35,6 +35,10 @@ let atRevision: { revision: number; kvs: Map<string, string> };
 let atTime: { time: string; revision: number; kvs: Map<string, string> };
 /** When the archiver received each archived revision (the time status.restore reports for it). */
 let receivedAt: Map<number, string>;
+/** A key put during the run with a lease granted after the chain's full snapshot. */
+const LEASED_KEY = 'leased/e2e';
+const LEASE_TTL = 600;
+let leased: { lease: string; revision: number };
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -81,12 +85,11 @@ async function getBytes(key: string): Promise<Buffer> {
 }
 
 /** Every change the archive's chunks hold, read here from the stored lines (header first, then one change a line). */
-async function archivedChanges(): Promise<{ revision: number; receivedAt: string }[]> {
-  const changes: { revision: number; receivedAt: string }[] = [];
+async function archivedChanges(): Promise<ArchivedChange[]> {
+  const changes: ArchivedChange[] = [];
   for (const key of (await listKeys(root)).filter((k) => k.endsWith('.chunk'))) {
     const lines = (await getBytes(key)).toString('utf8').split('\n').slice(1);
-    for (const line of lines.filter((l) => l !== ''))
-      changes.push(JSON.parse(line) as { revision: number; receivedAt: string });
+    for (const line of lines.filter((l) => l !== '')) changes.push(JSON.parse(line) as ArchivedChange);
   }
   return changes.sort((a, b) => a.revision - b.revision);
 }
@@ -166,6 +169,15 @@ beforeAll(async () => {
     );
     expect(backedUp.latestTime).toBeTruthy();
     expect(backedUp.gaps).toEqual([]);
+    // A lease granted now is not in the chain's full snapshot: only the archived change can bring it back.
+    const c = strictClient([memberClientURL({ namespace: ns, name: 'src' }, 'src-0')], {}, 10_000);
+    try {
+      const lease = await c.lease(LEASE_TTL, { autoKeepAlive: false }).grant();
+      const put = await c.put(LEASED_KEY).value('kept').lease(lease).exec();
+      leased = { lease, revision: Number(put.header.revision) };
+    } finally {
+      c.close();
+    }
     // Writes on either side of the points: a revision, then (a few seconds later) a time.
     await sleep(4000);
     const revision = (await keysAt(ns, 'src', 'src-0')).revision;
@@ -318,6 +330,25 @@ describe('continuous backup and restore to a point in time', () => {
     expect(tooEarly?.message).toContain(`before the oldest retained point (${oldest.snapshotTime})`);
     for (const c of [refused, early]) expect(c.status?.restore).toBeUndefined();
   }, 600_000);
+
+  test('the key leased during the run, restored at the newest point, is attached to a lease with the same id and at most its granted TTL', async () => {
+    // The archiver recorded the lease's granted TTL on the put that first named it.
+    const change = (await archivedChanges()).find(
+      (c) => c.revision === leased.revision && Buffer.from(c.key, 'base64').toString() === LEASED_KEY,
+    );
+    expect(change).toMatchObject({ lease: leased.lease, leaseTtl: LEASE_TTL });
+    const c = strictClient([memberClientURL({ namespace: ns, name: 'newest' }, 'newest-0')], {}, 10_000);
+    try {
+      const got = await c.kv.range({ key: Buffer.from(LEASED_KEY) });
+      expect(got.kvs.map((kv) => [kv.value.toString(), String(kv.lease)])).toEqual([['kept', leased.lease]]);
+      const ttl = await c.leaseClient.leaseTimeToLive({ ID: leased.lease });
+      expect(Number(ttl.grantedTTL)).toBe(LEASE_TTL);
+      expect(Number(ttl.TTL)).toBeGreaterThan(0);
+      expect(Number(ttl.TTL)).toBeLessThanOrEqual(LEASE_TTL);
+    } finally {
+      c.close();
+    }
+  });
 
   test('a chunk altered in the store makes a restore fail with ChecksumMismatch naming that chunk, in status and in an Event', async () => {
     const chunks = (await listKeys(root)).filter((k) => k.endsWith('.chunk'));
