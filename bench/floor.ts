@@ -19,6 +19,8 @@ export interface FloorTimes {
   remove: number;
   /** A member's Pod deleted (grace 0) and created again by the bench on the same claim, to Ready. */
   heal: number;
+  /** How often etcd refused a member add or remove as "unhealthy cluster" and the floor asked again (in the log only). */
+  refusals: number;
 }
 
 export const POLL_MS = 50;
@@ -80,12 +82,13 @@ export async function measureFloor(
   // reconfig check, "unhealthy cluster"); the operator's scale starts later than that after its bootstrap, so the
   // floor waits it out before timing, and retries a refusal within the timing.
   await new Promise((r) => setTimeout(r, ETCD_HEALTH_INTERVAL_MS));
+  const refused = { count: 0 };
   t0 = performance.now();
   const podReadyTimes: number[] = [];
   const members = [...first];
   for (const m of [m3, m4]) {
     members.push(m);
-    await whileUnhealthy(() => memberAdd(ip0, memberPeerURL({ namespace, name: cluster }, m)));
+    await whileUnhealthy(() => memberAdd(ip0, memberPeerURL({ namespace, name: cluster }, m)), refused);
     const t = performance.now();
     await start(m, 'existing', members);
     podReadyTimes.push(elapsed(t));
@@ -96,7 +99,7 @@ export async function measureFloor(
   const listed = await memberList(ip0);
   for (const name of [m4, m3]) {
     const id = listed.find((m) => m.name === name)?.id;
-    if (id) await whileUnhealthy(() => memberRemove(ip0, id));
+    if (id) await whileUnhealthy(() => memberRemove(ip0, id), refused);
   }
   await until(
     'floor membership 3',
@@ -124,19 +127,20 @@ export async function measureFloor(
   await podReady(core, namespace, m1, old.metadata?.uid);
   const heal = elapsed(t0);
 
-  return { bootstrap, join, podReady: podReadyTimes, remove, heal };
+  return { bootstrap, join, podReady: podReadyTimes, remove, heal, refusals: refused.count };
 }
 
 const ETCD_HEALTH_INTERVAL_MS = 5000;
 
-/** Runs `fn` again while etcd answers "unhealthy cluster" (bounded); any other error is thrown. */
-async function whileUnhealthy(fn: () => Promise<void>): Promise<void> {
+/** Runs `fn` again while etcd answers "unhealthy cluster" (bounded), counting the refusals; any other error is thrown. */
+async function whileUnhealthy(fn: () => Promise<void>, refused: { count: number }): Promise<void> {
   const deadline = Date.now() + 30_000;
   for (;;) {
     try {
       return await fn();
     } catch (e) {
       if (!/unhealthy cluster/.test(String(e)) || Date.now() > deadline) throw e;
+      refused.count += 1;
       await new Promise((r) => setTimeout(r, POLL_MS));
     }
   }

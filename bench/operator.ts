@@ -10,7 +10,7 @@ import { formatSpread, summarize, type BenchSection, type Figure } from './secti
 const ROWS: Array<{
   name: string;
   op: keyof OperatorTimes;
-  floor: keyof Omit<FloorTimes, 'podReady'>;
+  floor: keyof Omit<FloorTimes, 'podReady' | 'refusals'>;
   note: string;
 }> = [
   {
