@@ -17,9 +17,11 @@ export interface BenchStack {
 
 export function benchStack(log: (line: string) => void): BenchStack {
   const root = repoRoot();
-  const stackJson = join(root, '.local', 'stack.json');
+  // Found as the tests find it (localcluster/stack-info.ts requireStackInfo): ETCD_CONDUCTOR_STACK_JSON, else this
+  // checkout's .local/stack.json; `up` takes the host IP from ETCD_CONDUCTOR_HOST_IP when it has to start one.
+  const stackJson = process.env.ETCD_CONDUCTOR_STACK_JSON ?? join(root, '.local', 'stack.json');
   if (readStackInfo(stackJson)?.phase !== 'ready') {
-    log('bench: bringing the default local stack up');
+    log(`bench: bringing the local stack up (${process.env.ETCD_CONDUCTOR_HOST_IP ?? '127.0.0.1'})`);
     execFileSync(process.execPath, [join(root, 'dist', 'localcluster', 'main.js'), 'up'], {
       stdio: 'inherit',
     });

@@ -1,101 +1,157 @@
-// Bench section "operator": how long the operator takes to bootstrap, scale and heal a cluster on the local stack, and what an idle cluster costs.
-import { PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
-import { API_VERSION, ETCD_CLUSTER } from '../crds/etcd-cluster';
+// Bench section "operator": how long the operator takes to bootstrap, scale and heal a cluster, beside the floor (the same step done by bare Pods in the same run), medians of BENCH_RUNS runs (default 3); and what an idle cluster costs.
+import type { CoreV1Api } from '@kubernetes/client-node';
 import type { EtcdCluster } from '../crds/etcd-cluster';
 import { benchStack, clusterCrd as crd, until } from './bench-stack';
-import type { BenchSection, Figure } from './section';
+import { measureFloor, removeFloor, type FloorTimes } from './floor';
+import { runOperator, type OperatorTimes } from './operator-run';
+import { formatSpread, summarize, type BenchSection, type Figure } from './section';
+
+/** Each figure: the operator's time, the floor step it compares with, and what the floor did. */
+const ROWS: Array<{
+  name: string;
+  op: keyof OperatorTimes;
+  floor: keyof Omit<FloorTimes, 'podReady' | 'refusals'>;
+  note: string;
+}> = [
+  {
+    name: 'create 3: etcd 3 voters answer',
+    op: 'createEtcd',
+    floor: 'bootstrap',
+    note: 'floor: 3 bare Pods, static cluster',
+  },
+  {
+    name: 'create 3: status Available',
+    op: 'createStatus',
+    floor: 'bootstrap',
+    note: 'target <= floor + 1.5 s',
+  },
+  {
+    name: 'scale 3 -> 5: etcd 5 voters answer',
+    op: 'scaleUpEtcd',
+    floor: 'join',
+    note: 'floor: member add + Pod, x2',
+  },
+  { name: 'scale 3 -> 5: status Available', op: 'scaleUpStatus', floor: 'join', note: 'target <= 3 s' },
+  {
+    name: 'scale 5 -> 3: membership 3',
+    op: 'scaleDownMembership',
+    floor: 'remove',
+    note: 'floor: member remove x2; target <= 0.3 s',
+  },
+  {
+    name: 'scale 5 -> 3: status true',
+    op: 'scaleDownStatus',
+    floor: 'remove',
+    note: 'target membership + 0.3 s',
+  },
+  {
+    name: 'member Pod deleted: member healthy',
+    op: 'healHealthy',
+    floor: 'heal',
+    note: 'floor: bare Pod re-created; target <= floor + 0.5 s',
+  },
+  { name: 'member Pod deleted: status ready', op: 'healStatus', floor: 'heal', note: 'target healthy + 1 s' },
+];
+
+async function idleStatusWrites(get: () => Promise<EtcdCluster>, ms: number): Promise<number> {
+  let last = (await get()).metadata.resourceVersion;
+  let writes = 0;
+  const t0 = Date.now();
+  while (Date.now() - t0 < ms) {
+    await new Promise((r) => setTimeout(r, 1000));
+    const rv = (await get()).metadata.resourceVersion;
+    if (rv !== last) writes += 1;
+    last = rv;
+  }
+  return writes;
+}
+
+async function deleteNamespace(core: CoreV1Api, name: string): Promise<void> {
+  await core.deleteNamespace({ name }).catch(() => undefined);
+  // The next run starts on a quiet machine: wait (bounded) until the namespace and its Pods are gone.
+  const deadline = Date.now() + 180_000;
+  while (Date.now() < deadline) {
+    const gone = await core.readNamespace({ name }).then(
+      () => false,
+      () => true,
+    );
+    if (gone) return;
+    await new Promise((r) => setTimeout(r, 500));
+  }
+}
 
 export const operatorSection: BenchSection = {
   name: 'operator',
   async run(log) {
-    const { core, custom } = benchStack(log);
-    const namespace = `bench-${Date.now().toString(36)}`;
-    const name = 'b';
-    await core.createNamespace({ body: { metadata: { name: namespace } } });
-    const get = async () =>
-      (await custom.getNamespacedCustomObject({ ...crd, namespace, name })) as EtcdCluster;
-    const converged = (n: number) =>
-      until(`${n} ready voters`, async () => {
-        const c = await get();
-        const s = c.status;
-        const ok =
-          s?.observedGeneration === c.metadata.generation &&
-          s?.readyReplicas === n &&
-          (s?.members?.length ?? 0) === n &&
-          !s?.currentOperation &&
-          s?.conditions?.some((x) => x.type === 'Available' && x.status === 'True');
-        return ok ? c : undefined;
-      });
-    const scale = async (replicas: number) =>
-      custom.patchNamespacedCustomObject(
-        { ...crd, namespace, name, body: { spec: { replicas } } },
-        setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
-      );
-    const timed = async (fn: () => Promise<unknown>) => {
-      const t0 = performance.now();
-      await fn();
-      return (performance.now() - t0) / 1000;
-    };
-
-    const figures: Figure[] = [];
-    try {
-      const apply = await timed(async () => {
-        await custom.createNamespacedCustomObject({
-          ...crd,
-          namespace,
-          body: {
-            apiVersion: API_VERSION,
-            kind: ETCD_CLUSTER.kind,
-            metadata: { name, namespace },
-            spec: { replicas: 3 },
-          },
-        });
-        await converged(3);
-      });
-      figures.push({ name: 'apply -> Available, 3 members', value: apply, unit: 's', note: 'target < 10 s' });
-      figures.push({
-        name: 'scale 3 -> 5',
-        value: await timed(() => scale(5).then(() => converged(5))),
-        unit: 's',
-        note: 'target < 10 s',
-      });
-      figures.push({
-        name: 'scale 5 -> 3',
-        value: await timed(() => scale(3).then(() => converged(3))),
-        unit: 's',
-        note: 'target < 5 s',
-      });
-
-      const victim = (await get()).status?.members?.find((m) => !m.leader)?.name ?? `${name}-0`;
-      const heal = await timed(async () => {
-        await core.deleteNamespacedPod({ namespace, name: victim, gracePeriodSeconds: 0 });
+    const { stack, core, custom } = benchStack(log);
+    const runs = Math.max(1, Number(process.env.BENCH_RUNS ?? '3'));
+    const idleMs = Number(process.env.BENCH_IDLE_SECONDS ?? '60') * 1000;
+    log(`operator: ${runs} run(s) on the stack at ${stack.hostIp} (${stack.nodeRuntime ?? 'process'} nodes)`);
+    const ops: OperatorTimes[] = [];
+    const floors: FloorTimes[] = [];
+    let idleWrites: number | undefined;
+    for (let run = 1; run <= runs; run++) {
+      const namespace = `bench-${run}-${Date.now().toString(36)}`;
+      await core.createNamespace({ body: { metadata: { name: namespace } } });
+      try {
+        const { times, cluster, image } = await runOperator(core, custom, namespace, 'b');
+        ops.push(times);
+        log(
+          `operator: run ${run} operator ${JSON.stringify(times, (_k, v: unknown) => (typeof v === 'number' ? Number(v.toFixed(2)) : v))}`,
+        );
+        if (run === runs && idleMs > 0) {
+          idleWrites = await idleStatusWrites(
+            async () =>
+              (await custom.getNamespacedCustomObject({ ...crd, namespace, name: 'b' })) as EtcdCluster,
+            idleMs,
+          );
+        }
+        // The operator's cluster is deleted before the floor runs, so each measures on the same idle machine.
+        await custom.deleteNamespacedCustomObject({ ...crd, namespace, name: 'b' });
         await until(
-          'the Pod is replaced',
-          async () => {
-            const c = await get();
-            return c.status?.readyReplicas !== 3 ? c : undefined;
-          },
-          30_000,
-        ).catch(() => undefined);
-        await converged(3);
-      });
-      figures.push({ name: 'killed member Pod -> all ready', value: heal, unit: 's', note: 'target < 10 s' });
-
-      const before = (await get()).metadata.resourceVersion;
-      const idleMs = 60_000;
-      let writes = 0;
-      let last = before;
-      const t0 = Date.now();
-      while (Date.now() - t0 < idleMs) {
-        await new Promise((r) => setTimeout(r, 1000));
-        const rv = (await get()).metadata.resourceVersion;
-        if (rv !== last) writes += 1;
-        last = rv;
+          "the operator's Pods gone",
+          async () => ((await core.listNamespacedPod({ namespace })).items.length === 0 ? true : undefined),
+          120_000,
+          500,
+        ).catch(() =>
+          log("operator: the cluster's Pods still there after 120 s; the floor runs beside them"),
+        );
+        const f = await measureFloor(core, namespace, cluster.spec, image);
+        floors.push(f);
+        log(
+          `operator: run ${run} floor ${JSON.stringify(f, (_k, v: unknown) => (typeof v === 'number' ? Number(v.toFixed(2)) : v))}`,
+        );
+        await removeFloor(core, namespace);
+      } finally {
+        await deleteNamespace(core, namespace);
       }
-      figures.push({ name: 'idle cluster: status writes', value: writes, unit: '/min', note: 'target 0' });
-    } finally {
-      await core.deleteNamespace({ name: namespace }).catch(() => undefined);
     }
+
+    const figures: Figure[] = ROWS.map((r) => {
+      const op = summarize(ops.map((o) => o[r.op]));
+      const floor = summarize(floors.map((f) => f[r.floor]));
+      const floorSpread = formatSpread(floor.spread, 's');
+      return {
+        name: r.name,
+        unit: 's',
+        ...op,
+        ...(floor.value !== undefined ? { floor: floor.value } : {}),
+        note: `${r.note}${floorSpread ? `; floor ${floorSpread}` : ''}`,
+      } as Figure;
+    });
+    const podReady = summarize(floors.flatMap((f) => f.podReady));
+    figures.push({
+      name: 'floor: member Pod created -> Ready',
+      unit: 's',
+      ...podReady,
+      note: 'bare Pod, same image, claim and probe (joining a cluster)',
+    } as Figure);
+    figures.push({
+      name: 'idle cluster: status writes',
+      value: idleWrites === undefined ? undefined : idleWrites / (idleMs / 60_000),
+      unit: '/min',
+      note: 'target 0',
+    });
     return figures;
   },
 };

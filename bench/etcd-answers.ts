@@ -1,0 +1,60 @@
+// What the bench asks etcd itself, from the host at Pod IPs: "done" the same way for the operator's cluster and the floor's (member list, every member answering).
+import { Etcd3 } from 'etcd3';
+import { PORTS } from '../crds/names';
+
+export const clientURL = (podIP: string) => `http://${podIP}:${PORTS.client}`;
+
+async function withClient<T>(podIP: string, fn: (c: Etcd3) => Promise<T>): Promise<T> {
+  const c = new Etcd3({
+    hosts: [clientURL(podIP)],
+    dialTimeout: 1000,
+    defaultCallOptions: (ctx) => (ctx.isStream ? {} : { deadline: Date.now() + 1000 }),
+  });
+  try {
+    return await fn(c);
+  } finally {
+    c.close();
+  }
+}
+
+export interface EtcdMember {
+  id: string;
+  name: string;
+  isLearner: boolean;
+}
+
+/** etcd's member list (linearizable) as the member at `podIP` answers it. */
+export const memberList = (podIP: string): Promise<EtcdMember[]> =>
+  withClient(podIP, async (c) =>
+    (await c.cluster.memberList({ linearizable: true })).members.map((m) => ({
+      id: String(m.ID),
+      name: m.name,
+      isLearner: Boolean(m.isLearner),
+    })),
+  );
+
+/** The member at `podIP` serves a linearizable read: it is part of a quorum with a leader (etcdctl endpoint health). */
+export const answers = (podIP: string): Promise<boolean> =>
+  withClient(podIP, async (c) => {
+    await c.get('bench/health').string();
+    return true;
+  });
+
+/** True when some member lists exactly `n` voters and the member at every one of `podIPs` answers. */
+export async function votersAnswering(podIPs: string[], n: number): Promise<boolean> {
+  if (podIPs.length !== n) return false;
+  const oks = await Promise.all(podIPs.map((ip) => answers(ip).catch(() => false)));
+  if (!oks.every(Boolean)) return false;
+  const members = await memberList(podIPs[0] ?? '');
+  return members.length === n && members.every((m) => !m.isLearner);
+}
+
+export const memberAdd = (podIP: string, peerURL: string): Promise<void> =>
+  withClient(podIP, async (c) => {
+    await c.cluster.memberAdd({ peerURLs: [peerURL] });
+  });
+
+export const memberRemove = (podIP: string, id: string): Promise<void> =>
+  withClient(podIP, async (c) => {
+    await c.cluster.memberRemove({ ID: id });
+  });

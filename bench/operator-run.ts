@@ -1,0 +1,170 @@
+// One run of the operator bench: bootstrap, scale 3 -> 5 -> 3 and a member Pod deleted, each timed to what etcd says (member list, members answering) and to what the status says.
+import {
+  PatchStrategy,
+  setHeaderOptions,
+  type CoreV1Api,
+  type CustomObjectsApi,
+} from '@kubernetes/client-node';
+import { API_VERSION, ETCD_CLUSTER } from '../crds/etcd-cluster';
+import type { EtcdCluster } from '../crds/etcd-cluster';
+import { Labels } from '../crds/labels';
+import { clusterCrd as crd, until } from './bench-stack';
+import { answers, memberList, votersAnswering } from './etcd-answers';
+import { POLL_MS } from './floor';
+
+/** Seconds per step of one run, each from the spec change (or the Pod deletion). */
+export interface OperatorTimes {
+  createEtcd: number;
+  createStatus: number;
+  scaleUpEtcd: number;
+  scaleUpStatus: number;
+  scaleDownMembership: number;
+  scaleDownStatus: number;
+  healHealthy: number;
+  healStatus: number;
+}
+
+const elapsed = (t0: number) => (performance.now() - t0) / 1000;
+const TIMEOUT_MS = 300_000;
+
+export async function runOperator(
+  core: CoreV1Api,
+  custom: CustomObjectsApi,
+  namespace: string,
+  name: string,
+): Promise<{ times: OperatorTimes; cluster: EtcdCluster; image: string }> {
+  const get = async () =>
+    (await custom.getNamespacedCustomObject({ ...crd, namespace, name })) as EtcdCluster;
+  const pods = async () =>
+    (await core.listNamespacedPod({ namespace, labelSelector: `${Labels.cluster}=${name}` })).items;
+  const podIPs = async () => (await pods()).flatMap((p) => (p.status?.podIP ? [p.status.podIP] : []));
+  // Status done: the spec observed, n ready voters, no operation running, Available.
+  const converged = (n: number, also: (c: EtcdCluster) => boolean = () => true) =>
+    until(
+      `status: ${n} ready voters`,
+      async () => {
+        const c = await get();
+        const s = c.status;
+        const ok =
+          s?.observedGeneration === c.metadata.generation &&
+          s?.readyReplicas === n &&
+          (s?.members?.length ?? 0) === n &&
+          !s?.currentOperation &&
+          s?.conditions?.some((x) => x.type === 'Available' && x.status === 'True') &&
+          also(c);
+        return ok ? c : undefined;
+      },
+      TIMEOUT_MS,
+      POLL_MS,
+    );
+  // etcd done: n voters listed and every member's Pod answering a linearizable read.
+  const etcdDone = (n: number) =>
+    until(
+      `etcd: ${n} voters answering`,
+      async () => ((await votersAnswering(await podIPs(), n)) ? true : undefined),
+      TIMEOUT_MS,
+      POLL_MS,
+    );
+  // Membership: a linearizable member list (through the leader) of n members, from whichever Pod answers.
+  const membership = (n: number) =>
+    until(
+      `etcd: membership ${n}`,
+      async () => {
+        const lists = await Promise.all((await podIPs()).map((ip) => memberList(ip).catch(() => undefined)));
+        return lists.some((l) => l?.length === n) ? true : undefined;
+      },
+      TIMEOUT_MS,
+      POLL_MS,
+    );
+  const scale = (replicas: number) =>
+    custom.patchNamespacedCustomObject(
+      { ...crd, namespace, name, body: { spec: { replicas } } },
+      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+    );
+  /** Times each check from one start. */
+  const both = async (
+    start: () => Promise<unknown>,
+    a: () => Promise<unknown>,
+    b: () => Promise<unknown>,
+  ) => {
+    const t0 = performance.now();
+    await start();
+    return Promise.all([a().then(() => elapsed(t0)), b().then(() => elapsed(t0))]);
+  };
+
+  const [createEtcd, createStatus] = await both(
+    () =>
+      custom.createNamespacedCustomObject({
+        ...crd,
+        namespace,
+        body: {
+          apiVersion: API_VERSION,
+          kind: ETCD_CLUSTER.kind,
+          metadata: { name, namespace },
+          spec: { replicas: 3 },
+        },
+      }),
+    () => etcdDone(3),
+    () => converged(3),
+  );
+  const [scaleUpEtcd, scaleUpStatus] = await both(
+    () => scale(5),
+    () => etcdDone(5),
+    () => converged(5),
+  );
+  const [scaleDownMembership, scaleDownStatus] = await both(
+    () => scale(3),
+    () => membership(3),
+    () => converged(3),
+  );
+
+  const victim = (await get()).status?.members?.find((m) => !m.leader)?.name ?? `${name}-0`;
+  const oldUid = (await core.readNamespacedPod({ namespace, name: victim })).metadata?.uid;
+  // The replacement: a Pod of the victim's name that is not the deleted one.
+  const replacement = async () => {
+    const p = await core.readNamespacedPod({ namespace, name: victim });
+    return p.metadata?.uid !== oldUid ? p : undefined;
+  };
+  const [healHealthy, healStatus] = await both(
+    () => core.deleteNamespacedPod({ namespace, name: victim, gracePeriodSeconds: 0 }),
+    () =>
+      until(
+        `${victim} healthy`,
+        async () => {
+          const ip = (await replacement())?.status?.podIP;
+          return ip && (await answers(ip)) ? true : undefined;
+        },
+        TIMEOUT_MS,
+        POLL_MS,
+      ),
+    () =>
+      until(
+        `${victim} replaced, its Pod Ready`,
+        async () => {
+          const p = await replacement();
+          return p?.status?.conditions?.some((x) => x.type === 'Ready' && x.status === 'True')
+            ? true
+            : undefined;
+        },
+        TIMEOUT_MS,
+        POLL_MS,
+      ).then(() => converged(3, (c) => c.status?.members?.find((m) => m.name === victim)?.ready === true)),
+  );
+
+  const cluster = await get();
+  const image = (await pods())[0]?.spec?.containers.find((c) => c.name === 'etcd')?.image ?? '';
+  return {
+    times: {
+      createEtcd,
+      createStatus,
+      scaleUpEtcd,
+      scaleUpStatus,
+      scaleDownMembership,
+      scaleDownStatus,
+      healHealthy,
+      healStatus,
+    },
+    cluster,
+    image,
+  };
+}
