@@ -223,6 +223,37 @@ describe('etcdClusterWorkflow on the Temporal dev server', () => {
     });
   });
 
+  it("scales 5 -> 3 removing one member at a time; each removed member's Pod, claim and budget go out together", async () => {
+    const fake = createFakeCluster();
+    await withCluster('shrink', specOf(5), fake, async ({ opId, change }) => {
+      await finished(fake, opId(1, 'Bootstrap'));
+      await change(2, specOf(3));
+      const status = await finished(fake, opId(2, 'ScaleDown'));
+      expect(status).toMatchObject({ observedGeneration: 2, replicas: 3, readyReplicas: 3 });
+      expect(fake.voterNames()).toHaveLength(3);
+      expect(fake.clusterObjects.pdbMinAvailable).toBe(2);
+
+      const history = await env.client.workflow.getHandle(opId(2, 'ScaleDown')).fetchHistory();
+      const scheduled = (history.events ?? []).flatMap((e) => {
+        const a = e.activityTaskScheduledEventAttributes;
+        const name = a?.activityType?.name;
+        return a && name ? [{ name, task: String(a.workflowTaskCompletedEventId) }] : [];
+      });
+      const removals = scheduled.flatMap((x, i) => (x.name === 'removeMember' ? [i] : []));
+      expect(removals).toHaveLength(2);
+      for (const i of removals) {
+        const cleanup = scheduled.slice(i + 1, i + 4);
+        expect(cleanup.map((x) => x.name)).toEqual([
+          'deleteMemberPod',
+          'deleteMemberClaim',
+          'ensureClusterObjects',
+        ]);
+        // Scheduled by one workflow task: none waited for another.
+        expect(new Set(cleanup.map((x) => x.task)).size).toBe(1);
+      }
+    });
+  });
+
   it('applies a spec changed while an operation runs after that operation', async () => {
     // Learners take a few observations to catch up, so the bootstrap is still running when the change arrives.
     const fake = createFakeCluster({ catchUpAfterObservations: 3 });

@@ -2,7 +2,7 @@
 //
 // Invariant: a step records what compensation must undo (the learner it added) before it can be interrupted
 // after that change; no step removes a voter or data the plan did not name.
-import { ActivityFailure, ApplicationFailure, proxyActivities, sleep } from '@temporalio/workflow';
+import { ActivityFailure, ApplicationFailure, patched, proxyActivities, sleep } from '@temporalio/workflow';
 import type { ClusterActivities } from '../../activities/cluster-activities';
 import type { DowngradeActivities } from '../../activities/downgrade-activities';
 import type { RestoreActivities } from '../../activities/restore-activities';
@@ -17,6 +17,13 @@ import type { ActionStep, Step } from '../plan';
 import { executeRolloutStep } from '../rollout-execute';
 
 const acts = proxyActivities<ClusterActivities>(ActivityKinds.operationStep);
+
+/**
+ * The patch behind a removed member's clean-up (its Pod, its claim, the PodDisruptionBudget for the new size) going
+ * out together once etcd has removed it, instead of one call after another: none waits on another, and the next
+ * membership change waits on all of them.
+ */
+export const REMOVAL_CLEANUP_TOGETHER_PATCH = 'removal-cleanup-together';
 
 // Activities that wait inside themselves (addLearner's refusals) heartbeat on every poll: a worker that died
 // is noticed within the heartbeat timeout, not the 30 s start-to-close.
@@ -76,6 +83,23 @@ async function seedRestore(ctx: StepContext, member: string): Promise<RestoreIni
   details(`waiting for the restore source: ${prepared.message}`);
   await sleep(RESTORE_SOURCE_INTERVAL, { summary: prepared.message });
   return 'waiting';
+}
+
+/** etcd removes the member; then its Pod and claim go and the PodDisruptionBudget follows the new size. */
+async function removeMember(ctx: StepContext, step: { member: string; id: string }): Promise<void> {
+  const { ref, spec } = ctx;
+  await acts.removeMember({ ref, id: step.id });
+  if (patched(REMOVAL_CLEANUP_TOGETHER_PATCH)) {
+    await Promise.all([
+      acts.deleteMemberPod({ ref, member: step.member }),
+      acts.deleteMemberClaim({ ref, member: step.member }),
+      ensureClusterObjects(ctx, Math.max(spec.replicas, 1)),
+    ]);
+    return;
+  }
+  await acts.deleteMemberPod({ ref, member: step.member });
+  await acts.deleteMemberClaim({ ref, member: step.member });
+  await ensureClusterObjects(ctx, Math.max(spec.replicas, 1));
 }
 
 /** The cluster's Services and PodDisruptionBudget for `voters`, made with the spec's additionalMetadata. */
@@ -213,11 +237,7 @@ export async function executeStep(ctx: StepContext, step: ActionStep): Promise<v
       return;
     }
     case 'RemoveMember':
-      await acts.removeMember({ ref, id: step.id });
-      await acts.deleteMemberPod({ ref, member: step.member });
-      await acts.deleteMemberClaim({ ref, member: step.member });
-      await ensureClusterObjects(ctx, Math.max(spec.replicas, 1));
-      return;
+      return removeMember(ctx, step);
     case 'MoveLeader':
       await acts.moveLeader({ ref, from: step.from.name, toId: step.to.id });
       return;
