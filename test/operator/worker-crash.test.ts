@@ -1,6 +1,7 @@
 // The operator process killed in the middle of a membership change, at the two moments where a requeue-loop
 // operator leaves zombies: after MemberAddAsLearner but before the member's Pod exists, and right after
-// MemberRemove while the removed member's Pod still runs. Temporal resumes the operation on the restarted
+// MemberRemove while the removed member's Pod still runs; and in the middle of a brand-new cluster starting its
+// initial members together, with one of their Pods created and the others not. Temporal resumes the operation on the restarted
 // worker; the cluster must converge with no duplicate, zombie or missing member and with every key intact.
 //
 // The window between two activities lasts milliseconds, so each test holds it open with a real
@@ -9,7 +10,7 @@
 //
 // Each runs under the strict writer and a member-list sampler: nothing acknowledged lost on any member, equal
 // hashkv, no write gap of 5 s, never more than one learner, never fewer than 3 voters.
-import { Labels } from '../../crds/labels';
+import { Annotations, Labels } from '../../crds/labels';
 import { expectAvailability, FAULT_GAP_BOUND_MS } from '../support/availability';
 import type { Harness } from '../support/cluster-harness';
 import {
@@ -20,6 +21,7 @@ import {
   expectClusterData,
   freshNamespace,
   getCluster,
+  memberClusterIds,
   patchSpec,
   waitConverged,
   writeKeys,
@@ -152,6 +154,88 @@ describe('the operator killed in the middle of a membership change', () => {
       await hold.release();
       await writer.stop();
       await sampler.stop();
+    }
+  });
+});
+
+describe('the operator killed while a brand-new cluster starts its initial members together', () => {
+  test('with one initial Pod created and the others refused: the rest start with the same membership, one cluster', async () => {
+    const ns = await freshNamespace(h, 'crash-boot');
+    const initial = ['b-0', 'b-1', 'b-2'];
+    const hold = await holdPodCreation(h, ns, 'the worker-crash bootstrap test', ['b-0']);
+    try {
+      await createCluster(h, ns, 'b', { replicas: 3 });
+      // The window: every claim carries the membership, b-0's Pod exists (its etcd waits for a quorum of its
+      // peers), and the creation of the other two Pods is refused, so the operation retries it.
+      await eventually('b-0 created and the other Pods refused while the initial members start', async () => {
+        const c = await getCluster(h, ns, 'b');
+        const step = c.status?.currentOperation?.step ?? '';
+        const claims = await h.core.listNamespacedPersistentVolumeClaim({ namespace: ns });
+        const pods = await h.core.listNamespacedPod({ namespace: ns });
+        return /initial members together/.test(step) &&
+          claims.items.length === 3 &&
+          pods.items.some((p) => p.metadata?.name === 'b-0')
+          ? true
+          : undefined;
+      });
+      const claims = await h.core.listNamespacedPersistentVolumeClaim({ namespace: ns });
+      for (const c of claims.items)
+        expect(c.metadata?.annotations?.[Annotations.initialMembers]).toBe(initial.join(','));
+      const pods = await h.core.listNamespacedPod({ namespace: ns });
+      expect(pods.items.map((p) => p.metadata?.name)).toEqual(['b-0']);
+
+      await killOperator(h);
+      await hold.release();
+
+      // From the first answer on: the same three voters throughout (never a learner, never a second seed), and
+      // writes go on while the last member joins.
+      const first = await eventually(
+        'the initial members answer',
+        () => etcdMemberList(ns, 'b').catch(() => undefined),
+        180_000,
+      );
+      expect(first.map((m) => m.name).filter((n) => n !== '').length).toBeGreaterThanOrEqual(2);
+      const sampler = startMembershipSampler({ namespace: ns, name: 'b' });
+      const writer = await startWriterRunning({ namespace: ns, name: 'b', prefix: '/crash-boot' });
+      try {
+        const converged = await waitConverged(h, ns, 'b', 3, 300_000);
+        expect(await expectExactMembers(ns, 'b', 3)).toEqual(initial);
+        expect(converged.status?.lastOperation).toMatchObject({ type: 'Bootstrap', result: 'Succeeded' });
+        // Every Pod started with the one membership...
+        const started = await h.core.listNamespacedPod({ namespace: ns });
+        const flags = started.items.map((p) => {
+          const args = p.spec?.containers.find((c) => c.name === 'etcd')?.args ?? [];
+          return [
+            p.metadata?.annotations?.[Annotations.initialMembers],
+            args.find((a) => a.startsWith('--initial-cluster=')),
+            args.find((a) => a.startsWith('--initial-cluster-state=')),
+          ];
+        });
+        const initialCluster = flags[0]?.[1] ?? '';
+        for (const n of initial) expect(initialCluster).toContain(`${n}=`);
+        expect(flags).toEqual(
+          initial.map(() => [initial.join(','), initialCluster, '--initial-cluster-state=new']),
+        );
+        // ...and they form one cluster: each member reports the id status recorded.
+        const ids = memberClusterIds(h, ns, 'b', initial);
+        expect(new Set(ids.values())).toEqual(new Set([converged.status?.clusterId]));
+        const written = await writeKeys(ns, 'b', 'boot', 20);
+        await expectClusterData(h, ns, 'b', 'boot', written);
+        await expectAvailability(h, await writer.stop(), {
+          what: 'operator killed while the initial members started together (bootstrap of 3)',
+          boundMs: FAULT_GAP_BOUND_MS,
+        });
+        expectMembership(await sampler.stop(), {
+          what: 'operator killed during a bootstrap',
+          floor: 3,
+          voterIds: first.map((m) => m.id),
+        });
+      } finally {
+        await writer.stop();
+        await sampler.stop();
+      }
+    } finally {
+      await hold.release();
     }
   });
 });
