@@ -2,11 +2,26 @@
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import { CoreV1Api, CustomObjectsApi, KubeConfig } from '@kubernetes/client-node';
-import { API_GROUP, API_VERSION_NAME, ETCD_CLUSTER } from '../crds/etcd-cluster';
+import { API_GROUP, API_VERSION, API_VERSION_NAME, ETCD_CLUSTER } from '../crds/etcd-cluster';
+import type { EtcdClusterSpec } from '../crds/etcd-cluster';
 import { readStackInfo, repoRoot } from '../localcluster/stack-info';
 import type { StackInfo } from '../localcluster/stack-info';
 
 export const clusterCrd = { group: API_GROUP, version: API_VERSION_NAME, plural: ETCD_CLUSTER.plural };
+
+/** Creates the EtcdCluster `namespace/name` with `spec` (the API server fills the defaults). */
+export function createEtcdCluster(
+  custom: CustomObjectsApi,
+  namespace: string,
+  name: string,
+  spec: Partial<EtcdClusterSpec>,
+): Promise<object> {
+  return custom.createNamespacedCustomObject({
+    ...clusterCrd,
+    namespace,
+    body: { apiVersion: API_VERSION, kind: ETCD_CLUSTER.kind, metadata: { name, namespace }, spec },
+  });
+}
 
 export interface BenchStack {
   stack: StackInfo;

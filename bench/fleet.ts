@@ -3,10 +3,9 @@
 // check (BENCH_IDLE_MINUTES, default 11; the drift check runs every 10 minutes).
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { API_VERSION, ETCD_CLUSTER } from '../crds/etcd-cluster';
 import type { EtcdCluster } from '../crds/etcd-cluster';
 import { readStackInfo } from '../localcluster/stack-info';
-import { benchStack, clusterCrd as crd, until } from './bench-stack';
+import { benchStack, clusterCrd as crd, createEtcdCluster, until } from './bench-stack';
 import type { BenchSection, Figure } from './section';
 import { countActions, type HistoryEventJson } from './temporal-actions';
 
@@ -52,20 +51,7 @@ export const fleetSection: BenchSection = {
     await core.createNamespace({ body: { metadata: { name: namespace } } });
     try {
       const t0 = performance.now();
-      await Promise.all(
-        names.map((name) =>
-          custom.createNamespacedCustomObject({
-            ...crd,
-            namespace,
-            body: {
-              apiVersion: API_VERSION,
-              kind: ETCD_CLUSTER.kind,
-              metadata: { name, namespace },
-              spec: { replicas: 1 },
-            },
-          }),
-        ),
-      );
+      await Promise.all(names.map((name) => createEtcdCluster(custom, namespace, name, { replicas: 1 })));
       log(`fleet: ${CLUSTERS} one-member clusters applied in ${namespace}; waiting for all to be Available`);
       await until(
         `${CLUSTERS} clusters Available`,

@@ -5,10 +5,9 @@ import {
   type CoreV1Api,
   type CustomObjectsApi,
 } from '@kubernetes/client-node';
-import { API_VERSION, ETCD_CLUSTER } from '../crds/etcd-cluster';
 import type { EtcdCluster } from '../crds/etcd-cluster';
 import { Labels } from '../crds/labels';
-import { clusterCrd as crd, until } from './bench-stack';
+import { clusterCrd as crd, createEtcdCluster, until } from './bench-stack';
 import { answers, memberList, votersAnswering } from './etcd-answers';
 import { POLL_MS } from './floor';
 
@@ -93,17 +92,7 @@ export async function runOperator(
   };
 
   const [createEtcd, createStatus] = await both(
-    () =>
-      custom.createNamespacedCustomObject({
-        ...crd,
-        namespace,
-        body: {
-          apiVersion: API_VERSION,
-          kind: ETCD_CLUSTER.kind,
-          metadata: { name, namespace },
-          spec: { replicas: 3 },
-        },
-      }),
+    () => createEtcdCluster(custom, namespace, name, { replicas: 3 }),
     () => etcdDone(3),
     () => converged(3),
   );

@@ -4,10 +4,9 @@
 import { PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { Etcd3 } from 'etcd3';
 import type { IOptions } from 'etcd3';
-import { API_VERSION, ETCD_CLUSTER } from '../crds/etcd-cluster';
 import type { EtcdCluster } from '../crds/etcd-cluster';
 import { clusterClientEndpoint } from '../crds/names';
-import { benchStack, clusterCrd as crd, until } from './bench-stack';
+import { benchStack, clusterCrd as crd, createEtcdCluster, until } from './bench-stack';
 import type { BenchSection, Figure } from './section';
 
 export const UPGRADE_FROM = '3.5.35';
@@ -134,16 +133,7 @@ export const upgradeSection: BenchSection = {
         900_000,
       );
     try {
-      await custom.createNamespacedCustomObject({
-        ...crd,
-        namespace,
-        body: {
-          apiVersion: API_VERSION,
-          kind: ETCD_CLUSTER.kind,
-          metadata: { name, namespace },
-          spec: { replicas: 3, version: UPGRADE_FROM },
-        },
-      });
+      await createEtcdCluster(custom, namespace, name, { replicas: 3, version: UPGRADE_FROM });
       await convergedOn(UPGRADE_FROM);
       /** Moves every member to `to` under a write load; the figures of one rolling change. */
       const roll = async (label: string, to: string, prefix: string): Promise<Figure[]> => {
