@@ -1,6 +1,13 @@
 // Table tests for the auth decisions: when a cluster needs the EnableAuth step, when etcd's refusal blocks planning, the step's next action, and when a changed password is applied (RotateAuth).
 import { Reasons } from '../crds/conditions';
-import { authBlocked, describeRotation, nextAuthAction, planAuth, planAuthRotation } from './auth-plan';
+import {
+  authBlocked,
+  authNeedsAnotherLook,
+  describeRotation,
+  nextAuthAction,
+  planAuth,
+  planAuthRotation,
+} from './auth-plan';
 import type { Desired, Observed } from './plan';
 import { operationFor, plan } from './plan';
 import { continuesOperation, summarize } from './operations/registry';
@@ -223,5 +230,19 @@ describe('the enableAuth check in the plan chain', () => {
 
   test('a password that matches the applied copy leaves the cluster converged', () => {
     expect(plan(desired(true), observed(3, { ...enabled, applied: 'current' })).step.kind).toBe('None');
+  });
+});
+
+describe('authNeedsAnotherLook', () => {
+  const timedOut: AuthObservation = { etcd: { state: 'unknown', message: 'deadline exceeded' } };
+  test.each([
+    ['auth unknown while etcd answered: look again soon', true, true, timedOut, true],
+    ['auth unknown because no member answers: the Pods coming back signal', true, false, unknown, false],
+    ['auth known to be on', true, true, enabled, false],
+    ['auth known to be off', true, true, disabled(true, true), false],
+    ['no spec.auth', false, true, timedOut, false],
+    ['auth not observed', true, true, undefined, false],
+  ] as const)('%s', (_name, wanted, answered, observed, expected) => {
+    expect(authNeedsAnotherLook(wanted, answered, observed)).toBe(expected);
   });
 });

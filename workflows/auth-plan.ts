@@ -101,6 +101,19 @@ export function planAuthRotation(
   return { kind: 'RotateAuth' };
 }
 
+/**
+ * Whether a look must come again soon because auth could not be read: spec.auth is on and etcd answered its member
+ * list, yet the auth state stayed unknown (a call that timed out). Nothing else would look again before the 10-minute
+ * drift check, and until auth is known neither a rotation nor the applied copy of the root password can follow.
+ */
+export function authNeedsAnotherLook(
+  wanted: boolean,
+  etcdAnswered: boolean,
+  observed: AuthObservation | undefined,
+): boolean {
+  return wanted && etcdAnswered && observed?.etcd.state === 'unknown';
+}
+
 export function describeRotation(result: RotationResult): string {
   switch (result) {
     case 'recorded':

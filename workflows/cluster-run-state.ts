@@ -79,6 +79,8 @@ export interface ClusterRunState {
   currentWaitReason: string | undefined;
   /** Consecutive looks at a wait of the same reason: the pause before the next look grows with it. */
   waitStreak: number;
+  /** Looks in a row that could not read auth while etcd answered (authNeedsAnotherLook): the recheck backs off by it. */
+  authUnknownStreak: number;
   lastWaitReason: string;
   /** A member change arrived while an operation runs: the operation hears of it (STEP_MIRROR_PATCH). */
   membersChangedDuringOperation: boolean;
@@ -135,6 +137,7 @@ export function initialRunState(input: ClusterWorkflowArgs): ClusterRunState {
     current: undefined,
     currentWaitReason: undefined,
     waitStreak: 0,
+    authUnknownStreak: 0,
     lastWaitReason: '',
     membersChangedDuringOperation: false,
     supersededBy: undefined,

@@ -27,6 +27,7 @@ import type { EtcdClusterSpec } from '../crds/etcd-cluster';
 import { BACKUP_LOOK_MS } from './continuous-backup-status';
 import { keepContinuousBackup } from './cluster-continuous-backup';
 import { observeAuth } from './auth-step';
+import { authNeedsAnotherLook } from './auth-plan';
 import { runOperation } from './cluster-operation-run';
 import { FIRST_LOOK_PATCH } from './operation-workflow';
 import type { ClusterRunState, ClusterWorkflowArgs } from './cluster-run-state';
@@ -72,6 +73,8 @@ const DRIFT_CHECK_MS = 10 * 60_000;
 const WAIT_RECHECK_MS = 5000;
 /** Waits only a spec change can end: as cheap as an idle cluster (a spec change is a signal). */
 const SPEC_ONLY_WAITS: readonly string[] = [Reasons.UnsupportedVersion, Reasons.UpgradePathRefused];
+/** The patch behind looking again soon (backing off) when auth could not be read while etcd answered. */
+const RECHECK_UNKNOWN_AUTH_PATCH = 'recheck-unknown-auth';
 
 /**
  * The patch behind moving cert-manager's TLS changes into the operator's copies in stages, and behind saying
@@ -145,10 +148,23 @@ async function lookAndAct(s: ClusterRunState): Promise<void> {
     s,
     step,
     earliest(
-      earliest(tls.recheckMs, autoTLSRenewalInMs(s)),
+      earliest(earliest(tls.recheckMs, autoTLSRenewalInMs(s)), authRecheckMs(s, target.spec, observed)),
       s.desired.spec.backup?.continuous ? BACKUP_LOOK_MS : undefined,
     ),
   );
+}
+
+/**
+ * Auth that could not be read while etcd answered is looked at again after 5 s, backing off while it stays unknown;
+ * asked of the patch only then, so histories that never met it record no marker.
+ */
+function authRecheckMs(s: ClusterRunState, spec: EtcdClusterSpec, observed: Observed): number | undefined {
+  if (!authNeedsAnotherLook(spec.auth !== undefined, observed.etcd !== undefined, observed.auth)) {
+    s.authUnknownStreak = 0;
+    return undefined;
+  }
+  if (!patched(RECHECK_UNKNOWN_AUTH_PATCH)) return undefined;
+  return waitBackoffMs(s.authUnknownStreak++, WAIT_RECHECK_MS);
 }
 
 /**
