@@ -13,8 +13,8 @@ const common = {
 };
 /**
  * e2e files that must have the stack to themselves: they kill or add operator processes, stop or cut off nodes,
- * fill a node's disk, bring up stacks of their own, or roll TLS under a tight write-gap bound. `npm test` (test/run-suite.sh) runs every other file
- * two at a time (E2E_GROUP=shared), then these one by one (E2E_GROUP=alone), then the real-node files that can share
+ * fill a node's disk, bring up stacks of their own, or roll TLS under a tight write-gap bound. `npm test`
+ * (test/run-suite.sh) runs every other file two at a time (E2E_GROUP=shared), then these one by one (E2E_GROUP=alone), then the real-node files that can share
  * one real-node stack (E2E_GROUP=realnodes-paired two at a time, then E2E_GROUP=realnodes-alone one by one;
  * E2E_GROUP=realnodes is both, for a run by hand: test/support/real-node-stack.ts shares the default stack when it
  * runs on real nodes, and brings up a stack of its own otherwise). Without E2E_GROUP the e2e project has every file, for
