@@ -170,13 +170,11 @@ describe('the quorum-recovery activities', () => {
   });
 
   test('probeQuorumLoss asks a survivor a second time before it counts as silent', async () => {
-    const answers = [new Error('deadline exceeded'), undefined];
-    const asked: number[] = [];
+    let asked = 0;
     const admin = {
       async statusWithoutAuth(endpoint: string) {
-        asked.push(asked.length + 1);
-        const next = answers.shift();
-        if (next) throw next;
+        asked += 1;
+        if (asked === 1) throw new Error('deadline exceeded');
         return status(endpoint);
       },
     } as unknown as EtcdAdmin;
@@ -185,7 +183,7 @@ describe('the quorum-recovery activities', () => {
     expect(findings.survivors).toEqual([
       expect.objectContaining({ name: 'main-0', answered: true, revision: '321' }),
     ]);
-    expect(asked).toEqual([1, 2]);
+    expect(asked).toBe(2);
   });
 
   test('probeQuorumLoss asks without auth where it can (Authenticate needs the quorum that is lost)', async () => {

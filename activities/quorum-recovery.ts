@@ -26,7 +26,6 @@ import { deleteMemberPodUnlessDone } from './member-pod-restart';
  * the next look, two writes for nothing.
  */
 const PROBE_TIMEOUT_MS = 2000;
-const PROBE_ATTEMPTS = 2;
 
 const errorText = (err: unknown) => (err instanceof Error ? err.message : String(err));
 
@@ -77,13 +76,7 @@ export function createQuorumRecoveryActivities(deps: { kube: KubeObjects; etcd: 
             // Unauthenticated: with spec.auth a token needs a quorum, which is what is missing.
             const ask = etcd.statusWithoutAuth?.bind(etcd) ?? etcd.status.bind(etcd);
             const url = memberClientURL(ref, name);
-            const s = await ask(url, PROBE_TIMEOUT_MS).catch(async (first: unknown) => {
-              for (let attempt = 2; attempt <= PROBE_ATTEMPTS; attempt++) {
-                const again = await ask(url, PROBE_TIMEOUT_MS).catch(() => undefined);
-                if (again) return again;
-              }
-              throw first;
-            });
+            const s = await ask(url, PROBE_TIMEOUT_MS).catch(() => ask(url, PROBE_TIMEOUT_MS));
             return {
               name,
               answered: true,

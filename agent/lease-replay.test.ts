@@ -6,8 +6,6 @@ import { createHash } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { takeFullSnapshot } from './archive-snapshot';
-import { Archiver, ARCHIVER_DEFAULTS } from './archiver';
 import { LeaseReplay, leaseStep, type LeaseStep } from './lease-replay';
 import { buildPointSnapshot } from './point-in-time';
 import { etcdutl, firstRead, freePort, startEtcd } from './verify';
@@ -21,6 +19,7 @@ import {
 import { binaryPath, cacheRoot, ETCD_TOOLS } from '../localcluster/tool-cache';
 import { startLocalEtcd, type LocalEtcd } from '../test/support/local-etcd';
 import { MemoryArchiveStore } from '../test/support/memory-archive-store';
+import { testArchiver } from '../test/support/test-archiver';
 
 jest.setTimeout(180_000);
 
@@ -111,24 +110,15 @@ describe('a point-in-time restore keeps the leases of replayed keys (real etcd)'
   /** Runs an archiver over `client` until `done` resolves. */
   async function archiveWhile(done: () => Promise<void>): Promise<void> {
     const stop = new AbortController();
-    const running = new Archiver(
-      {
-        ...ARCHIVER_DEFAULTS,
-        clusterUid: UID,
-        prefix: PREFIX,
-        fullSnapshotIntervalMs: 3_600_000,
-        maxLagMs: 500,
-        retentionMs: 3_600_000,
-        tickMs: 50,
-      },
-      {
-        store,
-        etcd: client,
-        fullSnapshot: (signal) => takeFullSnapshot(etcd.url, undefined, join(work, 'snap'), env, signal),
-        now: () => Date.now(),
-        log: () => undefined,
-      },
-    ).run(stop.signal);
+    const running = testArchiver({
+      store,
+      client,
+      etcdUrl: etcd.url,
+      workDir: work,
+      env,
+      clusterUid: UID,
+      prefix: PREFIX,
+    }).run(stop.signal);
     try {
       await done();
     } finally {

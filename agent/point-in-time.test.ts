@@ -6,8 +6,6 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { AgentError } from './agent-error';
-import { takeFullSnapshot } from './archive-snapshot';
-import { Archiver, ARCHIVER_DEFAULTS } from './archiver';
 import { buildPointSnapshot, type PointRestoreInput } from './point-in-time';
 import { etcdutl, firstRead, freePort, startEtcd } from './verify';
 import { AgentFailureReasons } from '../contracts/agent-result';
@@ -15,6 +13,7 @@ import { archiveRoot, chainReach, chainsOfListing } from '../contracts/continuou
 import { binaryPath, cacheRoot, ETCD_TOOLS } from '../localcluster/tool-cache';
 import { startLocalEtcd, type LocalEtcd } from '../test/support/local-etcd';
 import { MemoryArchiveStore } from '../test/support/memory-archive-store';
+import { testArchiver } from '../test/support/test-archiver';
 
 jest.setTimeout(180_000);
 
@@ -61,24 +60,15 @@ beforeAll(async () => {
   client = new Etcd3({ hosts: etcd.url });
   for (let i = 0; i < 20; i++) await client.put(`before/${i}`).value(`v${i}`);
   const stop = new AbortController();
-  const archiver = new Archiver(
-    {
-      ...ARCHIVER_DEFAULTS,
-      clusterUid: UID,
-      prefix: PREFIX,
-      fullSnapshotIntervalMs: 3_600_000,
-      maxLagMs: 500,
-      retentionMs: 3_600_000,
-      tickMs: 50,
-    },
-    {
-      store,
-      etcd: client,
-      fullSnapshot: (signal) => takeFullSnapshot(etcd.url, undefined, join(work, 'snap'), env, signal),
-      now: () => Date.now(),
-      log: () => undefined,
-    },
-  );
+  const archiver = testArchiver({
+    store,
+    client,
+    etcdUrl: etcd.url,
+    workDir: work,
+    env,
+    clusterUid: UID,
+    prefix: PREFIX,
+  });
   const running = archiver.run(stop.signal);
   await until('the first chain', () => reach() > 0);
   // Puts, overwrites, deletes, a transaction of several keys and a binary value, then R, then more of the same.

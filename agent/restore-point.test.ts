@@ -8,9 +8,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { AgentError } from './agent-error';
-import { takeFullSnapshot } from './archive-snapshot';
+import { testArchiver } from '../test/support/test-archiver';
 import { S3ArchiveStore } from './archive-store';
-import { Archiver, ARCHIVER_DEFAULTS } from './archiver';
 import { parseRestorePointArgs, restoreToPoint, type RestorePointArgs } from './restore-point';
 import { firstRead, freePort, startEtcd } from './verify';
 import { AgentFailureReasons } from '../contracts/agent-result';
@@ -175,24 +174,15 @@ describe('through a real MinIO', () => {
       return c ? chainReach(c).to : 0;
     };
     const stop = new AbortController();
-    const archiver = new Archiver(
-      {
-        ...ARCHIVER_DEFAULTS,
-        clusterUid: CLUSTER_UID,
-        prefix: 'etcd/src',
-        fullSnapshotIntervalMs: 3_600_000,
-        maxLagMs: 500,
-        retentionMs: 3_600_000,
-        tickMs: 50,
-      },
-      {
-        store,
-        etcd: client,
-        fullSnapshot: (sig) => takeFullSnapshot(etcd.url, undefined, join(work, 'snap'), env, sig),
-        now: () => Date.now(),
-        log: () => undefined,
-      },
-    );
+    const archiver = testArchiver({
+      store,
+      client,
+      etcdUrl: etcd.url,
+      workDir: work,
+      env,
+      clusterUid: CLUSTER_UID,
+      prefix: 'etcd/src',
+    });
     const running = archiver.run(stop.signal);
     const until = async (f: () => Promise<boolean>) => {
       const end = Date.now() + 30_000;

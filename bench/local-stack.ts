@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { readStackInfo, repoRoot } from '../localcluster/stack-info';
 import type { BenchSection, Figure } from './section';
+import { median } from './section';
 
 const run = promisify(execFile);
 const HOST_IP = '127.88.0.1';
@@ -55,8 +56,6 @@ async function podCreatedToReady(
   }
   return undefined;
 }
-
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
 export const localStackSection: BenchSection = {
   name: 'local-stack',

@@ -14,6 +14,7 @@ import { repoRoot } from '../localcluster/stack-info';
 import { cacheRoot, ETCD_TOOLS, MINIO_TOOL, toolDirs } from '../localcluster/tool-cache';
 import { waitFor } from '../localcluster/wait-for';
 import type { BenchSection, Figure } from './section';
+import { median as medianOf } from './section';
 
 const HOST = process.env.ETCD_CONDUCTOR_HOST_IP ?? '127.0.0.1';
 const BUCKET = 'bench';
@@ -24,7 +25,8 @@ const ROUNDS = 3;
 const MEMORY_TARGET_MB = 128;
 
 const MB = 1e6;
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? NaN;
+/** The median of the runs (section.ts), NaN for none, so a failed run shows in the figure. */
+const median = (xs: number[]) => medianOf(xs) ?? NaN;
 
 async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
