@@ -50,9 +50,11 @@ const ALONE = atRoot([
   'test/localcluster/up-down',
   'test/soak/',
   // Rolling TLS restarts held to the 1 s bound for planned changes: side by side on 2 cores (with everything else the
-  // shared group runs) both missed it by ~100 ms in the same second of one CI run, and ca-rotation alone once before.
+  // shared group runs) both missed it by ~100 ms in the same second of one CI run, and ca-rotation alone once before;
+  // ca-renewal missed it once (one write answered after 1.7 s, committed all the same) in Session 15's stop run.
   'test/tls/ca-rotation',
   'test/tls/auto-tls',
+  'test/tls/ca-renewal',
 ]);
 const group = process.env.E2E_GROUP;
 const GROUPS = {

@@ -1,5 +1,16 @@
 import { stackLayout } from '../stack-layout';
-import { fillRefusal, freezerCgroup, MAX_FILL_BYTES, partitionRules, partitionTag } from './node-faults';
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import {
+  FILL_FILE,
+  fillRefusal,
+  freezerCgroup,
+  MAX_FILL_BYTES,
+  partitionRules,
+  partitionTag,
+  topUp,
+} from './node-faults';
 import { realNodeLayout } from './real-node-layout';
 
 const net = realNodeLayout(stackLayout({ repoRoot: '/r', stateDir: '/s', hostIp: '127.20.0.1' }));
@@ -75,5 +86,17 @@ describe('fillRefusal', () => {
     const r = fillRefusal(node, dir, bytes);
     if (expected === undefined) expect(r).toBeUndefined();
     else expect(r).toMatch(expected);
+  });
+});
+
+describe('topUp', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'topup-'));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+  it('appends to the fill file, never past its limit, in the largest pieces that fit', () => {
+    const limit = 2 * 1024 * 1024 + 3 * 4096 + 700;
+    expect(topUp(dir, limit)).toBe(2 * 1024 * 1024 + 3 * 4096 + 512);
+    expect(topUp(dir, 1024)).toBe(1024);
+    expect(topUp(dir, 100)).toBe(0);
+    expect(statSync(join(dir, FILL_FILE)).size).toBe(2 * 1024 * 1024 + 3 * 4096 + 512 + 1024);
   });
 });

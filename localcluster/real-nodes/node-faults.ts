@@ -96,8 +96,35 @@ interface SavedProcess {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/**
+ * Appends zeros to the fill file in `dir` in 1 MiB, then 4 KiB, then 512-byte pieces until ENOSPC, never more than
+ * `limit` bytes in all whatever the writes report; returns how many it wrote.
+ */
+export function topUp(dir: string, limit: number): number {
+  const fd = openSync(join(dir, FILL_FILE), 'a');
+  let bytes = 0;
+  try {
+    for (const size of [1024 * 1024, 4096, 512]) {
+      const chunk = Buffer.alloc(size);
+      while (bytes + size <= limit) {
+        try {
+          bytes += writeSync(fd, chunk);
+        } catch (e) {
+          if ((e as NodeJS.ErrnoException).code === 'ENOSPC') break;
+          throw e;
+        }
+      }
+    }
+  } finally {
+    closeSync(fd);
+  }
+  return bytes;
+}
+
 export class RealNodeFaults {
   private readonly log: (line: string) => void;
+  /** Volumes fillVolume keeps full, by namespace/pod, until releaseVolume. */
+  private readonly holds = new Map<string, { stop: () => void }>();
   constructor(private readonly opts: RealNodeFaultsOptions) {
     this.log = opts.log ?? (() => undefined);
   }
@@ -215,41 +242,54 @@ export class RealNodeFaults {
   /**
    * Fills the filesystem of a Pod's volume (of the size-limited class only) until no byte is left: one file of zeros
    * at the volume's root, written in 1 MiB and then 4 KiB pieces until ENOSPC, never more than the filesystem's
-   * size. The space stays taken until releaseVolume.
+   * size. The space stays taken until releaseVolume: whatever frees space meanwhile (etcd truncating a preallocated
+   * WAL segment on restart, say) is taken again within a quarter of a second, as a disk that something else keeps
+   * filling would be, for at most `holdSeconds` (default 600) if releaseVolume never comes.
    */
-  async fillVolume(namespace: string, pod: string): Promise<{ node: string; dir: string; bytes: number }> {
+  async fillVolume(
+    namespace: string,
+    pod: string,
+    holdSeconds = 600,
+  ): Promise<{ node: string; dir: string; bytes: number }> {
     const { node, dir } = await this.podVolume(namespace, pod);
     const fs = statfsSync(dir);
     const total = fs.blocks * fs.bsize;
     const refusal = fillRefusal(node, dir, total);
     if (refusal) throw new Error(refusal);
-    const fd = openSync(join(dir, FILL_FILE), 'a');
-    let bytes = 0;
-    try {
-      for (const size of [1024 * 1024, 4096, 512]) {
-        const chunk = Buffer.alloc(size);
-        // Bounded by the filesystem's size whatever the writes report.
-        while (bytes <= total) {
-          try {
-            bytes += writeSync(fd, chunk);
-          } catch (e) {
-            if ((e as NodeJS.ErrnoException).code === 'ENOSPC') break;
-            throw e;
-          }
-        }
-      }
-    } finally {
-      closeSync(fd);
-    }
+    const key = `${namespace}/${pod}`;
+    this.holds.get(key)?.stop();
+    const bytes = topUp(dir, total);
     const left = statfsSync(dir);
     this.log(
       `fault: filled the volume of ${namespace}/${pod} on ${node.name} (${dir}): ${bytes} bytes written, ${left.bavail * left.bsize} bytes left`,
     );
+    let taken = bytes;
+    const timer = setInterval(() => {
+      try {
+        const more = topUp(dir, total - taken);
+        taken += more;
+        if (more > 0) this.log(`fault: ${namespace}/${pod}: ${more} bytes freed on the full volume taken again`);
+      } catch (e) {
+        this.log(`fault: ${namespace}/${pod}: could not keep the volume full: ${String(e)}`);
+      }
+    }, 250);
+    timer.unref();
+    const until = setTimeout(() => hold.stop(), holdSeconds * 1000);
+    until.unref();
+    const hold = {
+      stop: () => {
+        clearInterval(timer);
+        clearTimeout(until);
+        if (this.holds.get(key) === hold) this.holds.delete(key);
+      },
+    };
+    this.holds.set(key, hold);
     return { node: node.name, dir, bytes };
   }
 
-  /** Frees what fillVolume took (removes its file only); safe to call any time. */
+  /** Frees what fillVolume took (stops keeping it full, removes its file only); safe to call any time. */
   async releaseVolume(namespace: string, pod: string): Promise<void> {
+    this.holds.get(`${namespace}/${pod}`)?.stop();
     const { node, dir } = await this.podVolume(namespace, pod);
     const refusal = fillRefusal(node, dir, 1);
     if (refusal) throw new Error(refusal);
@@ -261,7 +301,7 @@ export class RealNodeFaults {
   async fillVolumeFor(namespace: string, pod: string, seconds: number): Promise<void> {
     if (!(seconds > 0 && seconds <= 600)) throw new Error(`fill for 1-600 s, not ${seconds}`);
     try {
-      await this.fillVolume(namespace, pod);
+      await this.fillVolume(namespace, pod, seconds);
       await sleep(seconds * 1000);
     } finally {
       await this.releaseVolume(namespace, pod);
@@ -391,6 +431,7 @@ export class RealNodeFaults {
    * test file (the default stack the suites share), so the next file finds every node as the stack brought it up.
    */
   async restoreAll(): Promise<string[]> {
+    for (const hold of [...this.holds.values()]) hold.stop();
     await this.heal();
     const started: string[] = [];
     for (const node of this.opts.net.nodes)
