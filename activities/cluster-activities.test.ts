@@ -250,6 +250,51 @@ describe('createMemberPod', () => {
     expect(calls).toEqual([]);
   });
 
+  it("in seed mode with initial members starts one of a brand-new cluster's members with --initial-cluster naming all of them", async () => {
+    const { kube, objects } = fakeKube();
+    const { etcd, calls } = fakeEtcd([]);
+    const initialMembers = ['main-0', 'main-1', 'main-2'];
+    const acts = activitiesWith(kube, etcd);
+    await acts.createMemberClaim({ ref, spec, member: 'main-1', initialMembers });
+    await acts.createMemberPod({ ref, spec, member: 'main-1', mode: 'seed', initialMembers });
+    const pod = objects.get(key('Pod', 'prod', 'main-1')) as unknown as {
+      metadata: { labels: Record<string, string>; annotations: Record<string, string> };
+      spec: { containers: { args: string[] }[] };
+    };
+    expect(pod.spec.containers[0]?.args).toEqual(
+      expect.arrayContaining([
+        `--initial-cluster=main-0=${peer('main-0')},main-1=${peer('main-1')},main-2=${peer('main-2')}`,
+        '--initial-cluster-state=new',
+      ]),
+    );
+    expect(pod.metadata.labels[Labels.role]).toBe('voter');
+    expect(pod.metadata.annotations['etcd.conductor.dev/initial-members']).toBe('main-0,main-1,main-2');
+    const claim = objects.get(key('PersistentVolumeClaim', 'prod', 'data-main-1')) as unknown as {
+      metadata: { annotations: Record<string, string> };
+    };
+    expect(claim.metadata.annotations['etcd.conductor.dev/initial-members']).toBe('main-0,main-1,main-2');
+    // Nothing is asked of etcd: no member answers before a quorum of them runs.
+    expect(calls).toEqual([]);
+    // The membership read back from both objects is the one they were made with.
+    const observation = await acts.observeCluster({ ref, version: '3.6.16' });
+    expect(observation.kube.find((k) => k.name === 'main-1')?.initialMembers).toEqual(initialMembers);
+  });
+
+  it('refuses, non-retryably, initial members that do not name the member itself', async () => {
+    const { kube, objects } = fakeKube();
+    const { etcd } = fakeEtcd([]);
+    await expect(
+      activitiesWith(kube, etcd).createMemberPod({
+        ref,
+        spec,
+        member: 'main-3',
+        mode: 'seed',
+        initialMembers: ['main-0', 'main-1', 'main-2'],
+      }),
+    ).rejects.toMatchObject({ type: FailureTypes.MemberMismatch, nonRetryable: true });
+    expect(objects.has(key('Pod', 'prod', 'main-3'))).toBe(false);
+  });
+
   it('restarts a member on its kept data with its own name alone when no member answers (resume after pause)', async () => {
     const { kube, objects } = fakeKube();
     const { etcd } = fakeEtcd([]);

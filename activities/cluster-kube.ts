@@ -131,10 +131,12 @@ export function createClusterKubeActivities(deps: {
       }
     },
 
+    /** `initialMembers`: the claim of one of a brand-new cluster's initial members starting together (their names). */
     async createMemberClaim(input: {
       ref: ClusterRef;
       spec: EtcdClusterSpec;
       member: string;
+      initialMembers?: string[];
     }): Promise<void> {
       if (input.spec.storage.medium === 'Memory') return;
       await kube.createIfAbsent(memberClaim(input));

@@ -16,6 +16,7 @@ import { memberProblem } from './member-problems';
 import { RESTORE_CONTAINER, restoreFailureOf, restoredPointOf } from './restore-manifests';
 import { etcdVersionOfImage } from './upgrade-images';
 import { memberImage } from './etcd-images';
+import { initialMembersOfAnnotation } from './member-manifests';
 import type { ClaimLike } from './rollout-observation';
 import { claimStorageOf, readStorageClasses } from './rollout-observation';
 import { podTemplate, templateObservation } from './rollout-template';
@@ -161,6 +162,8 @@ export async function observeCluster(
         ...(lastTerminated ? { lastTerminated } : {}),
       },
     });
+    const podInitial = initialMembersOfAnnotation(p.metadata?.annotations?.[Annotations.initialMembers]);
+    if (podInitial) entry(name).initialMembers = podInitial;
     entry(name).pod = {
       ...(restoreFailure ? { restoreFailure } : {}),
       ...(restored ? { restored } : {}),
@@ -203,6 +206,9 @@ export async function observeCluster(
         ? { selectedNode: c.metadata.annotations[SELECTED_NODE_ANNOTATION] }
         : {}),
     });
+    // The claim's record outlives the Pod's: it is the one read when both exist (they are written alike).
+    const claimInitial = initialMembersOfAnnotation(c.metadata?.annotations?.[Annotations.initialMembers]);
+    if (claimInitial) entry(name).initialMembers = claimInitial;
     entry(name).claim = {
       terminating: Boolean(c.metadata?.deletionTimestamp) || ownedByAnother(ref, c),
       dataLost:

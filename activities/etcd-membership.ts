@@ -78,9 +78,10 @@ export function createMembershipActivities(deps: {
     },
 
     /**
-     * Creates the member's Pod. `seed` starts a new cluster of one; `join` and `restart` take the member list
-     * etcd reports now (which must already hold this member), so a Pod created after a crash gets the same
-     * flags it would have had.
+     * Creates the member's Pod. `seed` starts a new cluster of one, or with `initialMembers` one of a brand-new
+     * cluster's initial members, all named in its --initial-cluster; `join` and `restart` take the member list etcd
+     * reports now (which must already hold this member), so a Pod created after a crash gets the same flags it would
+     * have had.
      */
     async createMemberPod(input: {
       ref: ClusterRef;
@@ -89,6 +90,11 @@ export function createMembershipActivities(deps: {
       mode: 'seed' | 'join' | 'restart';
       /** Only for `seed` of a cluster restored from a snapshot (restore activities build it). */
       restore?: RestoreInit;
+      /**
+       * Only for `seed` of a brand-new cluster whose initial members start together: their names, this one included.
+       * The same list for each of them, so etcd derives the same member ids and cluster id on every one.
+       */
+      initialMembers?: string[];
       /**
        * Only for `restart` in an approved recovery (workflows/operations/recover.ts): etcd starts on its kept data
        * with --force-new-cluster; no member list is asked (no quorum answers one).
@@ -104,7 +110,18 @@ export function createMembershipActivities(deps: {
         );
       }
       const tls = await prepareMemberTLS(kube, ref, spec);
-      let cluster = `${member}=${peerURLFor(spec, ref, member)}`;
+      const together = mode === 'seed' && input.initialMembers !== undefined;
+      if (together && (input.restore || !input.initialMembers?.includes(member))) {
+        throw ApplicationFailure.nonRetryable(
+          `member ${member} cannot start with initial members ${input.initialMembers?.join(',')}${input.restore ? ' and a restore' : ''}`,
+          FailureTypes.MemberMismatch,
+        );
+      }
+      let cluster = together
+        ? initialCluster(
+            (input.initialMembers ?? []).map((n) => ({ name: n, peerURL: peerURLFor(spec, ref, n) })),
+          )
+        : `${member}=${peerURLFor(spec, ref, member)}`;
       let role: MemberRole = 'voter';
       if (mode !== 'seed' && !input.forceNewCluster) {
         let members: Awaited<ReturnType<typeof etcd.listMembers>> | undefined;
@@ -145,6 +162,7 @@ export function createMembershipActivities(deps: {
           initialClusterState: mode === 'seed' ? 'new' : 'existing',
           initialCluster: cluster,
           ...(mode === 'seed' && input.restore ? { restore: input.restore } : {}),
+          ...(together ? { initialMembers: input.initialMembers } : {}),
           ...(mode === 'restart' && input.forceNewCluster ? { forceNewCluster: true } : {}),
           ...tlsHash,
         }),

@@ -39,6 +39,11 @@ describe('reportsLostRaftLog', () => {
       true,
     ],
     [
+      'an initial member started together (--initial-cluster-state=new) restarted on an emptied data dir',
+      '{"level":"fatal","caller":"etcdmain/etcd.go:204","msg":"discovery failed","error":"member 8e9e05c52164694d has already been bootstrapped"}',
+      true,
+    ],
+    [
       'a peer that cannot be reached is not data loss',
       '{"level":"fatal","msg":"discovery failed","error":"cannot fetch cluster info from peer urls"}',
       false,

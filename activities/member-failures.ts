@@ -9,7 +9,10 @@
  *   trace follows the panic line, so the panicking frame (`(*raftLog).commitTo`) counts too;
  * - it lists the cluster as it was when the member joined (fewer members): etcd takes the path of a
  *   member joining for the first time, which only a data dir without a WAL takes, and refuses with
- *   "discovery failed ... error validating peerURLs ...: member count is unequal".
+ *   "discovery failed ... error validating peerURLs ...: member count is unequal";
+ * - it is one of a brand-new cluster's initial members, started together with `--initial-cluster-state=new`: etcd
+ *   takes the path of a member bootstrapping a new cluster, asks its peers, finds itself already started there, and
+ *   refuses with "member 8e9e05c52164694d has already been bootstrapped" (etcd's guard against a second bootstrap).
  * Planning replaces a member for it only when etcd lists the member as started, so it had a WAL once
  * (workflows/plan.ts memberState); a learner failing its first start is not judged by it.
  */
@@ -18,6 +21,7 @@ const RAFT_LOG_LOST = [
   /tocommit\(\d+\) is out of range \[lastIndex\(\d+\)\]/,
   /\(\*raftLog\)\.commitTo\(/,
   /discovery failed.*error validating peerURLs/,
+  /member [0-9a-f]+ has already been bootstrapped/,
 ];
 
 /**

@@ -9,6 +9,8 @@ import {
   ETCD_DATA_DIR,
   etcdArgs,
   initialCluster,
+  initialMembersOfAnnotation,
+  memberClaim,
   memberPod,
 } from './member-manifests';
 
@@ -294,5 +296,24 @@ describe('a Pod started with --force-new-cluster (recovery from a permanent quor
     const args = pod.spec.containers[0]?.args ?? [];
     expect(args.filter((a) => a.startsWith('--force-new-cluster'))).toEqual([]);
     expect(pod.metadata.annotations['etcd.conductor.dev/force-new-cluster']).toBeUndefined();
+  });
+});
+
+describe('the initial members of a brand-new cluster started together', () => {
+  const initialMembers = ['main-0', 'main-1', 'main-2'];
+
+  test('are written on the Pod and the claim, and read back from the annotation', () => {
+    const pod = memberPod(podInput({ initialClusterState: 'new', initialMembers }));
+    expect(pod.metadata.annotations['etcd.conductor.dev/initial-members']).toBe('main-0,main-1,main-2');
+    const claim = memberClaim({ ref, spec: specOf(), member: 'main-1', initialMembers });
+    expect(claim.metadata.annotations?.['etcd.conductor.dev/initial-members']).toBe('main-0,main-1,main-2');
+    expect(initialMembersOfAnnotation('main-0,main-1,main-2')).toEqual(initialMembers);
+    expect(initialMembersOfAnnotation('')).toBeUndefined();
+    expect(initialMembersOfAnnotation(undefined)).toBeUndefined();
+  });
+
+  test('are on no Pod or claim of a seed started alone or a joiner', () => {
+    expect(memberPod(podInput()).metadata.annotations['etcd.conductor.dev/initial-members']).toBeUndefined();
+    expect(memberClaim({ ref, spec: specOf(), member: 'main-1' }).metadata.annotations).toBeUndefined();
   });
 });

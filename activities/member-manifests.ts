@@ -1,7 +1,7 @@
 // Builds the Kubernetes objects of a cluster and its members as plain data; every name derives from the member name.
 import type { EtcdClusterSpec } from '../crds/etcd-cluster';
 import { API_VERSION, ETCD_CLUSTER, OPERATOR_OWNED_FLAGS } from '../crds/etcd-cluster';
-import { Labels } from '../crds/labels';
+import { Annotations, Labels } from '../crds/labels';
 import type { RestoreInit } from './restore-manifests';
 import {
   claimName,
@@ -50,8 +50,10 @@ export interface MemberPodInput {
   member: string;
   role: MemberRole;
   image: string;
-  /** `new` for the seed member of a fresh cluster; `existing` for every member that joins one. */
+  /** `new` for the seed member (or an initial member) of a fresh cluster; `existing` for every member that joins one. */
   initialClusterState: 'new' | 'existing';
+  /** The initial members of a brand-new cluster that start together, this one included: put on the Pod as an annotation. */
+  initialMembers?: string[];
   /** name=peerURL pairs of every member etcd lists, this one included. */
   initialCluster: string;
   /** The seed of a cluster restored from a snapshot: its `restore` init container, run before etcd starts. */
@@ -149,6 +151,7 @@ export function memberPod(input: MemberPodInput) {
         ...podUserMetadata(spec).annotations,
         ...(input.tlsCAHash ? { [TLS_CA_HASH_ANNOTATION]: input.tlsCAHash } : {}),
         ...(input.forceNewCluster ? { [FORCE_NEW_CLUSTER_ANNOTATION]: 'true' } : {}),
+        ...initialMembersAnnotation(input.initialMembers),
       } as Record<string, string>,
       ownerReferences: [ownerReference(ref)],
     },
@@ -236,12 +239,23 @@ export function memberPod(input: MemberPodInput) {
   };
 }
 
-export function memberClaim(input: Pick<MemberPodInput, 'ref' | 'spec' | 'member'>) {
-  const { ref, spec, member } = input;
-  return withAdditionalMetadata(claimManifest(ref, spec, member), spec);
+/** The record of a brand-new cluster's initial members on their claims and Pods (Annotations.initialMembers). */
+function initialMembersAnnotation(members: string[] | undefined): Record<string, string> {
+  return members ? { [Annotations.initialMembers]: members.join(',') } : {};
 }
 
-function claimManifest(ref: ClusterRef, spec: EtcdClusterSpec, member: string) {
+/** The names an initial-members annotation holds; undefined for none or an empty one. */
+export function initialMembersOfAnnotation(value: string | undefined): string[] | undefined {
+  const names = (value ?? '').split(',').filter((n) => n !== '');
+  return names.length > 0 ? names : undefined;
+}
+
+export function memberClaim(input: Pick<MemberPodInput, 'ref' | 'spec' | 'member' | 'initialMembers'>) {
+  const { ref, spec, member } = input;
+  return withAdditionalMetadata(claimManifest(ref, spec, member, input.initialMembers), spec);
+}
+
+function claimManifest(ref: ClusterRef, spec: EtcdClusterSpec, member: string, initialMembers?: string[]) {
   return {
     apiVersion: 'v1',
     kind: 'PersistentVolumeClaim',
@@ -249,6 +263,7 @@ function claimManifest(ref: ClusterRef, spec: EtcdClusterSpec, member: string) {
       name: claimName(member),
       namespace: ref.namespace,
       labels: { ...commonLabels(ref.name), [Labels.member]: member },
+      ...(initialMembers ? { annotations: initialMembersAnnotation(initialMembers) } : {}),
       ownerReferences: [ownerReference(ref)],
     },
     spec: {

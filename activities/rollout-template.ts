@@ -2,7 +2,7 @@
 //
 // The hash is taken over the Pod that memberPod() renders for a placeholder member, so every field the
 // manifests ever add (a CA-bundle annotation, a new probe) takes part without more code, while what must
-// stay per member (its name, role, --initial-cluster, the restore init container of a seed) does not.
+// stay per member (its name, role, --initial-cluster and initial members, the restore init container of a seed) does not.
 // podLabels, podAnnotations and additionalMetadata are left out on purpose: they are patched onto running Pods in
 // place (metadata changes need no restart, and users expect a label change not to restart their database); the
 // record of what was applied sits in its own annotation so that removed keys can be removed too.
@@ -26,7 +26,7 @@ export const RolloutAnnotations = {
 /** A member Pod's input without what belongs to one member: the same for every member of a cluster. */
 export type TemplateInput = Omit<
   MemberPodInput,
-  'member' | 'role' | 'initialClusterState' | 'initialCluster' | 'restore'
+  'member' | 'role' | 'initialClusterState' | 'initialCluster' | 'initialMembers' | 'restore'
 >;
 
 const PLACEHOLDER_MEMBER = '$(MEMBER)';

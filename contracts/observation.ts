@@ -10,6 +10,11 @@ export interface KubeMemberObservation {
   name: string;
   /** What keeps this member from running that the user must act on, in the kubelet's or scheduler's words (activities/member-problems.ts). */
   problem?: MemberProblem;
+  /**
+   * The initial members its claim (else its Pod) says it was started with, when the cluster's initial members
+   * started together (the etcd.conductor.dev/initial-members annotation); absent on a seed started alone or a joiner.
+   */
+  initialMembers?: string[];
   pod?: {
     phase: PodPhase;
     ready: boolean;

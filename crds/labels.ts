@@ -33,6 +33,11 @@ export const Annotations = {
    * a value that is not the uid approves nothing; the operator removes the annotation when the rollback starts.
    */
   approveRollback: `${API_GROUP}/approve-rollback`,
+  /**
+   * On the claims and Pods of a brand-new cluster whose initial members start together: their names, comma-separated
+   * (the Pods' --initial-cluster). A bootstrap interrupted half-way starts the rest with the same membership.
+   */
+  initialMembers: `${API_GROUP}/initial-members`,
 } as const;
 
 /** Label selector of a cluster's member Pods, as status.selector and the scale subresource expect it. */

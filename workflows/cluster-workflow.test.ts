@@ -162,11 +162,77 @@ describe('etcdClusterWorkflow on the Temporal dev server', () => {
     });
   });
 
-  it('waits while etcd refuses a new member after a promotion, then adds each member exactly once', async () => {
-    const fake = createFakeCluster({ refusedAddsAfterPromotion: 2 });
-    await withCluster('wait', specOf(3), fake, async ({ opId }) => {
+  it('starts the initial members of a brand-new cluster together: every claim, then every Pod, no learner', async () => {
+    const fake = createFakeCluster();
+    await withCluster('tog', specOf(3), fake, async ({ opId }) => {
       const status = await finished(fake, opId(1, 'Bootstrap'));
       expect(status.lastOperation).toMatchObject({ type: 'Bootstrap', result: 'Succeeded' });
+      expect(fake.voterNames()).toEqual(['tog-0', 'tog-1', 'tog-2']);
+      const initialMembers = ['tog-0', 'tog-1', 'tog-2'];
+      const made = fake.calls
+        .filter((c) => c.name === 'createMemberClaim' || c.name === 'createMemberPod')
+        .map((c) => {
+          const input = c.input as { member: string; mode?: string; initialMembers?: string[] };
+          return [c.name, input.member, input.mode, input.initialMembers];
+        });
+      // Each kind runs at once for all three (in any order), and every claim is made before any Pod.
+      const byMember = (a: unknown[], b: unknown[]) => String(a[1]).localeCompare(String(b[1]));
+      expect(made.slice(0, 3).sort(byMember)).toEqual(
+        initialMembers.map((m) => ['createMemberClaim', m, undefined, initialMembers]),
+      );
+      expect(made.slice(3).sort(byMember)).toEqual(
+        initialMembers.map((m) => ['createMemberPod', m, 'seed', initialMembers]),
+      );
+      expect(fake.callsOf('addLearner')).toEqual([]);
+      expect(fake.callsOf('promoteLearner')).toEqual([]);
+    });
+  });
+
+  it('an operator killed after the first initial Pod converges: the rest start with the same membership', async () => {
+    const fake = createFakeCluster();
+    const initialMembers = ['half-0', 'half-1', 'half-2'];
+    fake.faults.interruptedBootstrap(initialMembers, ['half-0'], specOf(3));
+    const ids = fake.members().map((m) => m.id);
+    await withCluster('half', specOf(3), fake, async ({ opId }) => {
+      await finished(fake, opId(1, 'Bootstrap'));
+      expect(fake.voterNames()).toEqual(initialMembers);
+      // The same three members etcd derived from the membership, never a seed of another one.
+      expect(fake.members().map((m) => m.id)).toEqual(ids);
+      const pods = fake.callsOf('createMemberPod').map((c) => c.input as { member: string; mode: string });
+      expect(pods.every((p) => p.mode === 'seed')).toBe(true);
+      expect(fake.callsOf('createMemberPod').map((c) => c.input)).toEqual(
+        expect.arrayContaining([expect.objectContaining({ member: 'half-1', initialMembers })]),
+      );
+      expect(fake.memberAdds()).toBe(0);
+    });
+  });
+
+  it('a membership started together before spec.replicas changed is kept, and the cluster grows from it', async () => {
+    const fake = createFakeCluster();
+    const initialMembers = ['more-0', 'more-1', 'more-2'];
+    fake.faults.interruptedBootstrap(initialMembers, ['more-0'], specOf(3));
+    const ids = fake.members().map((m) => m.id);
+    await withCluster('more', specOf(5), fake, async ({ opId }) => {
+      await finished(fake, opId(1, 'Bootstrap'));
+      expect(fake.voterNames()).toEqual([...initialMembers, 'more-3', 'more-4']);
+      expect(
+        fake
+          .members()
+          .map((m) => m.id)
+          .slice(0, 3),
+      ).toEqual(ids);
+      const asked = fake.callsOf('addLearner').map((c) => (c.input as { member: string }).member);
+      expect(asked).toEqual(['more-3', 'more-4']);
+    });
+  });
+
+  it('waits while etcd refuses a new member after a promotion, then adds each member exactly once', async () => {
+    const fake = createFakeCluster({ refusedAddsAfterPromotion: 2 });
+    await withCluster('wait', specOf(1), fake, async ({ opId, change }) => {
+      await finished(fake, opId(1, 'Bootstrap'));
+      await change(2, specOf(3));
+      const status = await finished(fake, opId(2, 'ScaleUp'));
+      expect(status.lastOperation).toMatchObject({ type: 'ScaleUp', result: 'Succeeded' });
       expect(fake.voterNames()).toEqual(['wait-0', 'wait-1', 'wait-2']);
       // wait-1 joined at once (no promotion before it); wait-2 was refused twice, then added once.
       const asked = fake.callsOf('addLearner').map((c) => (c.input as { member: string }).member);
@@ -255,23 +321,27 @@ describe('etcdClusterWorkflow on the Temporal dev server', () => {
   });
 
   it('applies a spec changed while an operation runs after that operation', async () => {
-    // Learners take a few observations to catch up, so the bootstrap is still running when the change arrives.
+    // Learners take a few observations to catch up, so the scale-up is still running when the change arrives.
     const fake = createFakeCluster({ catchUpAfterObservations: 3 });
-    await withCluster('edit', specOf(3), fake, async ({ opId, change }) => {
-      await eventually('a learner during the bootstrap', () => fake.learnerNames().length > 0);
-      expect(fake.status?.currentOperation?.workflowId).toBe(opId(1, 'Bootstrap'));
-      await change(2, specOf(4));
+    await withCluster('edit', specOf(1), fake, async ({ opId, change }) => {
+      await finished(fake, opId(1, 'Bootstrap'));
+      await change(2, specOf(3));
+      await eventually('a learner during the scale-up', () => fake.learnerNames().length > 0);
+      expect(fake.status?.currentOperation?.workflowId).toBe(opId(2, 'ScaleUp'));
+      await change(3, specOf(4));
 
-      const status = await finished(fake, opId(2, 'ScaleUp'));
-      expect(status.lastOperation).toMatchObject({ result: 'Succeeded', observedGeneration: 2 });
-      expect(status.observedGeneration).toBe(2);
+      const status = await finished(fake, opId(3, 'ScaleUp'));
+      expect(status.lastOperation).toMatchObject({ result: 'Succeeded', observedGeneration: 3 });
+      expect(status.observedGeneration).toBe(3);
       expect(fake.voterNames()).toEqual(['edit-0', 'edit-1', 'edit-2', 'edit-3']);
-      // The bootstrap finished what it was started for (3) and the scale up did the rest.
-      await expect(env.client.workflow.getHandle(opId(1, 'Bootstrap')).result()).resolves.toMatchObject({
+      // The first scale-up finished what it was started for (3) and the second did the rest.
+      await expect(env.client.workflow.getHandle(opId(2, 'ScaleUp')).result()).resolves.toMatchObject({
         result: 'Succeeded',
       });
       expect(fake.events.map((e) => e.reason)).toEqual([
         'BootstrapStarted',
+        'OperationSucceeded',
+        'ScaleUpStarted',
         'OperationSucceeded',
         'ScaleUpStarted',
         'OperationSucceeded',
@@ -619,7 +689,8 @@ describe('etcdClusterWorkflow on the Temporal dev server', () => {
       expect(fake.statusWrites.length).toBe(writes);
       // The converged status was written exactly once.
       expect(fake.statusWrites.filter((s) => s.lastOperation !== undefined)).toHaveLength(1);
-      expect(fake.callsOf('addLearner')).toHaveLength(2);
+      // Its three members started together: no learner was ever added.
+      expect(fake.callsOf('addLearner')).toHaveLength(0);
     });
   });
 });

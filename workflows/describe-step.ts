@@ -13,7 +13,9 @@ const removeWhy: Record<RemoveReason, string> = {
 export function describeStep(step: Step): string {
   switch (step.kind) {
     case 'Bootstrap':
-      return `start seed member ${step.member}`;
+      return step.members
+        ? `start the ${step.members.length} initial members together (${step.members.join(', ')})`
+        : `start seed member ${step.member}`;
     case 'AddMember':
       return `add member ${step.member} as a learner`;
     case 'PromoteLearner':

@@ -18,6 +18,7 @@ export function desiredOf(
     version: spec.version,
     storageSize: String(spec.storage.size),
     ...(spec.auth ? { auth: true } : {}),
+    ...(spec.bootstrap?.restore ? { restore: true } : {}),
     defrag: defragConfigOf(spec),
   };
 }

@@ -67,7 +67,8 @@ describe('the Rollout operation', () => {
       expect(at('moveLeader')[0]).toBeLessThan(third ?? -1);
       // The same members came back on their claims, every one up to date.
       expect(fake.voterNames()).toEqual(['ro-0', 'ro-1', 'ro-2']);
-      expect(fake.memberAdds()).toBe(2);
+      // No member added: the bootstrap started all three together, and the rollout removed and re-added none.
+      expect(fake.memberAdds()).toBe(0);
       expect(status.updatedReplicas).toBe(3);
       expect(status.members?.every((m) => m.upToDate)).toBe(true);
       expect(fake.events.map((e) => e.message)).toContain(

@@ -17,6 +17,9 @@ export const PERMANENT_QUORUM_LOSS_PATCH = 'permanent-quorum-loss';
 /** A quorum lost for good with no member keeping its data is gated as a rebuild from the backup (rebuild-point.ts). */
 export const REBUILD_FROM_BACKUP_PATCH = 'rebuild-from-backup';
 
+/** A brand-new cluster starts its initial members together rather than a seed that grows (plan-without-etcd.ts). */
+export const BOOTSTRAP_TOGETHER_PATCH = 'bootstrap-together';
+
 /**
  * The next step, with every rule this code knows that the history allows. `recovery` (the EtcdCluster's uid and
  * approval annotation) is what the quorum-loss gate needs; callers without it never plan a recovery.
@@ -37,7 +40,21 @@ export function planNow(
   const slowVoters = quorumEvidence(observed.etcd, observed.kube).proof === 'memberList';
   if (slowVoters && patched(QUORUM_BY_MEMBER_LIST_PATCH))
     return plan({ ...desired, quorumByMemberList: true, ...judged }, observed);
+  if (startsTogether(desired, observed))
+    return plan({ ...desired, bootstrapTogether: true, ...judged }, observed);
   return plan({ ...desired, ...judged }, observed);
+}
+
+/**
+ * Whether a cluster that never formed starts its initial members together: one of more than one member that is not
+ * a restore, or one whose members already started together. Asked of the patch only then: histories that never
+ * bootstrapped such a cluster record no marker.
+ */
+function startsTogether(desired: Desired, observed: Observed): boolean {
+  if (observed.etcd !== undefined || observed.recorded.clusterId !== undefined) return false;
+  const fresh = desired.replicas > 1 && !desired.restore;
+  const begun = observed.kube.some((k) => k.initialMembers !== undefined);
+  return (fresh || begun) && patched(BOOTSTRAP_TOGETHER_PATCH);
 }
 
 /** A permanent loss with a survivor, asked of the patch only then: histories that never met one record no marker. */

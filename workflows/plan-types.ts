@@ -56,6 +56,13 @@ export interface Desired {
    * such a loss as QuorumLost.
    */
   recovery?: { uid: string; approval?: string; fromBackup?: boolean };
+  /** spec.bootstrap.restore is set: the cluster starts from a snapshot on one seed and grows from it. */
+  restore?: boolean;
+  /**
+   * A brand-new cluster starts its initial members together (plan-without-etcd.ts startInitialMembersTogether). Set by
+   * the workflows behind a patch (plan-now.ts): a recorded history bootstrapped a seed and grew it one learner at a time.
+   */
+  bootstrapTogether?: boolean;
 }
 
 /** One member as etcd's member list and its own status describe it (the observer's type, see contracts/observation.ts). */
@@ -71,6 +78,8 @@ export interface KubeMemberView {
   name: string;
   /** What keeps this member from running that the user must act on (image, crash loop, scheduling, claim). */
   problem?: MemberProblem;
+  /** The initial members its claim or Pod was started with, when they started together (contracts/observation.ts). */
+  initialMembers?: string[];
   /** restoreFailure: the seed's restore init container failed on its latest run; permanent when no restart can fix it. */
   pod?: {
     phase: PodPhase;
@@ -155,8 +164,12 @@ export type WaitReason =
   | typeof Reasons.PermanentQuorumLoss;
 
 export type Step =
-  /** Create the seed member's claim and Pod with `--initial-cluster-state new`; on a kept data dir etcd ignores that flag, so this is retry-safe. */
-  | { kind: 'Bootstrap'; member: string }
+  /**
+   * Create the seed member's claim and Pod with `--initial-cluster-state new`; on a kept data dir etcd ignores that
+   * flag, so this is retry-safe. With `members` (a brand-new cluster's initial members, `member` the first without a
+   * Pod), every one of them gets its claim and Pod with `--initial-cluster` naming them all; those that exist are kept.
+   */
+  | { kind: 'Bootstrap'; member: string; members?: string[] }
   /** Create claim and Pod for `member` and MemberAddAsLearner it; the next plan promotes it once caught up. */
   | { kind: 'AddMember'; member: string }
   | { kind: 'PromoteLearner'; member: string; id: string }

@@ -7,7 +7,7 @@ import { judgeQuorumLoss, recoveryGate } from './quorum-loss';
 import { rebuildGate } from './rebuild-point';
 import type { Check } from './plan-checks';
 import { replaceStuckPod, wait } from './plan-checks';
-import type { Desired, Observed } from './plan-types';
+import type { Desired, KubeMemberView, Observed } from './plan-types';
 
 export interface WithoutEtcd {
   desired: Desired;
@@ -20,6 +20,19 @@ function preferRecorded(c: WithoutEtcd, names: string[]): string | undefined {
   const recorded = new Set(c.observed.recorded.members);
   const ord = (n: string) => ordinalFor(c.desired.cluster, n);
   return [...names].sort((a, b) => Number(recorded.has(b)) - Number(recorded.has(a)) || ord(a) - ord(b))[0];
+}
+
+/**
+ * The membership a never-formed cluster's members start together with: the one its claims and Pods carry (the lowest
+ * ordinal's, should they ever differ), else spec.replicas' first names when nothing exists at all. Undefined when the
+ * cluster starts a seed alone: a restore, a single member, or objects left by a bootstrap that started a seed.
+ */
+function initialMembersOf(c: WithoutEtcd): string[] | undefined {
+  const ord = (k: KubeMemberView) => ordinalFor(c.desired.cluster, k.name);
+  const carried = c.observed.kube.filter((k) => k.initialMembers).sort((a, b) => ord(a) - ord(b))[0];
+  if (carried?.initialMembers) return carried.initialMembers;
+  if (c.observed.kube.length > 0 || c.desired.replicas < 2 || c.desired.restore) return undefined;
+  return Array.from({ length: c.desired.replicas }, (_, i) => memberName(c.desired.cluster, i));
 }
 
 // Without etcd's member list the only trustworthy facts are the Kubernetes objects; every step here only
@@ -88,6 +101,30 @@ export const withoutEtcdChain: Check<WithoutEtcd>[] = [
       if (gate.kind === 'Wait') return wait(Reasons.PermanentQuorumLoss, gate.message);
       const { kind: _kind, ...recover } = gate;
       return { kind: 'RecoverQuorum', ...recover };
+    },
+  },
+  {
+    // A brand-new cluster holds no data, so its initial members start together, each with --initial-cluster naming
+    // them all. The membership is written on their claims and Pods: a bootstrap interrupted after some of them starts
+    // the rest with the same one, never a seed of another membership (etcd derives member and cluster ids from it).
+    name: 'startInitialMembersTogether',
+    run: (c) => {
+      if (!c.desired.bootstrapTogether || c.observed.recorded.clusterId !== undefined) return undefined;
+      const members = initialMembersOf(c);
+      if (!members) return undefined;
+      const kube = new Map(c.observed.kube.map((k) => [k.name, k]));
+      const missing = members.find((n) => !kube.get(n)?.pod);
+      if (missing) return { kind: 'Bootstrap', member: missing, members };
+      if (members.some((n) => kube.get(n)?.pod?.terminating)) {
+        return wait(
+          Reasons.WaitingForDeletion,
+          'an initial member Pod is being deleted; it starts again after',
+        );
+      }
+      return wait(
+        Reasons.MemberNotReady,
+        `the ${members.length} initial members start together; waiting for a quorum of them to answer`,
+      );
     },
   },
   {

@@ -122,172 +122,199 @@ async function startSuspendedSchedule(
   return { workflowId, handle, deleted: change(2, { deleted: true }) };
 }
 
-const scenarios: Record<string, { initial: EtcdClusterSpec; options?: FakeClusterOptions; body: Scenario }> =
-  {
-    // Bootstrap 3, scale 3 -> 5 -> 3, then delete.
-    lifecycle: {
-      initial: specOf(3),
-      body: async ({ fake, op, change }) => {
-        await finished(fake, op(1, 'Bootstrap'));
-        await change(2, specOf(5));
-        await finished(fake, op(2, 'ScaleUp'));
-        await change(3, specOf(3));
-        await finished(fake, op(3, 'ScaleDown'));
-        await change(3, specOf(3), { deleted: true });
-      },
+/** A cluster scenario; `prepare` sets up the fake world before the cluster workflow starts (objects left by a crash). */
+interface ClusterScenario {
+  initial: EtcdClusterSpec;
+  options?: FakeClusterOptions;
+  prepare?: (fake: FakeCluster) => void;
+  body: Scenario;
+}
+
+const scenarios: Record<string, ClusterScenario> = {
+  // Bootstrap 3 with the initial members started together (patch bootstrap-together), scale 3 -> 4, then delete.
+  bootstraptogether: {
+    initial: specOf(3),
+    body: async ({ fake, op, change }) => {
+      await finished(fake, op(1, 'Bootstrap'));
+      await change(2, specOf(4));
+      await finished(fake, op(2, 'ScaleUp'));
+      await change(2, specOf(4), { deleted: true });
     },
-    // A scale up cancelled while its learner cannot catch up, halted, then retried with a retry token.
-    cancelled: {
-      initial: specOf(1),
-      body: async ({ fake, op, change }) => {
-        await finished(fake, op(1, 'Bootstrap'));
-        fake.faults.learnerNeverCatchesUp();
-        await change(2, specOf(2));
-        await until('a learner', () => fake.learnerNames().length > 0 && fake.podNames().length === 2);
-        await until(
-          'the step in status',
-          () => fake.status?.currentOperation?.workflowId === op(2, 'ScaleUp'),
-        );
-        await env.client.workflow.getHandle(op(2, 'ScaleUp')).cancel();
-        await finished(fake, op(2, 'ScaleUp'));
-        fake.faults.learnersCatchUp();
-        await change(2, specOf(2), { retryToken: 'retry-1' });
-        await finished(fake, op(3, 'ScaleUp'));
-        await change(2, specOf(2), { deleted: true, retryToken: 'retry-1' });
-      },
+  },
+  // A together bootstrap of 3 interrupted after the first Pod, found with spec.replicas 5: the other two start with
+  // the same membership and the cluster grows to 5; then delete.
+  bootstraphalf: {
+    initial: specOf(5),
+    prepare: (fake) =>
+      fake.faults.interruptedBootstrap(
+        ['bootstraphalf-0', 'bootstraphalf-1', 'bootstraphalf-2'],
+        ['bootstraphalf-0'],
+        specOf(3),
+      ),
+    body: async ({ fake, op, change }) => {
+      await finished(fake, op(1, 'Bootstrap'));
+      await change(1, specOf(5), { deleted: true });
     },
-    // A scale up whose progress deadline expires, then deletion while a second scale up waits on its learner.
-    deadline: {
-      initial: specOf(1),
-      body: async ({ fake, op, change }) => {
-        await finished(fake, op(1, 'Bootstrap'));
-        fake.faults.learnerNeverCatchesUp();
-        await change(2, specOf(2, { progressDeadlineSeconds: 4 }));
-        await finished(fake, op(2, 'ScaleUp'));
-        await change(3, specOf(2));
-        await until('a learner', () => fake.learnerNames().length > 0);
-        fake.faults.deleteClusterObject();
-        await change(3, specOf(2), { deleted: true });
-      },
+  },
+  // Bootstrap 3, scale 3 -> 5 -> 3, then delete.
+  lifecycle: {
+    initial: specOf(3),
+    body: async ({ fake, op, change }) => {
+      await finished(fake, op(1, 'Bootstrap'));
+      await change(2, specOf(5));
+      await finished(fake, op(2, 'ScaleUp'));
+      await change(3, specOf(3));
+      await finished(fake, op(3, 'ScaleDown'));
+      await change(3, specOf(3), { deleted: true });
     },
-    // An options change rolls the 3 members (leader last), then delete.
-    rollout: {
-      initial: specOf(3),
-      body: async ({ fake, op, change }) => {
-        await finished(fake, op(1, 'Bootstrap'));
-        await change(2, specOf(3, { options: { 'snapshot-count': '5000' } }));
-        await finished(fake, op(2, 'Rollout'));
-        await change(2, specOf(3, { options: { 'snapshot-count': '5000' } }), { deleted: true });
-      },
+  },
+  // A scale up cancelled while its learner cannot catch up, halted, then retried with a retry token.
+  cancelled: {
+    initial: specOf(1),
+    body: async ({ fake, op, change }) => {
+      await finished(fake, op(1, 'Bootstrap'));
+      fake.faults.learnerNeverCatchesUp();
+      await change(2, specOf(2));
+      await until('a learner', () => fake.learnerNames().length > 0 && fake.podNames().length === 2);
+      await until('the step in status', () => fake.status?.currentOperation?.workflowId === op(2, 'ScaleUp'));
+      await env.client.workflow.getHandle(op(2, 'ScaleUp')).cancel();
+      await finished(fake, op(2, 'ScaleUp'));
+      fake.faults.learnersCatchUp();
+      await change(2, specOf(2), { retryToken: 'retry-1' });
+      await finished(fake, op(3, 'ScaleUp'));
+      await change(2, specOf(2), { deleted: true, retryToken: 'retry-1' });
     },
-    // 3.5.35 -> 3.6.16 of 3 members (leader last), then delete.
-    upgrade: {
-      initial: specOf(3, { version: '3.5.35' }),
-      body: async ({ fake, op, change }) => {
-        await finished(fake, op(1, 'Bootstrap'));
-        await change(2, specOf(3));
-        await finished(fake, op(2, 'Upgrade'));
-        await change(2, specOf(3), { deleted: true });
-      },
+  },
+  // A scale up whose progress deadline expires, then deletion while a second scale up waits on its learner.
+  deadline: {
+    initial: specOf(1),
+    body: async ({ fake, op, change }) => {
+      await finished(fake, op(1, 'Bootstrap'));
+      fake.faults.learnerNeverCatchesUp();
+      await change(2, specOf(2, { progressDeadlineSeconds: 4 }));
+      await finished(fake, op(2, 'ScaleUp'));
+      await change(3, specOf(2));
+      await until('a learner', () => fake.learnerNames().length > 0);
+      fake.faults.deleteClusterObject();
+      await change(3, specOf(2), { deleted: true });
     },
-    // 3.6.16 -> 3.5.35 through etcd's downgrade API (enable, roll, etcd finishes), then delete.
-    downgrade: {
-      initial: specOf(3),
-      body: async ({ fake, op, change }) => {
-        await finished(fake, op(1, 'Bootstrap'));
-        await change(2, specOf(3, { version: '3.5.35' }));
-        await finished(fake, op(2, 'Downgrade'));
-        await change(2, specOf(3, { version: '3.5.35' }), { deleted: true });
-      },
+  },
+  // An options change rolls the 3 members (leader last), then delete.
+  rollout: {
+    initial: specOf(3),
+    body: async ({ fake, op, change }) => {
+      await finished(fake, op(1, 'Bootstrap'));
+      await change(2, specOf(3, { options: { 'snapshot-count': '5000' } }));
+      await finished(fake, op(2, 'Rollout'));
+      await change(2, specOf(3, { options: { 'snapshot-count': '5000' } }), { deleted: true });
     },
-    // Two of three members' data wiped for good: PermanentQuorumLoss, a wrong uid refused, the uid approves a Recover
-    // from the survivor (with spec.backup: a snapshot of what is left), a ScaleUp back to 3; then delete.
-    quorumrecovery: {
-      initial: specOf(3, { backup: { destination: SPEC.destination } }),
-      body: async ({ fake, op, change }) => {
-        await finished(fake, op(1, 'Bootstrap'));
-        fake.faults.setRevision('quorumrecovery-0', 120);
-        fake.faults.wipeMember('quorumrecovery-1');
-        fake.faults.wipeMember('quorumrecovery-2');
-        await change(1, specOf(3, { backup: { destination: SPEC.destination } }), {
-          recoveryApproval: 'not-the-uid',
-        });
-        await until('the refusal', () => fake.events.some((e) => e.reason === 'RecoveryRefused'));
-        await change(1, specOf(3, { backup: { destination: SPEC.destination } }), {
-          recoveryApproval: 'uid-quorumrecovery',
-        });
-        await until('the Recover to end', () =>
-          fake.statusWrites.some((w) => w.lastOperation?.workflowId === op(2, 'Recover')),
-        );
-        await finished(fake, op(3, 'ScaleUp'));
-        await change(1, specOf(3, { backup: { destination: SPEC.destination } }), {
-          deleted: true,
-          recoveryApproval: 'uid-quorumrecovery',
-        });
-      },
+  },
+  // 3.5.35 -> 3.6.16 of 3 members (leader last), then delete.
+  upgrade: {
+    initial: specOf(3, { version: '3.5.35' }),
+    body: async ({ fake, op, change }) => {
+      await finished(fake, op(1, 'Bootstrap'));
+      await change(2, specOf(3));
+      await finished(fake, op(2, 'Upgrade'));
+      await change(2, specOf(3), { deleted: true });
     },
-    // spec.auth added to a running cluster: root user, root role, auth on; then delete.
-    auth: {
-      initial: specOf(3),
-      body: async ({ fake, op, change }) => {
-        await finished(fake, op(1, 'Bootstrap'));
-        const withAuth = specOf(3, { auth: { rootSecretRef: { name: 'auth-root' } } });
-        await change(2, withAuth);
-        await finished(fake, op(2, 'EnableAuth'));
-        await change(2, withAuth, { deleted: true });
-      },
+  },
+  // 3.6.16 -> 3.5.35 through etcd's downgrade API (enable, roll, etcd finishes), then delete.
+  downgrade: {
+    initial: specOf(3),
+    body: async ({ fake, op, change }) => {
+      await finished(fake, op(1, 'Bootstrap'));
+      await change(2, specOf(3, { version: '3.5.35' }));
+      await finished(fake, op(2, 'Downgrade'));
+      await change(2, specOf(3, { version: '3.5.35' }), { deleted: true });
     },
-    // Databases over the fragmentation threshold: every member defragmented, the leader last; then delete.
-    defrag: {
-      initial: specOf(3),
-      body: async ({ fake, op, change }) => {
-        await finished(fake, op(1, 'Bootstrap'));
-        for (const m of fake.voterNames()) fake.setDbSize(m, 64 * MIB, 8 * MIB);
-        const withDefrag = specOf(3, { maintenance: { defrag: { thresholdPercent: 30, minDbSize: '1Mi' } } });
-        await change(2, withDefrag);
-        await finished(fake, op(2, 'Defrag'));
-        await change(2, withDefrag, { deleted: true });
-      },
+  },
+  // Two of three members' data wiped for good: PermanentQuorumLoss, a wrong uid refused, the uid approves a Recover
+  // from the survivor (with spec.backup: a snapshot of what is left), a ScaleUp back to 3; then delete.
+  quorumrecovery: {
+    initial: specOf(3, { backup: { destination: SPEC.destination } }),
+    body: async ({ fake, op, change }) => {
+      await finished(fake, op(1, 'Bootstrap'));
+      fake.faults.setRevision('quorumrecovery-0', 120);
+      fake.faults.wipeMember('quorumrecovery-1');
+      fake.faults.wipeMember('quorumrecovery-2');
+      await change(1, specOf(3, { backup: { destination: SPEC.destination } }), {
+        recoveryApproval: 'not-the-uid',
+      });
+      await until('the refusal', () => fake.events.some((e) => e.reason === 'RecoveryRefused'));
+      await change(1, specOf(3, { backup: { destination: SPEC.destination } }), {
+        recoveryApproval: 'uid-quorumrecovery',
+      });
+      await until('the Recover to end', () =>
+        fake.statusWrites.some((w) => w.lastOperation?.workflowId === op(2, 'Recover')),
+      );
+      await finished(fake, op(3, 'ScaleUp'));
+      await change(1, specOf(3, { backup: { destination: SPEC.destination } }), {
+        deleted: true,
+        recoveryApproval: 'uid-quorumrecovery',
+      });
     },
-    // Scale 3 -> 5 stopped mid-way: the first learner added and catching up (it never does while recorded).
-    scalemidway: {
-      initial: specOf(3),
-      body: async ({ fake, op, change, capture }) => {
-        await finished(fake, op(1, 'Bootstrap'));
-        fake.faults.learnerNeverCatchesUp();
-        await change(2, specOf(5));
-        await until('a learner', () => fake.learnerNames().length > 0 && fake.podNames().length === 4);
-        await until('its wait in status', () =>
-          /catching up|wait/.test(fake.status?.currentOperation?.step ?? ''),
-        );
-        await new Promise((r) => setTimeout(r, 3000));
-        await capture();
-        fake.faults.learnersCatchUp();
-        await finished(fake, op(2, 'ScaleUp'));
-        await change(2, specOf(5), { deleted: true });
-      },
+  },
+  // spec.auth added to a running cluster: root user, root role, auth on; then delete.
+  auth: {
+    initial: specOf(3),
+    body: async ({ fake, op, change }) => {
+      await finished(fake, op(1, 'Bootstrap'));
+      const withAuth = specOf(3, { auth: { rootSecretRef: { name: 'auth-root' } } });
+      await change(2, withAuth);
+      await finished(fake, op(2, 'EnableAuth'));
+      await change(2, withAuth, { deleted: true });
     },
-    // 3.5.35 -> 3.6.16 stopped mid-way: the first member restarted on 3.6.16 and not answering yet.
-    upgrademidway: {
-      initial: specOf(3, { version: '3.5.35' }),
-      body: async ({ fake, op, change, capture }) => {
-        await finished(fake, op(1, 'Bootstrap'));
-        await change(2, specOf(3));
-        await until('a member upgraded', () =>
-          fake.calls.some((c) => c.name === 'deleteMemberPodForUpgrade'),
-        );
-        const first = fake.calls.find((c) => c.name === 'deleteMemberPodForUpgrade')?.input as {
-          member: string;
-        };
-        fake.faults.makeUnreachable(first.member);
-        await new Promise((r) => setTimeout(r, 3000));
-        await capture();
-        fake.faults.makeReachable(first.member);
-        await finished(fake, op(2, 'Upgrade'));
-        await change(2, specOf(3), { deleted: true });
-      },
+  },
+  // Databases over the fragmentation threshold: every member defragmented, the leader last; then delete.
+  defrag: {
+    initial: specOf(3),
+    body: async ({ fake, op, change }) => {
+      await finished(fake, op(1, 'Bootstrap'));
+      for (const m of fake.voterNames()) fake.setDbSize(m, 64 * MIB, 8 * MIB);
+      const withDefrag = specOf(3, { maintenance: { defrag: { thresholdPercent: 30, minDbSize: '1Mi' } } });
+      await change(2, withDefrag);
+      await finished(fake, op(2, 'Defrag'));
+      await change(2, withDefrag, { deleted: true });
     },
-  };
+  },
+  // Scale 3 -> 5 stopped mid-way: the first learner added and catching up (it never does while recorded).
+  scalemidway: {
+    initial: specOf(3),
+    body: async ({ fake, op, change, capture }) => {
+      await finished(fake, op(1, 'Bootstrap'));
+      fake.faults.learnerNeverCatchesUp();
+      await change(2, specOf(5));
+      await until('a learner', () => fake.learnerNames().length > 0 && fake.podNames().length === 4);
+      await until('its wait in status', () =>
+        /catching up|wait/.test(fake.status?.currentOperation?.step ?? ''),
+      );
+      await new Promise((r) => setTimeout(r, 3000));
+      await capture();
+      fake.faults.learnersCatchUp();
+      await finished(fake, op(2, 'ScaleUp'));
+      await change(2, specOf(5), { deleted: true });
+    },
+  },
+  // 3.5.35 -> 3.6.16 stopped mid-way: the first member restarted on 3.6.16 and not answering yet.
+  upgrademidway: {
+    initial: specOf(3, { version: '3.5.35' }),
+    body: async ({ fake, op, change, capture }) => {
+      await finished(fake, op(1, 'Bootstrap'));
+      await change(2, specOf(3));
+      await until('a member upgraded', () => fake.calls.some((c) => c.name === 'deleteMemberPodForUpgrade'));
+      const first = fake.calls.find((c) => c.name === 'deleteMemberPodForUpgrade')?.input as {
+        member: string;
+      };
+      fake.faults.makeUnreachable(first.member);
+      await new Promise((r) => setTimeout(r, 3000));
+      await capture();
+      fake.faults.makeReachable(first.member);
+      await finished(fake, op(2, 'Upgrade'));
+      await change(2, specOf(3), { deleted: true });
+    },
+  },
+};
 
 const MIB = 1024 * 1024;
 
@@ -496,11 +523,12 @@ function historyToObject(history: temporal.api.history.v1.IHistory): object {
 
 async function record(
   name: string,
-  scenario: { initial: EtcdClusterSpec; options?: FakeClusterOptions; body: Scenario },
+  scenario: ClusterScenario,
   workflowBundle: WorkflowBundleWithSourceMap,
   outDir: string,
 ): Promise<void> {
   const fake = createFakeCluster(scenario.options);
+  scenario.prepare?.(fake);
   const taskQueue = `record-${name}`;
   const uid = `uid-${name}`;
   const worker = await Worker.create({

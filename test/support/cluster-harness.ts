@@ -285,6 +285,27 @@ export async function memberHashes(
   return new Map(rows.map((r, i) => [members[i] ?? r.Endpoint, String(r.HashKV.hash)]));
 }
 
+/** The cluster id each member reports in its own status (etcdctl's `endpoint status`), by member. */
+export function memberClusterIds(
+  h: Harness,
+  namespace: string,
+  name: string,
+  members: string[],
+): Map<string, string> {
+  const etcdctl = `${Object.values(h.stack.tools.etcdBinDirs).find((d) => d.includes('3.6')) ?? ''}/etcdctl`;
+  const endpoints = members.map((m) => memberClientURL({ namespace, name }, m));
+  const out = execFileSync(
+    etcdctl,
+    ['--endpoints', endpoints.join(','), '--command-timeout=5s', 'endpoint', 'status', '-w', 'json'],
+    { encoding: 'utf8' },
+  );
+  // etcdctl's JSON writes the uint64 ids as numbers beyond 2^53: read them as text.
+  const rows = JSON.parse(out.replace(/"cluster_id":(\d+)/g, '"cluster_id":"$1"')) as {
+    Status: { header: { cluster_id: string } };
+  }[];
+  return new Map(rows.map((r, i) => [members[i] ?? String(i), r.Status.header.cluster_id]));
+}
+
 /** Keys written before survive, and every member holds the same data (equal hashKV at one revision). */
 export async function expectClusterData(
   h: Harness,

@@ -39,6 +39,8 @@ export interface FakePod {
   template: string;
   /** JSON of the podLabels/podAnnotations/additionalMetadata applied to it. */
   metadata: string;
+  /** A brand-new cluster's initial members it started with together (its annotation). */
+  initialMembers?: string[];
 }
 
 /** The fake's stand-in for the rendered-Pod hash: the Pod-affecting fields of the spec, without user metadata. */
@@ -52,6 +54,8 @@ export interface FakeClaim {
   dataLost: boolean;
   /** spec.resources.requests.storage. */
   size: string;
+  /** A brand-new cluster's initial members it was made for (its annotation). */
+  initialMembers?: string[];
 }
 
 export interface FakeClusterOptions {
@@ -222,6 +226,8 @@ export function createFakeCluster(options: FakeClusterOptions = {}) {
         };
       }
       const claim = claims.get(name);
+      const initialMembers = claim?.initialMembers ?? pod?.initialMembers;
+      if (initialMembers) k.initialMembers = [...initialMembers];
       const sc = options.storageClass;
       if (claim) {
         k.claim = {
@@ -311,7 +317,11 @@ export function createFakeCluster(options: FakeClusterOptions = {}) {
       record('createMemberClaim', input);
       if (input.spec.storage.medium === 'Memory') return;
       if (!claims.has(input.member))
-        claims.set(input.member, { dataLost: false, size: String(input.spec.storage.size) });
+        claims.set(input.member, {
+          dataLost: false,
+          size: String(input.spec.storage.size),
+          ...(input.initialMembers ? { initialMembers: [...input.initialMembers] } : {}),
+        });
     },
 
     async addLearner(input) {
@@ -375,6 +385,7 @@ export function createFakeCluster(options: FakeClusterOptions = {}) {
         version: input.spec.version,
         template: fakeTemplateHash(input.spec),
         metadata: fakeMetadata(input.spec),
+        ...(mode === 'seed' && input.initialMembers ? { initialMembers: [...input.initialMembers] } : {}),
       });
       if (mode === 'restart' && member === options.unreachableAfterRestart) unreachable.add(member);
       if (mode === 'seed' && input.restore) {
@@ -385,6 +396,15 @@ export function createFakeCluster(options: FakeClusterOptions = {}) {
       const m = members.get(member);
       if (m) {
         m.started = true;
+      } else if (mode === 'seed' && input.initialMembers) {
+        // --initial-cluster naming every initial member: each is a voter from the start, and the cluster answers
+        // once a quorum of them runs.
+        for (const name of input.initialMembers) {
+          if (members.has(name)) continue;
+          const id = String(nextId++);
+          members.set(name, { id, name, isLearner: false, started: name === member, observedAsLearner: 0 });
+          clusterId ??= `cluster-${id}`;
+        }
       } else if (mode === 'seed') {
         // --initial-cluster-state new on an empty data dir: a cluster of one.
         const id = String(nextId++);
@@ -789,6 +809,30 @@ export function createFakeCluster(options: FakeClusterOptions = {}) {
       learnersCatchUp() {
         learnersNeverCatchUp = false;
         neverCatchUp.clear();
+      },
+      /**
+       * What an operator killed in the middle of starting a brand-new cluster's initial members together leaves: every
+       * claim with the membership, Pods for `withPods` only (each started), and etcd's list of those members.
+       */
+      interruptedBootstrap(initialMembers: string[], withPods: string[], spec: EtcdClusterSpec) {
+        for (const name of initialMembers) {
+          claims.set(name, { dataLost: false, size: String(spec.storage.size), initialMembers });
+          const id = String(nextId++);
+          members.set(name, { id, name, isLearner: false, started: false, observedAsLearner: 0 });
+          clusterId ??= `cluster-${id}`;
+        }
+        for (const name of withPods) {
+          pods.set(name, {
+            uid: `pod-uid-${nextPodUid++}`,
+            mode: 'seed',
+            version: spec.version,
+            template: fakeTemplateHash(spec),
+            metadata: fakeMetadata(spec),
+            initialMembers,
+          });
+          const m = members.get(name);
+          if (m) m.started = true;
+        }
       },
       /** The EtcdCluster object is gone: status writes answer cluster-gone. */
       deleteClusterObject() {

@@ -18,6 +18,8 @@ export async function holdPods(
   operation: 'CREATE' | 'DELETE',
   holder: string,
   probe: () => Promise<unknown>,
+  /** Pods of these names pass (the probe must name another). */
+  allow: string[] = [],
 ): Promise<PodHold> {
   const objects = KubernetesObjectApi.makeApiClient(h.kc);
   const name = `hold-${operation.toLowerCase()}-${ns}`;
@@ -33,7 +35,12 @@ export async function holdPods(
           { apiGroups: [''], apiVersions: ['v1'], operations: [operation], resources: ['pods'] },
         ],
       },
-      validations: [{ expression: 'false', message }],
+      validations: [
+        {
+          expression: allow.length === 0 ? 'false' : `object.metadata.name in ${JSON.stringify(allow)}`,
+          message,
+        },
+      ],
     },
   };
   const binding = {
@@ -63,13 +70,24 @@ export async function holdPods(
   };
 }
 
-/** A hold on Pod creation, probed with a server-side dry run of a Pod create. */
-export function holdPodCreation(h: Harness, ns: string, holder: string): Promise<PodHold> {
-  return holdPods(h, ns, 'CREATE', holder, () =>
-    h.core.createNamespacedPod({
-      namespace: ns,
-      dryRun: 'All',
-      body: { metadata: { name: 'probe' }, spec: { containers: [{ name: 'c', image: 'probe' }] } },
-    }),
+/** A hold on Pod creation (but of the Pods named in `allow`), probed with a server-side dry run of a Pod create. */
+export function holdPodCreation(
+  h: Harness,
+  ns: string,
+  holder: string,
+  allow: string[] = [],
+): Promise<PodHold> {
+  return holdPods(
+    h,
+    ns,
+    'CREATE',
+    holder,
+    () =>
+      h.core.createNamespacedPod({
+        namespace: ns,
+        dryRun: 'All',
+        body: { metadata: { name: 'probe' }, spec: { containers: [{ name: 'c', image: 'probe' }] } },
+      }),
+    allow,
   );
 }

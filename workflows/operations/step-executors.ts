@@ -120,6 +120,24 @@ async function createSeed(ctx: StepContext, member: string): Promise<void> {
   await acts.createMemberPod({ ref, spec, member, mode: 'seed', ...(restore ? { restore } : {}) });
 }
 
+/**
+ * A brand-new cluster's initial members, started together: every claim first (so a Pod always finds its claim, and the
+ * membership is written before any etcd runs), then every Pod, each with --initial-cluster naming them all. Each is
+ * created only if absent, so after a crash this starts the rest with the same membership.
+ */
+async function startInitialMembers(ctx: StepContext, members: string[]): Promise<void> {
+  const { ref, spec } = ctx;
+  await ensureClusterObjects(ctx, members.length);
+  await Promise.all(
+    members.map((member) => acts.createMemberClaim({ ref, spec, member, initialMembers: members })),
+  );
+  await Promise.all(
+    members.map((member) =>
+      acts.createMemberPod({ ref, spec, member, mode: 'seed', initialMembers: members }),
+    ),
+  );
+}
+
 async function addMember(ctx: StepContext, member: string): Promise<void> {
   const { ref, spec, details } = ctx;
   await ensureClusterObjects(ctx, spec.replicas);
@@ -223,7 +241,8 @@ export async function executeStep(ctx: StepContext, step: ActionStep): Promise<v
       await executeRolloutStep({ ref, spec, step, details });
       return;
     case 'Bootstrap':
-      return createSeed(ctx, step.member);
+      // Only a plan behind the bootstrap-together patch names `members` (workflows/plan-now.ts).
+      return step.members ? startInitialMembers(ctx, step.members) : createSeed(ctx, step.member);
     case 'AddMember':
       return addMember(ctx, step.member);
     case 'PromoteLearner': {
