@@ -268,7 +268,8 @@ export class RealNodeFaults {
       try {
         const more = topUp(dir, total - taken);
         taken += more;
-        if (more > 0) this.log(`fault: ${namespace}/${pod}: ${more} bytes freed on the full volume taken again`);
+        if (more > 0)
+          this.log(`fault: ${namespace}/${pod}: ${more} bytes freed on the full volume taken again`);
       } catch (e) {
         this.log(`fault: ${namespace}/${pod}: could not keep the volume full: ${String(e)}`);
       }
