@@ -10,6 +10,7 @@ import { ensureDebPackages, REAL_NODE_DEB_PACKAGES } from './apt-packages';
 import { ensureImages } from './images';
 import { ensureProjectImage } from './project-image';
 import { FAULT_USAGE, parseFaultArgs, runFault } from './fault-cli';
+import { removeMemoryClaims } from './node/claims-in-memory';
 import { realNodeLayout } from './real-nodes/real-node-layout';
 import { cleanupRealNodes, networkOwnerOf } from './real-nodes/real-nodes';
 import { assertMachineCanRunNodes, RealNodesUnsupportedError } from './real-nodes/preflight';
@@ -25,6 +26,8 @@ interface Cli {
   withOperator: boolean;
   withCertManager: boolean;
   realNodes: boolean;
+  /** Process-backed nodes' claim data in memory (localcluster/node/claims-in-memory.ts); `npm test` asks for it. */
+  claimsInMemory: boolean;
   operatorMode: OperatorMode;
   /** Arguments that are not options, in order (the fault command's kind, target and duration). */
   positional: string[];
@@ -40,6 +43,7 @@ export function parseCli(argv: string[]): Cli {
     withOperator: true,
     withCertManager: true,
     realNodes: false,
+    claimsInMemory: false,
     operatorMode: 'process',
     positional: [],
   };
@@ -55,6 +59,7 @@ export function parseCli(argv: string[]): Cli {
     else if (arg === '--no-operator') cli.withOperator = false;
     else if (arg === '--no-cert-manager') cli.withCertManager = false;
     else if (arg === '--real-nodes') cli.realNodes = true;
+    else if (arg === '--claims-in-memory') cli.claimsInMemory = true;
     else if (arg?.startsWith('--operator=')) {
       const mode = arg.slice('--operator='.length);
       if (mode !== 'process' && mode !== 'chart')
@@ -121,6 +126,7 @@ async function runInForeground(
     withOperator: cli.withOperator,
     withCertManager: cli.withCertManager,
     ...(cli.realNodes ? { realNodes: { cacheRoot: cacheRoot() } } : {}),
+    claimsInMemory: cli.claimsInMemory,
     operatorMode: cli.operatorMode,
     log: stamp,
   });
@@ -150,10 +156,13 @@ async function main(argv: string[]): Promise<number> {
     ...(cli.withOperator ? [] : ['--no-operator']),
     ...(cli.withCertManager ? [] : ['--no-cert-manager']),
     ...(cli.realNodes ? ['--real-nodes'] : []),
+    ...(cli.claimsInMemory ? ['--claims-in-memory'] : []),
     ...(cli.operatorMode === 'chart' ? ['--operator=chart'] : []),
   ];
   const cleanups = [
     () => removeHostsBlock(layout.stateDir),
+    // In-memory claims live as long as their stack (whether or not this up asked for them).
+    async () => removeMemoryClaims(layout.stateDir),
     // Real nodes leave namespaces, links, mounts and cgroups that no process scan finds; only root can have made them.
     // Only the network this folder's stack made (its record names the host IP it used): the names derive from the host
     // IP alone, so cleaning by the command line's host IP would tear down another folder's running stack.
@@ -268,7 +277,7 @@ async function main(argv: string[]): Promise<number> {
       return 0;
     default:
       log(
-        'usage: main.js <tools|images|start|up|down|status|fault> [--state-dir DIR] [--host-ip 127.x.y.z] [--no-operator] [--no-cert-manager] [--real-nodes [--operator=chart]]',
+        'usage: main.js <tools|images|start|up|down|status|fault> [--state-dir DIR] [--host-ip 127.x.y.z] [--no-operator] [--no-cert-manager] [--claims-in-memory] [--real-nodes [--operator=chart]]',
       );
       return cli.command === 'help' ? 0 : 2;
   }

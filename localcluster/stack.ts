@@ -27,6 +27,7 @@ import { createImageTable } from './image-table';
 import { writeKubeconfig } from './kubeconfig';
 import { startProcess, type ManagedProcess } from './managed-process';
 import { S3_BUCKET, S3_REGION, s3Endpoint, startMinioServer } from './minio-server';
+import { useMemoryClaims } from './node/claims-in-memory';
 import type { NodeAgent, NodeAgentOptions, ImageTable } from './node/types';
 import { ensurePki, type ClientIdentity, type Pki } from './pki';
 import { writeStackInfo, type StackInfo } from './stack-info';
@@ -71,6 +72,8 @@ export interface StartStackOptions {
   withOperator: boolean;
   /** Installs the cert-manager CRDs and runs its controller (localcluster/cert-manager.ts); off unless asked for. */
   withCertManager?: boolean;
+  /** Process-backed nodes only: claim data in memory (localcluster/node/claims-in-memory.ts), as `npm test` runs. */
+  claimsInMemory?: boolean;
   /**
    * Real nodes (localcluster/real-nodes/: kubelet + containerd in network namespaces) instead of the process-backed
    * ones; needs root. Given, it holds the tool cache root the images are built into.
@@ -440,6 +443,10 @@ async function startProcessNodes(
   };
   const network = await opts.nodes.startServiceNetwork(serviceOptions);
   onStop('service network', () => network.stop());
+  if (opts.claimsInMemory && !opts.realNodes) {
+    const used = useMemoryClaims(layout.stateDir);
+    log(`stack: claims ${used.kept ?? `in memory (${used.dir}); down removes them`}`);
+  }
   const claims = await opts.nodes.startClaimBinder(serviceOptions);
   onStop('claim binder', () => claims.stop());
 
