@@ -47,15 +47,25 @@ interface Ending {
   message: string;
 }
 
-/** Runs one operation to its end and records how it ended; the caller has already published its start. */
+/**
+ * Runs one operation to its end and records how it ended. Without `publishStart` the caller has already published
+ * its start; with it, the start's status write and Event are sent in the same workflow task as the child's start,
+ * and awaited before the child's steps are mirrored (so no step's status is overwritten by the start's).
+ */
 export async function runOperation(
   s: ClusterRunState,
   type: OperationType,
   opInput: OperationInput,
   workflowId: string,
+  publishStart?: () => Promise<void>,
 ): Promise<void> {
   const module = operationModule(type);
-  await announceStart(s, type, opInput, workflowId);
+  let started: Promise<unknown> | undefined;
+  if (publishStart) {
+    started = Promise.all([publishStart(), announceStart(s, type, opInput, workflowId)]);
+    // Awaited in runChild; this keeps a failure that comes first from going unhandled meanwhile.
+    started.catch(() => undefined);
+  } else await announceStart(s, type, opInput, workflowId);
   const mirrorV2 = patched(STEP_MIRROR_PATCH);
   s.supersededBy = undefined;
   s.membersChangedDuringOperation = false;
@@ -64,7 +74,7 @@ export async function runOperation(
   if (s.deleted) scope.cancel();
   let ending: Ending;
   try {
-    const outcome = await scope.run(() => runChild(s, type, opInput, workflowId, module, mirrorV2));
+    const outcome = await scope.run(() => runChild(s, type, opInput, workflowId, module, mirrorV2, started));
     ending = { result: outcome.result, message: outcome.message };
     s.recorded = { ...outcome.recorded, paused: module.pausedAfter ?? s.recorded.paused };
   } catch (err) {
@@ -97,6 +107,7 @@ async function runChild(
   workflowId: string,
   module: OperationModule,
   mirrorV2: boolean,
+  started?: Promise<unknown>,
 ) {
   const { ref } = s;
   const child = await startChild(clusterOperationWorkflow, {
@@ -119,6 +130,8 @@ async function runChild(
     () => (finished = true),
     () => (finished = true),
   );
+  // Not cancellable: the start's status write is on its way whatever happens to the operation.
+  if (started) await CancellationScope.nonCancellable(() => started);
   // Mirror the child's current step into status while it runs. Not cancellable: when the scope is
   // cancelled this loop must keep waiting for the child to finish its compensation, or the workflow
   // would go on (and end, on deletion) while the child still runs.

@@ -291,7 +291,7 @@ describe('etcdClusterWorkflow on the Temporal dev server', () => {
 
   it("scales 5 -> 3 removing one member at a time; each removed member's Pod, claim and budget go out together", async () => {
     const fake = createFakeCluster();
-    await withCluster('shrink', specOf(5), fake, async ({ opId, change }) => {
+    await withCluster('shrink', specOf(5), fake, async ({ opId, change, handle }) => {
       await finished(fake, opId(1, 'Bootstrap'));
       await change(2, specOf(3));
       const status = await finished(fake, opId(2, 'ScaleDown'));
@@ -317,6 +317,20 @@ describe('etcdClusterWorkflow on the Temporal dev server', () => {
         // Scheduled by one workflow task: none waited for another.
         expect(new Set(cleanup.map((x) => x.task)).size).toBe(1);
       }
+
+      // The cluster workflow started the operation in the same workflow task as its status write and Started Event.
+      const parent = (await handle.fetchHistory()).events ?? [];
+      const start = parent.find(
+        (e) => e.startChildWorkflowExecutionInitiatedEventAttributes?.workflowId === opId(2, 'ScaleDown'),
+      )?.startChildWorkflowExecutionInitiatedEventAttributes;
+      expect(start).toBeDefined();
+      const sameTask = parent.flatMap((e) => {
+        const a = e.activityTaskScheduledEventAttributes;
+        return a && String(a.workflowTaskCompletedEventId) === String(start?.workflowTaskCompletedEventId)
+          ? [a.activityType?.name]
+          : [];
+      });
+      expect(sameTask).toEqual(['writeStatus', 'recordEvent']);
     });
   });
 

@@ -75,6 +75,8 @@ const WAIT_RECHECK_MS = 5000;
 const SPEC_ONLY_WAITS: readonly string[] = [Reasons.UnsupportedVersion, Reasons.UpgradePathRefused];
 /** The patch behind looking again soon (backing off) when auth could not be read while etcd answered. */
 const RECHECK_UNKNOWN_AUTH_PATCH = 'recheck-unknown-auth';
+/** The patch behind publishing an operation's start (status, Event) together with starting its child workflow. */
+const OPERATION_START_TOGETHER_PATCH = 'operation-start-together';
 
 /**
  * The patch behind moving cert-manager's TLS changes into the operator's copies in stages, and behind saying
@@ -320,8 +322,13 @@ async function startOperation(s: ClusterRunState, target: ClusterChange, look: L
   const workflowId = operationWorkflowId(ref.namespace, ref.name, s.seq, type);
   const summary = summarize(type, ref, currentSize(observed), target.spec.replicas, step);
   s.current = { type, workflowId, startedAt: new Date().toISOString(), step: describeStep(step) };
-  await publish(s, observed, decision, observation.versionKnown);
-  if (s.deleted) return;
+  // Status and the Started Event go out in the same workflow task as the child's start, not one after the other
+  // before it: the operation's first step is not held up by two writes the user reads anyway.
+  const together = patched(OPERATION_START_TOGETHER_PATCH);
+  if (!together) {
+    await publish(s, observed, decision, observation.versionKnown);
+    if (s.deleted) return;
+  }
   await runOperation(
     s,
     type,
@@ -341,6 +348,7 @@ async function startOperation(s: ClusterRunState, target: ClusterChange, look: L
       }),
     },
     workflowId,
+    together ? () => publish(s, observed, decision, observation.versionKnown) : undefined,
   );
   if (module.ended) s.maintenance = module.ended(s.maintenance, { defragDue, spec: target.spec });
   s.dirty = true;

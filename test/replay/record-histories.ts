@@ -156,6 +156,19 @@ const scenarios: Record<string, ClusterScenario> = {
       await change(1, specOf(5), { deleted: true });
     },
   },
+  // Bootstrap 3 together, scale 3 -> 5 -> 3 (each operation started with its status write and Event in one task,
+  // its first step from the parent's look, a removed member's objects cleaned up together), then delete.
+  scaletogether: {
+    initial: specOf(3),
+    body: async ({ fake, op, change }) => {
+      await finished(fake, op(1, 'Bootstrap'));
+      await change(2, specOf(5));
+      await finished(fake, op(2, 'ScaleUp'));
+      await change(3, specOf(3));
+      await finished(fake, op(3, 'ScaleDown'));
+      await change(3, specOf(3), { deleted: true });
+    },
+  },
   // Bootstrap 3, scale 3 -> 5 -> 3, then delete.
   lifecycle: {
     initial: specOf(3),
