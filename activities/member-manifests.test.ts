@@ -200,6 +200,8 @@ describe('memberPod', () => {
     });
     expect(pod.spec.hostname).toBe('main-1');
     expect(pod.spec.subdomain).toBe('main-peer');
+    // Its own peer and client name answered from /etc/hosts, never from the cluster DNS's negative cache.
+    expect(pod.spec.hostAliases).toEqual([{ ip: '127.0.0.1', hostnames: ['main-1.main-peer.prod.svc'] }]);
     expect(pod.metadata.ownerReferences).toEqual([
       expect.objectContaining({ uid: 'uid-1', controller: true }),
     ]);

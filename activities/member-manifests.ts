@@ -7,6 +7,7 @@ import {
   claimName,
   clientServiceName,
   memberClientURL,
+  memberHost,
   memberPeerURL,
   peerServiceName,
   PORTS,
@@ -158,6 +159,13 @@ export function memberPod(input: MemberPodInput) {
     spec: {
       hostname: member,
       subdomain: peerServiceName(ref.name),
+      // The member's own name, answered from the Pod's /etc/hosts. A joining etcd compares its --initial-cluster with
+      // the member list and resolves its own name for every pair that differs (ValidateClusterAndAssignIDs), and the
+      // cluster DNS may still answer "no such name" from its negative cache: the leader looked the name up right
+      // after MemberAdd, before this Pod had an address. etcd then retries each second until that answer expires
+      // (up to 5 s on this stack's CoreDNS, 30 s with kubeadm's defaults, and at 30 s etcd gives up and exits).
+      // Nothing in the Pod dials its own name, so any address will do; other Pods resolve it through DNS as before.
+      hostAliases: [{ ip: '127.0.0.1', hostnames: [memberHost(ref, member)] }],
       restartPolicy: 'Always',
       automountServiceAccountToken: false,
       enableServiceLinks: false,

@@ -349,6 +349,20 @@ describe('restoredPointOf', () => {
       { revision: 1200, time: '2026-11-25T10:32:00.123Z' },
     ],
     [
+      'a continuous restore also says the leases its replay granted and the keys left without one',
+      ok({
+        ok: true,
+        restored: true,
+        sha256: SHA,
+        size: 1,
+        revision: 1200,
+        time: '2026-11-25T10:32:00.123Z',
+        leasesGranted: 3,
+        keysWithoutLease: 0,
+      }),
+      { revision: 1200, time: '2026-11-25T10:32:00.123Z', leasesGranted: 3, keysWithoutLease: 0 },
+    ],
+    [
       'a snapshot restore says its revision only',
       ok({ ok: true, restored: true, sha256: SHA, size: 1, revision: 88 }),
       { revision: 88 },

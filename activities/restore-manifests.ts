@@ -378,12 +378,12 @@ export function restoreFailureOf(
 
 /**
  * What the seed's restore reached, once its init container succeeded and restored (a re-run that found the data dir
- * already holding a member says nothing): the revision and, for a point-in-time restore, the time, as the agent
- * wrote them in its result. Undefined while it runs, after a failure, or when the result names neither.
+ * already holding a member says nothing): the revision and, for a point-in-time restore, the time and the leases its
+ * replay granted or could not find, as the agent wrote them in its result. Undefined while it runs, after a failure, or when the result names neither.
  */
 export function restoredPointOf(
   status: { state?: { terminated?: TerminatedState } } | undefined,
-): { revision?: number; time?: string } | undefined {
+): { revision?: number; time?: string; leasesGranted?: number; keysWithoutLease?: number } | undefined {
   const terminated = status?.state?.terminated;
   if (terminated?.exitCode !== 0 || !terminated.message) return undefined;
   let parsed: ReturnType<typeof parseAgentResult>;
@@ -397,5 +397,7 @@ export function restoredPointOf(
   return {
     ...(parsed.revision !== undefined ? { revision: parsed.revision } : {}),
     ...(parsed.time !== undefined ? { time: parsed.time } : {}),
+    ...(parsed.leasesGranted !== undefined ? { leasesGranted: parsed.leasesGranted } : {}),
+    ...(parsed.keysWithoutLease !== undefined ? { keysWithoutLease: parsed.keysWithoutLease } : {}),
   };
 }

@@ -56,6 +56,8 @@ function partsOf(pod: ReturnType<typeof memberPod>): Record<string, unknown> {
   const parts: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(pod.metadata)) parts[`metadata.${k}`] = v;
   for (const [k, v] of Object.entries(pod.spec)) {
+    // Per member (its own name), and Pods made before it existed must not count as out of date for lacking it.
+    if (k === 'hostAliases') continue;
     if (k === 'containers' || k === 'initContainers') {
       for (const c of v as { name: string }[]) {
         for (const [field, value] of Object.entries(c)) parts[`${k}.${c.name}.${field}`] = value;

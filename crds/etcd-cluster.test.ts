@@ -160,6 +160,8 @@ const backupStatusFields = {
 const restoreStatusFields = {
   revision: { shape: 'integer', required: false },
   time: { shape: 'string', required: false },
+  leasesGranted: { shape: 'integer', required: false },
+  keysWithoutLease: { shape: 'integer', required: false },
 } as const satisfies Mirror<RestoreStatus>;
 
 const backupGapFields = {

@@ -507,6 +507,13 @@ export interface RestoreStatus {
   revision?: number;
   /** RFC 3339; with source.continuous: when the source applied that revision (as the archiver received it). */
   time?: string;
+  /** With source.continuous: leases the replay granted again (with their source ids and TTLs), besides the snapshot's. */
+  leasesGranted?: number;
+  /**
+   * With source.continuous: keys restored without their lease, because the lease was granted before the full snapshot
+   * the replay started from and was not in it (its keys would otherwise never expire). 0 when every lease was known.
+   */
+  keysWithoutLease?: number;
 }
 
 export interface EtcdClusterStatus {

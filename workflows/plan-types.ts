@@ -87,7 +87,7 @@ export interface KubeMemberView {
     terminating: boolean;
     restoreFailure?: { reason: string; message: string; permanent: boolean };
     /** The seed's restore init container succeeded: the revision (and time) it reached (status.restore). */
-    restored?: { revision?: number; time?: string };
+    restored?: { revision?: number; time?: string; leasesGranted?: number; keysWithoutLease?: number };
     /** The etcd version of the Pod's image (from its tag), when it has one. */
     version?: string;
     /** Whether the Pod runs the spec's template (workflows/rollout-plan.ts); absent when not compared. */

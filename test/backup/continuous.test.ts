@@ -285,17 +285,25 @@ describe('continuous backup and restore to a point in time', () => {
     ]);
     for (const c of [rev, time, last])
       expect(c.status?.lastOperation).toMatchObject({ type: 'Bootstrap', result: 'Succeeded' });
-    // status.restore: the revision reached and when the source applied it (as the archiver received it).
+    // status.restore: the revision reached and when the source applied it (as the archiver received it); the lease
+    // granted during the run (before every point) granted again by the replay, and no key left without its lease.
+    const leases = { leasesGranted: 1, keysWithoutLease: 0 };
     expect(await waitRestoreStatus('at-rev')).toEqual({
       revision: atRevision.revision,
       time: receivedAt.get(atRevision.revision),
+      ...leases,
     });
     expect(await waitRestoreStatus('at-time')).toEqual({
       revision: atTime.revision,
       time: receivedAt.get(atTime.revision),
+      ...leases,
     });
     expect(Date.parse(atTime.time)).toBeGreaterThanOrEqual(Date.parse(receivedAt.get(atTime.revision) ?? ''));
-    expect(await waitRestoreStatus('newest')).toEqual({ revision: newest, time: receivedAt.get(newest) });
+    expect(await waitRestoreStatus('newest')).toEqual({
+      revision: newest,
+      time: receivedAt.get(newest),
+      ...leases,
+    });
 
     // Every key and value, compared whole: nothing missing, nothing extra, nothing different.
     const restoredAtRev = await keysAt(ns, 'at-rev', 'at-rev-0');

@@ -26,7 +26,7 @@ interface KubeNode {
   };
 }
 interface KubePod {
-  spec: { nodeName?: string };
+  spec: { nodeName?: string; hostAliases?: Array<{ ip: string; hostnames: string[] }> };
   status: {
     phase?: string;
     podIP?: string;
@@ -269,6 +269,27 @@ describe('real nodes: kubelet and containerd in network namespaces', () => {
     expect((await run(etcdctl, [endpoint, 'get', 'real-nodes', '--print-value-only'])).stdout.trim()).toBe(
       'yes',
     );
+  });
+
+  it("lets a member join the running cluster without waiting on the cluster DNS's answer for its own name", async () => {
+    await kubectl('-n', NAMESPACE, 'scale', 'etcdcluster', 'rn', '--replicas=4');
+    await eventually('4 ready members', 240000, async () => {
+      const s = (
+        JSON.parse(await kubectl('-n', NAMESPACE, 'get', 'etcdcluster', 'rn', '-o', 'json')) as {
+          status?: { readyReplicas?: number };
+        }
+      ).status;
+      return s?.readyReplicas === 4 ? s : undefined;
+    });
+    // The leader looked the new name up right after MemberAdd, before the Pod had an address, so CoreDNS holds "no
+    // such name" for it a while; the joining etcd resolves its own name while it checks the member list, and that
+    // answer comes from the Pod's /etc/hosts (hostAliases), so it never logs a failed look-up of it.
+    const own = `rn-3.rn-peer.${NAMESPACE}.svc`;
+    const pod = await getPod('rn-3');
+    expect(pod.spec.hostAliases).toEqual([{ ip: '127.0.0.1', hostnames: [own] }]);
+    const logs = await kubectl('-n', NAMESPACE, 'logs', 'rn-3');
+    expect(logs).toMatch(/ready to serve client requests|serving client traffic/);
+    expect(logs.split('\n').filter((l) => l.includes('failed to resolve URL Host'))).toEqual([]);
   });
 
   it('reports a node NotReady once its kubelet and containerd are killed, and Ready again once they are started', async () => {
