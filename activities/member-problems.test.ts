@@ -238,6 +238,21 @@ describe('the words kept', () => {
       'panic: runtime error: index out of range [3] with length 3',
     ],
     [
+      "a panic in one of etcd's scheduled jobs: the line where it happened says why, not the scheduler's",
+      [
+        '{"level":"panic","msg":"failed to commit tx","error":"write /var/lib/etcd/data/member/snap/db: no space left on device"}',
+        '{"level":"panic","msg":"execute job failed","job":"apply","panic":"failed to commit tx"}',
+        'panic: execute job failed',
+        'goroutine 1 [running]:',
+      ].join('\n'),
+      'failed to commit tx: write /var/lib/etcd/data/member/snap/db: no space left on device',
+    ],
+    [
+      "the scheduler's line alone says what it caught",
+      '{"level":"panic","msg":"execute job failed","job":"apply","panic":"runtime error: invalid memory address"}\npanic: execute job failed',
+      'execute job failed: runtime error: invalid memory address',
+    ],
+    [
       'an error-level line is no last word when the process did not die of it',
       '{"level":"error","msg":"request timed out"}\n{"level":"info","msg":"bye"}',
       'bye',

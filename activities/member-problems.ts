@@ -70,10 +70,12 @@ export function pullFailureCause(message: string): string {
 const DYING_LEVELS = new Set(['fatal', 'panic', 'dpanic']);
 
 /** A log line as etcd's zap logger writes it (JSON), or undefined for any other line. */
-function zapEntry(line: string): { level?: unknown; msg?: unknown; error?: unknown } | undefined {
+function zapEntry(
+  line: string,
+): { level?: unknown; msg?: unknown; error?: unknown; panic?: unknown } | undefined {
   if (!line.startsWith('{')) return undefined;
   try {
-    return JSON.parse(line) as { level?: unknown; msg?: unknown; error?: unknown };
+    return JSON.parse(line) as { level?: unknown; msg?: unknown; error?: unknown; panic?: unknown };
   } catch {
     return undefined;
   }
@@ -83,27 +85,29 @@ function zapEntry(line: string): { level?: unknown; msg?: unknown; error?: unkno
  * What etcd said last before it exited, from the tail of its log (the termination message, or the previous run's
  * log), without what changes on every run: etcd logs JSON, whose `msg` and `error` say why it stopped while `ts`
  * and `pid` differ each time. A panic prints Go's stack trace after etcd's line, so the line that says why is the
- * last one logged at fatal or panic level, then Go's own `panic: ` or `fatal error: ` line, then the last line.
+ * last one logged at fatal or panic level that carries an `error`, else the last at those levels, then Go's own
+ * `panic: ` or `fatal error: ` line, then the last line. A panic inside one of etcd's scheduled jobs is logged twice:
+ * first where it happened, with its error (`failed to ...`, `error: ... no space left on device`), then by the
+ * scheduler that caught it (`execute job failed`, the first message under `panic`); the first says why.
  */
 export function lastWords(text: string | undefined): string | undefined {
   const lines = (text ?? '')
     .split('\n')
     .map((l) => l.trim())
     .filter(Boolean);
-  const dying = lines.findLast((l) => {
+  const isDying = (l: string) => {
     const level = zapEntry(l)?.level;
     return typeof level === 'string' && DYING_LEVELS.has(level);
-  });
+  };
+  const dying =
+    lines.findLast((l) => isDying(l) && typeof zapEntry(l)?.error === 'string') ?? lines.findLast(isDying);
   const line =
     dying ?? lines.findLast((l) => l.startsWith('panic: ') || l.startsWith('fatal error: ')) ?? lines.at(-1);
   if (line === undefined) return undefined;
   const entry = zapEntry(line);
+  const why = typeof entry?.error === 'string' ? entry.error : entry?.panic;
   const said =
-    typeof entry?.msg === 'string'
-      ? typeof entry.error === 'string'
-        ? `${entry.msg}: ${entry.error}`
-        : entry.msg
-      : line;
+    typeof entry?.msg === 'string' ? (typeof why === 'string' ? `${entry.msg}: ${why}` : entry.msg) : line;
   return said.length > 300 ? `${said.slice(0, 297)}...` : said;
 }
 

@@ -119,12 +119,22 @@ describe('init containers on the stack nodes', () => {
       body: shellPod('steady', {
         restartPolicy: 'Always',
         initContainers: [flakyInit],
-        containers: [shell('app', `cat ${SHARED}/runs > /dev/termination-log; exec sleep 3600`)],
+        containers: [
+          shell('app', `cat ${SHARED}/runs > /dev/termination-log; exec sleep 3600`, {
+            // Ready once it has written what it read: a kill before that (the test ran at load 7 once) would leave
+            // no message to compare.
+            readinessProbe: {
+              exec: { command: ['sh', '-c', 'test -s /dev/termination-log'] },
+              periodSeconds: 1,
+            },
+          }),
+        ],
       }),
     });
-    const running = await podWhere(kube, ns, 'steady', 'app running', (p) =>
-      Boolean(containerStatus(p, 'app')?.state?.running),
-    );
+    const running = await podWhere(kube, ns, 'steady', 'app running and ready', (p) => {
+      const app = containerStatus(p, 'app');
+      return Boolean(app?.state?.running) && app?.ready === true;
+    });
     expect(running.status?.phase).toBe('Running');
     const init = containerStatus(running, 'flaky');
     expect(init).toMatchObject({ restartCount: 1, state: { terminated: { exitCode: 0 } } });
