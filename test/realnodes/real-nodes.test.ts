@@ -10,7 +10,10 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { cacheRoot, toolPaths } from '../../localcluster/tool-cache';
 import { requireStackInfo } from '../../localcluster/stack-info';
+import { expectAvailability, PLANNED_GAP_BOUND_MS } from '../support/availability';
+import { connect } from '../support/cluster-harness';
 import { useRealNodeStack } from '../support/real-node-stack';
+import { startWriterRunning } from '../support/writer';
 
 const run = promisify(execFile);
 const ETCD_IMAGE = 'quay.io/coreos/etcd:v3.6.16';
@@ -272,15 +275,25 @@ describe('real nodes: kubelet and containerd in network namespaces', () => {
   });
 
   it("lets a member join the running cluster without waiting on the cluster DNS's answer for its own name", async () => {
-    await kubectl('-n', NAMESPACE, 'scale', 'etcdcluster', 'rn', '--replicas=4');
-    await eventually('4 ready members', 240000, async () => {
-      const s = (
-        JSON.parse(await kubectl('-n', NAMESPACE, 'get', 'etcdcluster', 'rn', '-o', 'json')) as {
-          status?: { readyReplicas?: number };
-        }
-      ).status;
-      return s?.readyReplicas === 4 ? s : undefined;
-    });
+    const writer = await startWriterRunning({ namespace: NAMESPACE, name: 'rn', prefix: '/real-nodes-join' });
+    try {
+      await kubectl('-n', NAMESPACE, 'scale', 'etcdcluster', 'rn', '--replicas=4');
+      await eventually('4 ready members', 240000, async () => {
+        const s = (
+          JSON.parse(await kubectl('-n', NAMESPACE, 'get', 'etcdcluster', 'rn', '-o', 'json')) as {
+            status?: { readyReplicas?: number };
+          }
+        ).status;
+        return s?.readyReplicas === 4 ? s : undefined;
+      });
+    } finally {
+      const report = await writer.stop();
+      await expectAvailability(connect(), report, {
+        what: 'real nodes: scale 3 -> 4',
+        boundMs: PLANNED_GAP_BOUND_MS,
+        members: ['rn-0', 'rn-1', 'rn-2', 'rn-3'],
+      });
+    }
     // The leader looked the new name up right after MemberAdd, before the Pod had an address, so CoreDNS holds "no
     // such name" for it a while; the joining etcd resolves its own name while it checks the member list, and that
     // answer comes from the Pod's /etc/hosts (hostAliases), so it never logs a failed look-up of it.

@@ -130,6 +130,16 @@ interface ClusterScenario {
   body: Scenario;
 }
 
+/** Bootstrap, scale 3 -> 5 -> 3, then delete: recorded once per generation of workflow code worth keeping. */
+const threeToFiveToThree: Scenario = async ({ fake, op, change }) => {
+  await finished(fake, op(1, 'Bootstrap'));
+  await change(2, specOf(5));
+  await finished(fake, op(2, 'ScaleUp'));
+  await change(3, specOf(3));
+  await finished(fake, op(3, 'ScaleDown'));
+  await change(3, specOf(3), { deleted: true });
+};
+
 const scenarios: Record<string, ClusterScenario> = {
   // Bootstrap 3 with the initial members started together (patch bootstrap-together), scale 3 -> 4, then delete.
   bootstraptogether: {
@@ -158,29 +168,9 @@ const scenarios: Record<string, ClusterScenario> = {
   },
   // Bootstrap 3 together, scale 3 -> 5 -> 3 (each operation started with its status write and Event in one task,
   // its first step from the parent's look, a removed member's objects cleaned up together), then delete.
-  scaletogether: {
-    initial: specOf(3),
-    body: async ({ fake, op, change }) => {
-      await finished(fake, op(1, 'Bootstrap'));
-      await change(2, specOf(5));
-      await finished(fake, op(2, 'ScaleUp'));
-      await change(3, specOf(3));
-      await finished(fake, op(3, 'ScaleDown'));
-      await change(3, specOf(3), { deleted: true });
-    },
-  },
+  scaletogether: { initial: specOf(3), body: threeToFiveToThree },
   // Bootstrap 3, scale 3 -> 5 -> 3, then delete.
-  lifecycle: {
-    initial: specOf(3),
-    body: async ({ fake, op, change }) => {
-      await finished(fake, op(1, 'Bootstrap'));
-      await change(2, specOf(5));
-      await finished(fake, op(2, 'ScaleUp'));
-      await change(3, specOf(3));
-      await finished(fake, op(3, 'ScaleDown'));
-      await change(3, specOf(3), { deleted: true });
-    },
-  },
+  lifecycle: { initial: specOf(3), body: threeToFiveToThree },
   // A scale up cancelled while its learner cannot catch up, halted, then retried with a retry token.
   cancelled: {
     initial: specOf(1),
