@@ -186,6 +186,21 @@ describe('the quorum-recovery activities', () => {
     expect(asked).toBe(2);
   });
 
+  test('probeQuorumLoss says the snapshots could not be listed, rather than that there are none', async () => {
+    const url0 = memberClientURL(ref, 'main-0');
+    const { kube } = fakeKube([]);
+    const failing = {
+      ...kube,
+      list: () => Promise.reject(new Error('the server is currently unable to handle the request')),
+    };
+    const acts = createQuorumRecoveryActivities({ kube: failing, etcd: etcd({ [url0]: status(url0) }) });
+    const findings = await acts.probeQuorumLoss({ ref, survivors: ['main-0'] });
+    expect(findings).toEqual({
+      survivors: [expect.objectContaining({ name: 'main-0', answered: true })],
+      snapshotsUnread: 'the server is currently unable to handle the request',
+    });
+  });
+
   test('probeQuorumLoss asks without auth where it can (Authenticate needs the quorum that is lost)', async () => {
     const url0 = memberClientURL(ref, 'main-0');
     const asked: string[] = [];

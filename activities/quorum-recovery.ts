@@ -90,9 +90,18 @@ export function createQuorumRecoveryActivities(deps: { kube: KubeObjects; etcd: 
           }
         }),
       );
-      const snapshots = await kube
-        .list<EtcdSnapshot & KubernetesObject>(API_VERSION, ETCD_SNAPSHOT.kind, ref.namespace, '')
-        .catch(() => []);
+      let snapshots: EtcdSnapshot[];
+      try {
+        snapshots = await kube.list<EtcdSnapshot & KubernetesObject>(
+          API_VERSION,
+          ETCD_SNAPSHOT.kind,
+          ref.namespace,
+          '',
+        );
+      } catch (err) {
+        // Not "no snapshot": the workflow keeps what an earlier look found (withEarlierAnswers).
+        return { survivors, snapshotsUnread: errorText(err).slice(0, 200) };
+      }
       const backup = newestBackup(snapshots, ref.name);
       const restorable = newestBackup(snapshots, ref.name, true);
       return { survivors, ...(backup ? { backup } : {}), ...(restorable ? { restorable } : {}) };

@@ -13,6 +13,11 @@ export interface SurvivorProbe {
   isLearner?: boolean;
   /** Why it did not answer. */
   error?: string;
+  /**
+   * This answer is the member's own from an earlier look: it did not answer this one (workflows/quorum-loss.ts
+   * withEarlierAnswers). Good enough to show; never enough to act on.
+   */
+  earlier?: true;
 }
 
 /** The newest snapshot of the cluster that succeeded (EtcdSnapshot status.artifact). */
@@ -34,4 +39,6 @@ export interface LossFindings {
   restorable?: BackupPoint;
   /** With spec.backup.continuous: the newest point status.backup said is safe in the store. */
   continuous?: { revision: number; time?: string };
+  /** The EtcdSnapshots could not be listed at this look (why): `backup` and `restorable` say nothing then. */
+  snapshotsUnread?: string;
 }

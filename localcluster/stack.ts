@@ -72,7 +72,10 @@ export interface StartStackOptions {
   withOperator: boolean;
   /** Installs the cert-manager CRDs and runs its controller (localcluster/cert-manager.ts); off unless asked for. */
   withCertManager?: boolean;
-  /** Process-backed nodes only: claim data in memory (localcluster/node/claims-in-memory.ts), as `npm test` runs. */
+  /**
+   * Claim data in memory, as `npm test` runs: process-backed nodes' claims folder (localcluster/node/claims-in-memory.ts);
+   * on real nodes, each node's default StorageClass folder (real-nodes.ts mountVolumesInMemory).
+   */
   claimsInMemory?: boolean;
   /**
    * Real nodes (localcluster/real-nodes/: kubelet + containerd in network namespaces) instead of the process-backed
@@ -235,6 +238,7 @@ export async function startStack(opts: StartStackOptions): Promise<RunningStack>
         pki,
         cacheRoot: opts.realNodes.cacheRoot,
         dnsServiceIp,
+        ...(opts.claimsInMemory ? { volumesInMemory: true } : {}),
         log,
       });
       onStop('real nodes', () => real.stop());

@@ -20,7 +20,7 @@ if [ $# -eq 0 ]; then
   # real-node stack not come up, the process-node stack comes back for the fault files (a failure, so the run says
   # so), and each test/realnodes file brings up a stack of its own (test/support/real-node-stack.ts).
   node dist/localcluster/main.js down
-  if ! node dist/localcluster/main.js up --real-nodes; then
+  if ! node dist/localcluster/main.js up --real-nodes --claims-in-memory; then
     echo "run-suite: the default stack did not come up on real nodes" >&2
     status=1
     node dist/localcluster/main.js down

@@ -3,6 +3,7 @@
 // given while the cluster answers (it would approve a later loss nobody has seen).
 import { patched } from '@temporalio/workflow';
 import type { EventReason } from '../contracts/event-reasons';
+import type { LossFindings } from '../contracts/quorum-loss';
 import { Reasons } from '../crds/conditions';
 import type { EtcdClusterSpec } from '../crds/etcd-cluster';
 import { Annotations } from '../crds/labels';
@@ -12,7 +13,7 @@ import { podLive } from './cluster-state';
 import { desiredOf } from './observation';
 import type { Observed, Step } from './plan';
 import { lossWithoutSurvivor, PERMANENT_QUORUM_LOSS_PATCH, permanentLoss } from './plan-now';
-import { judgeApproval, judgeQuorumLoss } from './quorum-loss';
+import { judgeApproval, judgeQuorumLoss, withEarlierAnswers } from './quorum-loss';
 
 /**
  * On a quorum lost for good whose survivors all run (plan-without-etcd.ts permanentQuorumLoss): asks each survivor
@@ -37,13 +38,22 @@ export async function findLossFacts(
       safe?.latestRevision !== undefined
         ? { revision: safe.latestRevision, ...(safe.latestTime ? { time: safe.latestTime } : {}) }
         : undefined;
-    observed.lossFindings = { ...found, ...(continuous ? { continuous } : {}) };
+    observed.lossFindings = remember(s, { ...found, ...(continuous ? { continuous } : {}) });
     return;
   }
   const kube = new Map(observed.kube.map((k) => [k.name, k]));
   if (verdict.survivors.some((n) => !podLive(kube.get(n)))) return;
   if (!permanentLoss(desired, observed)) return;
-  observed.lossFindings = await acts.probeQuorumLoss({ ref: s.ref, survivors: verdict.survivors });
+  observed.lossFindings = remember(
+    s,
+    await acts.probeQuorumLoss({ ref: s.ref, survivors: verdict.survivors }),
+  );
+}
+
+/** This look's findings, gaps filled from the last look's (quorum-loss.ts withEarlierAnswers), kept for the next. */
+function remember(s: ClusterRunState, found: LossFindings): LossFindings {
+  s.lossFindings = withEarlierAnswers(found, s.lossFindings);
+  return s.lossFindings;
 }
 
 /** A permanent quorum loss is told once per set of members lost; an approval that is refused, once per value. */

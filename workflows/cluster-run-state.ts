@@ -7,6 +7,7 @@ import { proxyActivities } from '@temporalio/workflow';
 import type { AutoTLSResult } from '../activities/auto-tls';
 import type { ClusterActivities } from '../activities/cluster-activities';
 import type { ClusterChange, ClusterWorkflowInput } from '../contracts/messages';
+import type { LossFindings } from '../contracts/quorum-loss';
 import type {
   CurrentOperation,
   EtcdClusterStatus,
@@ -112,6 +113,8 @@ export interface ClusterRunState {
    * next run's first look reads the store again.
    */
   backup: { deployedAt?: number; outcome?: BackupOutcome } | undefined;
+  /** The last look's findings on a permanent quorum loss (cluster-quorum-loss.ts); not carried across runs. */
+  lossFindings: LossFindings | undefined;
 }
 
 export function initialRunState(input: ClusterWorkflowArgs): ClusterRunState {
@@ -150,6 +153,7 @@ export function initialRunState(input: ClusterWorkflowArgs): ClusterRunState {
     autoTLS: undefined,
     lastSeenRevision: carried?.lastSeenRevision,
     backup: undefined,
+    lossFindings: undefined,
   };
 }
 

@@ -11,6 +11,7 @@ import {
   newerRevision,
   recoveryGate,
   whyDataGone,
+  withEarlierAnswers,
 } from './quorum-loss';
 
 type Pod = NonNullable<KubeMemberView['pod']>;
@@ -431,5 +432,67 @@ describe('recoveryGate', () => {
     if (g.kind !== 'Wait') return;
     expect(g.message).toContain('the backup is not looked at yet');
     expect(g.message).toContain('c-0 (does not answer)');
+  });
+
+  test("a survivor's earlier answer reads the same as a fresh one, and is never acted on", () => {
+    const earlier: LossFindings = { ...findings, survivors: [{ ...probe('c-0', '120'), earlier: true }] };
+    expect(gate(undefined, earlier)).toEqual(gate());
+    const g = gate('u-1', earlier);
+    expect(g.kind).toBe('Wait');
+    if (g.kind !== 'Wait') return;
+    expect(g.message).toMatch(
+      /again: approved, but surviving member c-0 did not answer its status at this look, so the newest data cannot be told yet; /,
+    );
+  });
+
+  test('snapshots that could not be listed are said so, not "no snapshot"', () => {
+    const g = gate(undefined, { survivors: [probe('c-0', '120')], snapshotsUnread: 'connection reset' });
+    if (g.kind !== 'Wait') throw new Error('waits');
+    expect(g.message).toContain("the cluster's EtcdSnapshots could not be listed (connection reset)");
+    expect(g.message).not.toContain('no snapshot of this cluster succeeded');
+  });
+});
+
+describe('withEarlierAnswers', () => {
+  const backup = { snapshot: 's-1', revision: 10, takenAt: '2026-11-25T12:00:00Z', uri: 's3://b/s-1.db' };
+  const silent = (name: string): SurvivorProbe => ({ name, answered: false, error: 'deadline exceeded' });
+  const before: LossFindings = {
+    survivors: [probe('c-0', '120'), silent('c-1')],
+    backup,
+    restorable: backup,
+  };
+  test.each<[string, LossFindings, LossFindings | undefined, LossFindings]>([
+    [
+      'the first look is what it is',
+      { survivors: [silent('c-0')] },
+      undefined,
+      { survivors: [silent('c-0')] },
+    ],
+    [
+      'a survivor silent now keeps its last answer, marked earlier',
+      { survivors: [silent('c-0'), silent('c-1')], backup },
+      before,
+      { survivors: [{ ...probe('c-0', '120'), earlier: true }, silent('c-1')], backup },
+    ],
+    [
+      'a fresh answer replaces the earlier one',
+      { survivors: [probe('c-0', '121'), probe('c-1', '119')] },
+      before,
+      { survivors: [probe('c-0', '121'), probe('c-1', '119')] },
+    ],
+    [
+      'snapshots unread keep the points found before',
+      { survivors: [probe('c-0', '120')], snapshotsUnread: 'timeout' },
+      before,
+      { survivors: [probe('c-0', '120')], snapshotsUnread: 'timeout', backup, restorable: backup },
+    ],
+    [
+      'snapshots listed and none found: none, whatever was found before',
+      { survivors: [probe('c-0', '120')] },
+      before,
+      { survivors: [probe('c-0', '120')] },
+    ],
+  ])('%s', (_what, now, earlier, expected) => {
+    expect(withEarlierAnswers(now, earlier)).toEqual(expected);
   });
 });

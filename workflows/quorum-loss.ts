@@ -119,6 +119,27 @@ export function chooseRecoverySource(
   return { kind: 'Member', member: best.name, id: best.id, revision: best.revision };
 }
 
+/**
+ * A look's findings with the gaps of a slow look filled from the one before: a survivor that does not answer now but
+ * answered then keeps that answer, marked `earlier` (without a quorum its data cannot have moved on, and a survivor
+ * whose data is lost is no survivor any more); snapshots that could not be listed keep the backup points found then.
+ * Status then says the same thing twice instead of "does not answer" and back on a busy node's one slow answer.
+ * The marked answer is shown, never acted on: recoveryGate waits for a fresh one.
+ */
+export function withEarlierAnswers(now: LossFindings, before: LossFindings | undefined): LossFindings {
+  if (!before) return now;
+  const earlier = new Map(before.survivors.filter((p) => p.answered).map((p) => [p.name, p]));
+  const survivors = now.survivors.map((p) => {
+    const then = earlier.get(p.name);
+    if (p.answered || !then) return p;
+    const { error: _error, ...answer } = then;
+    return { ...answer, earlier: true as const };
+  });
+  if (now.snapshotsUnread === undefined) return { ...now, survivors };
+  const { backup, restorable } = before;
+  return { ...now, survivors, ...(backup ? { backup } : {}), ...(restorable ? { restorable } : {}) };
+}
+
 /** What the approval annotation says for this cluster. */
 export type ApprovalVerdict =
   { kind: 'None' } | { kind: 'Approved' } | { kind: 'Refused'; value: string; message: string };
@@ -214,7 +235,8 @@ export type RecoveryGate =
   | { kind: 'Wait'; message: string; refused?: { value: string; message: string } }
   | { kind: 'Recover'; member: string; id: string; revision: string; gone: string[] };
 
-function backupLine(backup: BackupPoint | undefined): string {
+function backupLine(backup: BackupPoint | undefined, unread?: string): string {
+  if (!backup && unread !== undefined) return `the cluster's EtcdSnapshots could not be listed (${unread})`;
   if (!backup) return 'no snapshot of this cluster succeeded';
   const verified =
     backup.verified === 'True' ? ', verified' : backup.verified === 'False' ? ', failed its check' : '';
@@ -252,7 +274,7 @@ export function recoveryGate(input: {
   const source = chooseRecoverySource(cluster, verdict.survivors, probes);
   const facts = [
     `survivors: ${survivorLine(verdict.survivors, probes)}`,
-    findings ? backupLine(findings.backup) : 'the backup is not looked at yet',
+    findings ? backupLine(findings.backup, findings.snapshotsUnread) : 'the backup is not looked at yet',
   ].join('; ');
   const plan =
     source.kind === 'Member'
@@ -260,6 +282,14 @@ export function recoveryGate(input: {
       : `no recovery can start yet: ${source.why}`;
   const ask = `nothing is done until approved: kubectl etcd approve-recovery ${cluster} (or kubectl annotate etcdcluster ${cluster} ${approvalFor(uid)})`;
   const approval = judgeApproval(input.approval, uid);
+  // Acted on only with every survivor's answer of this look: an earlier one shows what was, not what is.
+  const unanswered = verdict.survivors.filter((n) => probes.find((p) => p.name === n)?.earlier);
+  if (approval.kind === 'Approved' && source.kind === 'Member' && unanswered.length > 0) {
+    return {
+      kind: 'Wait',
+      message: `${head}: approved, but surviving member ${unanswered.join(', ')} did not answer its status at this look, so the newest data cannot be told yet; ${detail}; ${facts}`,
+    };
+  }
   if (approval.kind === 'Approved' && source.kind === 'Member') {
     return { kind: 'Recover', member: source.member, id: source.id, revision: source.revision, gone };
   }

@@ -78,6 +78,12 @@ describe('rebuildGate', () => {
       /there is no backup of this cluster .*nothing to rebuild from and nothing to approve/,
     ],
     [
+      'snapshots that could not be listed: not "no backup", even when approved; it looks again',
+      { approval: uid, findings: { survivors: [], snapshotsUnread: 'connection refused' } },
+      'Wait',
+      /EtcdSnapshots could not be listed \(connection refused\), so the newest backup point cannot be told yet; looking again$/,
+    ],
+    [
       'only a snapshot that failed its check: nothing to approve, and the snapshot is named',
       { findings: { survivors: [], backup: snap('bad', 50, 'False') } },
       'Wait',

@@ -81,6 +81,12 @@ export function rebuildGate(input: {
   if (!findings) return { kind: 'Wait', message: `${head}: ${detail}; the backup is not looked at yet` };
   const source = newestBackupPoint(findings);
   const skipped = failedCheckLine(findings.backup, findings.restorable);
+  if (!source && findings.snapshotsUnread !== undefined) {
+    return {
+      kind: 'Wait',
+      message: `${head}: ${detail}; the cluster's EtcdSnapshots could not be listed (${findings.snapshotsUnread}), so the newest backup point cannot be told yet; looking again`,
+    };
+  }
   if (!source) {
     return {
       kind: 'Wait',

@@ -18,6 +18,11 @@ export const SIZED_STORAGE_CLASS = 'local-path-sized';
 /** Room for etcd's first WAL segment (64 MiB, preallocated), its db and snapshots, and a little to fill. */
 export const SIZED_VOLUMES_BYTES = 256 * 1024 * 1024;
 /**
+ * The cap of a node's in-memory default StorageClass folder (`up --claims-in-memory`): a tmpfs holds only what is
+ * written, and a member takes ~70 MiB (its preallocated 64 MiB WAL segment, its db), so ~50 members per node.
+ */
+export const VOLUMES_IN_MEMORY_BYTES = 4 * 1024 * 1024 * 1024;
+/**
  * local-path-provisioner's name, kept: the host provisioner serves every StorageClass that names it, as local-path does
  * on kind, so the user's own classes (and tests' per-run ones) work too.
  */

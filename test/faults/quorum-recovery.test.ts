@@ -156,6 +156,11 @@ test('two of three members wiped for good: reported, gated, refused with a wrong
   const quiet = await getCluster(h, ns, name);
   await sleep(30_000);
   const after = await getCluster(h, ns, name);
+  // What was rewritten, if anything, shows in the diff before the resourceVersion says that something was.
+  expect({ metadata: after.metadata, status: after.status }).toEqual({
+    metadata: quiet.metadata,
+    status: quiet.status,
+  });
   expect(after.metadata.resourceVersion).toBe(quiet.metadata.resourceVersion);
   expect(after.status?.currentOperation).toBeUndefined();
   expect(await podUid(survivor)).toBe(survivorPod);
