@@ -114,6 +114,8 @@ beforeAll(async () => {
         namespace: ref.namespace,
         labels: { [Labels.cluster]: ref.name, [Labels.member]: name, [Labels.role]: 'voter' },
       },
+      // Observation asks only members whose Pod has an address (translatedEtcdAdmin dials the local member itself).
+      status: { podIP: '127.0.0.1' },
     });
   }
   const voterEndpoints = VOTERS.map((n) => memberClientURL(ref, n));

@@ -98,8 +98,8 @@ function fakeEtcd(
       calls.push({ fn: 'listMembers', endpoints, args: [] });
       return structuredClone(members);
     },
-    async listMembersWithHeader(endpoints) {
-      calls.push({ fn: 'listMembersWithHeader', endpoints, args: [] });
+    async listMembersWithHeader(endpoints, _timeoutMs, dial) {
+      calls.push({ fn: 'listMembersWithHeader', endpoints, args: dial ? [dial.url] : [] });
       return { clusterId: '777', members: structuredClone(members) };
     },
     async addLearner(endpoints, peerURL) {
@@ -119,12 +119,12 @@ function fakeEtcd(
       calls.push({ fn: 'moveLeader', endpoints: [endpoint], args: [id] });
       return 'moved';
     },
-    async status(endpoint) {
-      calls.push({ fn: 'status', endpoints: [endpoint], args: [] });
+    async status(endpoint, _timeoutMs, dial) {
+      calls.push({ fn: 'status', endpoints: [endpoint], args: dial ? [dial.url] : [] });
       return statusOf(endpoint);
     },
-    async alarms(endpoints) {
-      calls.push({ fn: 'alarms', endpoints, args: [] });
+    async alarms(endpoints, _timeoutMs, dial) {
+      calls.push({ fn: 'alarms', endpoints, args: dial ? [dial.url] : [] });
       return structuredClone(options.alarms ?? []);
     },
     async disarmNoSpace(endpoints, memberId) {
@@ -150,7 +150,7 @@ const noEvents: EventRecorder = { record: async () => undefined };
 function podObject(
   name: string,
   role: 'voter' | 'learner',
-  more: { ready?: boolean; deleting?: boolean; containerStatuses?: unknown[] } = {},
+  more: { ready?: boolean; deleting?: boolean; containerStatuses?: unknown[]; podIP?: string } = {},
 ): Obj {
   return {
     apiVersion: 'v1',
@@ -164,6 +164,7 @@ function podObject(
     },
     status: {
       phase: 'Running',
+      podIP: more.podIP ?? `10.0.0.${Number(name.split('-').pop() ?? 0) + 10}`,
       conditions: [{ type: 'Ready', status: more.ready === false ? 'False' : 'True' }],
       containerStatuses: more.containerStatuses ?? [{ restartCount: 1 }],
     },
@@ -410,6 +411,55 @@ describe('observeCluster', () => {
       uid: 'pod-main-0',
       restartCount: 1,
     });
+  });
+
+  it("asks each member at its Pod's address, and never a member whose Pod has no address yet (its name does not exist)", async () => {
+    const pending = podObject('main-2', 'learner', { ready: false });
+    delete (pending as { status?: { podIP?: string } }).status?.podIP;
+    const { kube } = fakeKube([podObject('main-0', 'voter'), podObject('main-1', 'voter'), pending]);
+    const { etcd, calls } = fakeEtcd(
+      [
+        etcdMember('1', 'main-0'),
+        etcdMember('2', 'main-1'),
+        etcdMember('3', '', { peerURLs: [peer('main-2')], clientURLs: [client('main-2')], isLearner: true }),
+      ],
+      { leaderId: '1' },
+    );
+    const observation = await activitiesWith(kube, etcd).observeCluster({ ref, version: '3.6.16' });
+    expect(observation.etcd?.members.map((m) => [m.name, m.reachable])).toEqual([
+      ['main-0', true],
+      ['main-1', true],
+      ['main-2', false],
+    ]);
+    expect(calls.flatMap((c) => c.endpoints)).not.toContain(client('main-2'));
+    expect(calls.filter((c) => c.fn === 'status').map((c) => [c.endpoints[0], c.args[0]])).toEqual([
+      [client('main-0'), 'http://10.0.0.10:2379'],
+      [client('main-1'), 'http://10.0.0.11:2379'],
+    ]);
+    expect(
+      calls
+        .filter((c) => c.fn !== 'status')
+        .every((c) => /^http:\/\/10\.0\.0\.1[01]:2379$/.test(String(c.args[0]))),
+    ).toBe(true);
+  });
+
+  it("counts a member unreachable when another member answers at its Pod's address", async () => {
+    const { kube } = fakeKube([
+      podObject('main-0', 'voter'),
+      podObject('main-1', 'voter', { podIP: '10.0.0.10' }),
+    ]);
+    const { etcd } = fakeEtcd([etcdMember('1', 'main-0'), etcdMember('2', 'main-1')], { leaderId: '1' });
+    // The address main-1's Pod had a moment ago now serves main-0: its answer carries main-0's id.
+    const status = etcd.status.bind(etcd);
+    etcd.status = async (endpoint, timeoutMs, dial) =>
+      dial?.url === 'http://10.0.0.10:2379'
+        ? status(client('main-0'), timeoutMs)
+        : status(endpoint, timeoutMs);
+    const observation = await activitiesWith(kube, etcd).observeCluster({ ref, version: '3.6.16' });
+    expect(observation.etcd?.members.map((m) => [m.name, m.reachable])).toEqual([
+      ['main-0', true],
+      ['main-1', false],
+    ]);
   });
 
   it('reports no etcd view when no member answers the member list, and never asks a terminating Pod', async () => {

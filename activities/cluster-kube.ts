@@ -23,6 +23,8 @@ export interface PodLike extends KubernetesObject {
   spec?: { containers?: { name?: string; image?: string }[] };
   status?: {
     phase?: string;
+    /** The Pod's address, once it has one (observation dials members there: member-addresses.ts). */
+    podIP?: string;
     conditions?: {
       type: string;
       status: string;

@@ -28,6 +28,7 @@ import type { ClusterRef } from '../contracts/cluster-ref';
 import { heartbeat } from './heartbeat';
 import { isoOf, memberPods, ownedByAnother } from './cluster-kube';
 import { ANSWER_POLL_MS, delay } from './etcd-membership';
+import { dialAt } from './member-addresses';
 
 /**
  * A member that does not answer its status within this long counts as unreachable for this observation.
@@ -120,6 +121,8 @@ export async function observeCluster(
     >('v1', 'PersistentVolumeClaim', ref.namespace, `${Labels.cluster}=${ref.name}`),
   ]);
   const kube_: Map<string, KubeMemberObservation> = new Map();
+  /** Each member Pod's address: the only way observation reaches a member (member-addresses.ts). */
+  const podIPs = new Map<string, string>();
   const lostRaftLog = new Set<string>();
   const problemPods = new Map<string, ProblemPod>();
   const entry = (name: string) => {
@@ -162,6 +165,7 @@ export async function observeCluster(
         ...(lastTerminated ? { lastTerminated } : {}),
       },
     });
+    if (p.status?.podIP) podIPs.set(name, p.status.podIP);
     const podInitial = initialMembersOfAnnotation(p.metadata?.annotations?.[Annotations.initialMembers]);
     if (podInitial) entry(name).initialMembers = podInitial;
     entry(name).pod = {
@@ -226,16 +230,25 @@ export async function observeCluster(
     if (problem) k.problem = problem;
   }
 
+  // A member is asked at its Pod's address, so only once its Pod has one (member-addresses.ts): its name is not
+  // looked up before it exists.
+  const reach = (name: string) => {
+    const url = memberClientURL(ref, name);
+    const dial = dialAt(url, podIPs.get(name));
+    return dial ? { url, dial } : undefined;
+  };
   const endpoints = [...kube_.values()]
     .filter((k) => k.pod && !k.pod.terminating)
-    .map((k) => memberClientURL(ref, k.name));
+    .flatMap((k) => reach(k.name) ?? []);
   let etcdView: ClusterObservation['etcd'];
   let etcdRefused: string | undefined;
   try {
     // Every member is asked at once, each within its own deadline: a dead or frozen member costs one
     // deadline, not one per member asked before the one that answers.
     const listRound = async () => {
-      const calls = endpoints.map((e) => etcd.listMembersWithHeader([e], OBSERVE_STATUS_TIMEOUT_MS * 3));
+      const calls = endpoints.map((e) =>
+        etcd.listMembersWithHeader([e.url], OBSERVE_STATUS_TIMEOUT_MS * 3, e.dial),
+      );
       return firstOf(calls).catch(async (err: unknown) => {
         // Members that all refuse the TLS handshake answer nothing, yet run: said as such, never as lost quorum.
         const settled = await Promise.allSettled(calls);
@@ -257,8 +270,12 @@ export async function observeCluster(
       listed.members.map(async (m) => {
         const name = memberFromPeerURL(ref, m.peerURLs[0] ?? '') ?? m.name;
         const base = { id: m.id, name, isLearner: m.isLearner, started: m.name !== '' };
+        const at = reach(name);
+        if (!at) return { ...base, reachable: false };
         try {
-          const s = await etcd.status(memberClientURL(ref, name), OBSERVE_STATUS_TIMEOUT_MS);
+          const s = await etcd.status(at.url, OBSERVE_STATUS_TIMEOUT_MS, at.dial);
+          // The address is this observation's, read a moment ago; an answer from any other member is not this one's.
+          if (s.id !== m.id) return { ...base, reachable: false };
           return {
             ...base,
             reachable: true,
@@ -277,9 +294,9 @@ export async function observeCluster(
     const leaderId = members.find((m) => m.leaderId && m.leaderId !== '0')?.leaderId;
     // NOSPACE and CORRUPT live in etcd's alarm list, not in any member's status; an unanswered question
     // leaves `alarms` out rather than claiming there are none.
-    const alarms = await firstOf(endpoints.map((e) => etcd.alarms([e], OBSERVE_STATUS_TIMEOUT_MS * 3))).catch(
-      () => undefined,
-    );
+    const alarms = await firstOf(
+      endpoints.map((e) => etcd.alarms([e.url], OBSERVE_STATUS_TIMEOUT_MS * 3, e.dial)),
+    ).catch(() => undefined);
     etcdView = {
       clusterId: listed.clusterId,
       ...(leaderId ? { leaderId } : {}),

@@ -6,6 +6,7 @@ import { clusterClientEndpoint } from '../crds/names';
 import { attachToken, processTokens } from './auth-tokens';
 import type { ConnectionResolver } from './etcd-connection';
 import { clusterOfEndpoint } from './etcd-connection';
+import type { DialTarget } from './member-addresses';
 
 /** A member as etcd reports it. Member ids are uint64: always decimal strings, never numbers. */
 export interface EtcdMember {
@@ -39,6 +40,7 @@ export interface EtcdAdmin {
   listMembersWithHeader(
     endpoints: string[],
     timeoutMs?: number,
+    dial?: DialTarget,
   ): Promise<{ clusterId: string; members: EtcdMember[] }>;
   /**
    * MemberAddAsLearner with this peer URL, or the member that already has it (a retry finds its own work);
@@ -59,8 +61,12 @@ export interface EtcdAdmin {
    * now (the caller plans again from the leader it observes; nothing was moved).
    */
   moveLeader(leaderEndpoint: string, targetId: string): Promise<'moved' | 'already-leader' | 'not-leader'>;
-  /** `timeoutMs` overrides the per-call deadline: observation wants a quick "unreachable", not a long wait. */
-  status(endpoint: string, timeoutMs?: number): Promise<EtcdMemberStatus>;
+  /**
+   * `timeoutMs` overrides the per-call deadline: observation wants a quick "unreachable", not a long wait. `dial`
+   * (here and on listMembersWithHeader and alarms, with one endpoint): the member's Pod address to dial, the
+   * endpoint's name kept for TLS and :authority (member-addresses.ts).
+   */
+  status(endpoint: string, timeoutMs?: number, dial?: DialTarget): Promise<EtcdMemberStatus>;
   /**
    * Maintenance.Status without the cluster's auth (TLS as usual): etcd 3.5 and 3.6 answer it unauthenticated, and
    * Authenticate itself needs a quorum, so this is how a member is asked while the quorum is lost. Optional: fakes
@@ -68,7 +74,7 @@ export interface EtcdAdmin {
    */
   statusWithoutAuth?(endpoint: string, timeoutMs?: number): Promise<EtcdMemberStatus>;
   /** Raised alarms (Maintenance.Alarm GET), alarm names upper case as etcdctl prints them (NOSPACE, CORRUPT). */
-  alarms(endpoints: string[], timeoutMs?: number): Promise<EtcdAlarmRow[]>;
+  alarms(endpoints: string[], timeoutMs?: number, dial?: DialTarget): Promise<EtcdAlarmRow[]>;
   /** Deactivates one member's NOSPACE alarm; one that is not raised counts as disarmed. */
   disarmNoSpace(endpoints: string[], memberId: string): Promise<void>;
   /**
@@ -138,13 +144,24 @@ export async function withEtcdClient<T>(
   hosts: string[],
   fn: (client: Etcd3) => Promise<T>,
   callTimeout = options.callTimeoutMs ?? 5000,
+  dial?: DialTarget,
 ): Promise<T> {
   if (hosts.length === 0) throw new Error('no etcd endpoints to talk to');
   const connection = options.connectionFor ? await options.connectionFor(hosts) : {};
   const { auth, ...plain } = connection;
+  // One member asked at its Pod's address: TLS verifies, and :authority names, the member's name as if dialled by it.
+  const direct = dial && hosts.length === 1 ? dial : undefined;
   const open = (on: string[]) =>
     new Etcd3({
-      hosts: on,
+      hosts: direct && on === hosts ? [direct.url] : on,
+      ...(direct && on === hosts
+        ? {
+            grpcOptions: {
+              'grpc.ssl_target_name_override': direct.authority,
+              'grpc.default_authority': direct.authority,
+            },
+          }
+        : {}),
       dialTimeout: callTimeout,
       // No client-side retries: etcd3 would retry a dead member three times per call, tripling every
       // observation of an unreachable member. The activity's retry policy is the one place that retries.
@@ -233,8 +250,12 @@ export function createEtcdAdmin(options: EtcdAdminOptions = {}): EtcdAdmin {
 
   // One short-lived client per call: etcd3 load-balances over `hosts` and keeps circuit breakers per host,
   // which would send per-member RPCs (status) to the wrong member and keep broken channels around.
-  const withClient = <T>(hosts: string[], fn: (client: Etcd3) => Promise<T>, callTimeout = timeout) =>
-    withEtcdClient(options, hosts, fn, callTimeout);
+  const withClient = <T>(
+    hosts: string[],
+    fn: (client: Etcd3) => Promise<T>,
+    callTimeout = timeout,
+    dial?: DialTarget,
+  ) => withEtcdClient(options, hosts, fn, callTimeout, dial);
 
   const toMember = (m: {
     ID: string;
@@ -260,7 +281,7 @@ export function createEtcdAdmin(options: EtcdAdminOptions = {}): EtcdAdmin {
   return {
     listMembers,
 
-    async listMembersWithHeader(endpoints, timeoutMs) {
+    async listMembersWithHeader(endpoints, timeoutMs, dial) {
       return withClient(
         endpoints,
         async (c) => {
@@ -268,6 +289,7 @@ export function createEtcdAdmin(options: EtcdAdminOptions = {}): EtcdAdmin {
           return { clusterId: res.header.cluster_id, members: res.members.map(toMember) };
         },
         timeoutMs ?? timeout,
+        dial,
       );
     },
 
@@ -330,7 +352,7 @@ export function createEtcdAdmin(options: EtcdAdminOptions = {}): EtcdAdmin {
       }
     },
 
-    async alarms(endpoints, timeoutMs) {
+    async alarms(endpoints, timeoutMs, dial) {
       return withClient(
         endpoints,
         async (c) => {
@@ -346,6 +368,7 @@ export function createEtcdAdmin(options: EtcdAdminOptions = {}): EtcdAdmin {
           }));
         },
         timeoutMs ?? timeout,
+        dial,
       );
     },
 
@@ -409,8 +432,8 @@ export function createEtcdAdmin(options: EtcdAdminOptions = {}): EtcdAdmin {
       return withEtcdClient(plain, [endpoint], (c) => memberStatusOf(c, endpoint), timeoutMs ?? timeout);
     },
 
-    async status(endpoint, timeoutMs) {
-      return withClient([endpoint], (c) => memberStatusOf(c, endpoint), timeoutMs);
+    async status(endpoint, timeoutMs, dial) {
+      return withClient([endpoint], (c) => memberStatusOf(c, endpoint), timeoutMs, dial);
     },
   };
 }
