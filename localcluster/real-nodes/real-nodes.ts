@@ -249,21 +249,18 @@ export async function startRealNodes(opts: StartRealNodesOptions): Promise<RealN
 }
 
 /**
- * The size-limited StorageClass's folder: a tmpfs of fixed size, mounted in the host's mount namespace, which the
- * node's kubelet and containerd share (they are only in the node's network namespace), so the bind mounts they give
- * containers see it. tmpfs needs no loop device or mkfs; `down` unmounts it with everything else under the node.
+ * A tmpfs of `bytes` at most at `dir`, mounted in the host's mount namespace, which the node's kubelet and containerd
+ * share (they are only in the node's network namespace), so the bind mounts they give containers see it. tmpfs needs
+ * no loop device or mkfs, and holds only what is written; `down` unmounts it with everything else under the node.
  */
-async function mountSizedVolumes(n: RealNode): Promise<void> {
-  mkdirSync(n.sizedVolumesDir, { recursive: true });
-  await sh('mount', [
-    '-t',
-    'tmpfs',
-    '-o',
-    `size=${SIZED_VOLUMES_BYTES},mode=0755`,
-    `${n.name}-sized-volumes`,
-    n.sizedVolumesDir,
-  ]);
+async function mountTmpfs(dir: string, bytes: number, source: string): Promise<void> {
+  mkdirSync(dir, { recursive: true });
+  await sh('mount', ['-t', 'tmpfs', '-o', `size=${bytes},mode=0755`, source, dir]);
 }
+
+/** The size-limited StorageClass's folder: a tmpfs of fixed size, so a member's volume can be filled. */
+const mountSizedVolumes = (n: RealNode) =>
+  mountTmpfs(n.sizedVolumesDir, SIZED_VOLUMES_BYTES, `${n.name}-sized-volumes`);
 
 /**
  * `up --real-nodes --claims-in-memory` (what `npm test` uses): the default StorageClass's folder is a tmpfs too, so
@@ -272,17 +269,8 @@ async function mountSizedVolumes(n: RealNode): Promise<void> {
  * backend synchronously when it applies a membership change, which a joiner's promotion then waits for. Its data
  * goes with the mount at `down`, as the on-disk folder's does.
  */
-async function mountVolumesInMemory(n: RealNode): Promise<void> {
-  mkdirSync(n.volumesDir, { recursive: true });
-  await sh('mount', [
-    '-t',
-    'tmpfs',
-    '-o',
-    `size=${VOLUMES_IN_MEMORY_BYTES},mode=0755`,
-    `${n.name}-volumes`,
-    n.volumesDir,
-  ]);
-}
+const mountVolumesInMemory = (n: RealNode) =>
+  mountTmpfs(n.volumesDir, VOLUMES_IN_MEMORY_BYTES, `${n.name}-volumes`);
 
 /** Kills every process of the stack's nodes whose command line names a node folder (containerd shims included). */
 function killNodeProcesses(net: RealNodeLayout): number {
