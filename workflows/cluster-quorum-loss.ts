@@ -50,8 +50,15 @@ export async function findLossFacts(
   );
 }
 
+/**
+ * Behind it, a look's findings fill their gaps from the last look's: a survivor's earlier answer can then make an
+ * approved recovery wait where a history recorded before went on.
+ */
+export const LOSS_FINDINGS_KEPT_PATCH = 'loss-findings-kept';
+
 /** This look's findings, gaps filled from the last look's (quorum-loss.ts withEarlierAnswers), kept for the next. */
 function remember(s: ClusterRunState, found: LossFindings): LossFindings {
+  if (!patched(LOSS_FINDINGS_KEPT_PATCH)) return found;
   s.lossFindings = withEarlierAnswers(found, s.lossFindings);
   return s.lossFindings;
 }
