@@ -178,6 +178,15 @@ beforeAll(async () => {
     } finally {
       c.close();
     }
+    // status.backup can show the chain's full snapshot before the archiver's watch delivers a change: the points
+    // below are taken only once the store holds a change made now (in a CI run under load, every change of the
+    // writer's 11 s arrived after the point in time, and none could be mapped to it).
+    await eventually(
+      'the archiver to store the leased put',
+      async () => ((await archivedChanges()).some((x) => x.revision >= leased.revision) ? true : undefined),
+      120_000,
+      500,
+    );
     // Writes on either side of the points: a revision, then (a few seconds later) a time.
     await sleep(4000);
     const revision = (await keysAt(ns, 'src', 'src-0')).revision;
