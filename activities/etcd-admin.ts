@@ -150,15 +150,16 @@ export async function withEtcdClient<T>(
   const connection = options.connectionFor ? await options.connectionFor(hosts) : {};
   const { auth, ...plain } = connection;
   // One member asked at its Pod's address: TLS verifies, and :authority names, the member's name as if dialled by it.
+  // Only `hosts` themselves are dialled so; the cluster's client Service (a learner's fallback below) goes by name.
   const direct = dial && hosts.length === 1 ? dial : undefined;
-  const open = (on: string[]) =>
+  const open = (on: string[], at: DialTarget | undefined) =>
     new Etcd3({
-      hosts: direct && on === hosts ? [direct.url] : on,
-      ...(direct && on === hosts
+      hosts: at ? [at.url] : on,
+      ...(at
         ? {
             grpcOptions: {
-              'grpc.ssl_target_name_override': direct.authority,
-              'grpc.default_authority': direct.authority,
+              'grpc.ssl_target_name_override': at.authority,
+              'grpc.default_authority': at.authority,
             },
           }
         : {}),
@@ -171,7 +172,7 @@ export async function withEtcdClient<T>(
       ...plain,
     });
   const attempt = async (token?: string) => {
-    const client = open(hosts);
+    const client = open(hosts, direct);
     try {
       if (token) attachToken(client, token);
       return await fn(client);
@@ -187,7 +188,7 @@ export async function withEtcdClient<T>(
     const places = [hosts, ...(cluster ? [[clusterClientEndpoint(cluster)]] : [])];
     let last: unknown;
     for (const on of places) {
-      const client = open(on);
+      const client = open(on, on === hosts ? direct : undefined);
       try {
         const res = await client.auth.authenticate({ name: auth.username, password: auth.password });
         return res.token;

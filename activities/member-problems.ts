@@ -69,13 +69,19 @@ export function pullFailureCause(message: string): string {
 /** zap's levels that end the process: etcd's last words before it exits. */
 const DYING_LEVELS = new Set(['fatal', 'panic', 'dpanic']);
 
+/** The fields of etcd's zap log lines that say why it stopped. */
+interface ZapEntry {
+  level?: unknown;
+  msg?: unknown;
+  error?: unknown;
+  panic?: unknown;
+}
+
 /** A log line as etcd's zap logger writes it (JSON), or undefined for any other line. */
-function zapEntry(
-  line: string,
-): { level?: unknown; msg?: unknown; error?: unknown; panic?: unknown } | undefined {
+function zapEntry(line: string): ZapEntry | undefined {
   if (!line.startsWith('{')) return undefined;
   try {
-    return JSON.parse(line) as { level?: unknown; msg?: unknown; error?: unknown; panic?: unknown };
+    return JSON.parse(line) as ZapEntry;
   } catch {
     return undefined;
   }
