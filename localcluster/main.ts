@@ -1,4 +1,5 @@
 // The local stack's command line (`tools`, `start`, `up`, `down`, `status`, and the internal `daemon`); the only module here that exits the process.
+import { startStallLog } from './loop-stalls';
 import { resolve } from 'node:path';
 import { rmSync } from 'node:fs';
 import { down, daemonPidFile, stackHealthy, up } from './stack-daemon';
@@ -268,13 +269,16 @@ async function main(argv: string[]): Promise<number> {
       await runFault(info, request, stamp);
       return 0;
     }
-    case 'daemon':
+    case 'daemon': {
+      const stopStallLog = startStallLog(layout.paths.daemonStalls);
       try {
         await runInForeground(layout, cli, () => stamp('daemon: stack ready'));
       } finally {
         rmSync(daemonPidFile(layout), { force: true });
+        stopStallLog();
       }
       return 0;
+    }
     default:
       log(
         'usage: main.js <tools|images|start|up|down|status|fault> [--state-dir DIR] [--host-ip 127.x.y.z] [--no-operator] [--no-cert-manager] [--claims-in-memory] [--real-nodes [--operator=chart]]',

@@ -51,6 +51,8 @@ export interface StackLayout extends StackInstance {
     stackJson: string;
     envSh: string;
     daemonLog: string;
+    /** When the daemon's event loop stood still (see loop-stalls.ts). */
+    daemonStalls: string;
   };
 }
 
@@ -120,6 +122,7 @@ export function stackLayout(instance: StackInstance): StackLayout {
       stackJson: join(s, 'stack.json'),
       envSh: join(s, 'env.sh'),
       daemonLog: join(s, 'stack.log'),
+      daemonStalls: join(s, 'daemon-stalls.log'),
     },
   };
 }

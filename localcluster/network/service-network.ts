@@ -176,10 +176,12 @@ export async function startServiceNetwork(options: ServiceNetworkOptions): Promi
       lastBlock = block;
     }
   };
+  // At most 100 ms after the first event, not after the last: a steady stream of Pod events (many clusters
+  // changing) must not hold routing to a stopped Pod back.
   const schedule = (): void => {
-    if (stopped) return;
-    clearTimeout(timer);
+    if (stopped || timer !== undefined) return;
     timer = setTimeout(() => {
+      timer = undefined;
       running = running
         .then(reconcile)
         .catch((e: unknown) => log(`reconcile failed: ${e instanceof Error ? e.message : String(e)}`));

@@ -1,9 +1,10 @@
 // What a writer's run proves, asserted: every acknowledged write is on every member (read from each member itself, once it has applied the highest acknowledged revision), hashKV agrees at one revision, and the longest write gap stays under its bound. The figures go to the test output and to <stack>/availability.log.
 import { execFile } from 'node:child_process';
-import { appendFileSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { appendFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { parseStallLog } from '../../localcluster/loop-stalls';
 import { memberClientURL, memberClientURLTLS } from '../../crds/names';
 import type { Harness } from './cluster-harness';
 import { eventually, getCluster } from './cluster-harness';
@@ -201,6 +202,27 @@ export function describeAvailability(f: AvailabilityFigures): string {
 }
 
 /**
+ * The stalls of the process-node stack's daemon (which forwards every Service's traffic there) inside a gap, as
+ * lines for the report: a diagnosis, not discounted. Real nodes forward in the kernel and write no such log.
+ */
+function stackStallsWithin(h: Harness, gap: { from: number; to: number }): string[] {
+  let text: string;
+  try {
+    text = readFileSync(join(h.stack.stateDir, 'daemon-stalls.log'), 'utf8');
+  } catch {
+    return [];
+  }
+  const inGap = parseStallLog(text).filter((x) => x.to > gap.from && x.from < gap.to);
+  return inGap.length === 0
+    ? []
+    : [
+        `  the stack daemon (Service forwarding) stalled in the gap: ${inGap
+          .map((x) => `${new Date(x.from).toISOString()} for ${x.to - x.from} ms`)
+          .join(', ')}`,
+      ];
+}
+
+/**
  * The availability assertions of a test that changed a running cluster: nothing acknowledged lost (on any
  * member), nothing changed or invented, hashKV equal, and the longest gap between acknowledged writes (less the
  * writer's own stalls, printed beside it) under `boundMs` (PLANNED_GAP_BOUND_MS or FAULT_GAP_BOUND_MS). Prints the figures before asserting, so they are in the
@@ -244,7 +266,7 @@ export async function expectAvailability(
           `  the writer's own process stalled ${report.stalls.length} times, longest ${figures.longestStallMs} ms (not counted in gaps)`,
         ]
       : [];
-  console.log([line, gapAt, ...failures, ...stalls].join('\n'));
+  console.log([line, gapAt, ...failures, ...stalls, ...stackStallsWithin(h, figures.longestGap)].join('\n'));
   try {
     appendFileSync(join(h.stack.stateDir, 'availability.log'), `${new Date().toISOString()} ${line}\n`);
   } catch {

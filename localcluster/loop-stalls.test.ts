@@ -1,0 +1,44 @@
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseStallLog, stallLine, startStallLog } from './loop-stalls';
+
+describe('parseStallLog', () => {
+  test.each([
+    ['one line', stallLine(1000, 1300), [{ from: 1000, to: 1300 }]],
+    [
+      'two lines',
+      stallLine(1000, 1300) + stallLine(5000, 5200),
+      [
+        { from: 1000, to: 1300 },
+        { from: 5000, to: 5200 },
+      ],
+    ],
+    ['a torn last line is skipped', stallLine(1000, 1300) + '2026-11-27T12:00', [{ from: 1000, to: 1300 }]],
+    ['an end before the start is skipped', '2026-11-27T12:00:01Z 2026-11-27T12:00:00Z 0\n', []],
+    ['empty', '', []],
+  ])('%s', (_what, text, want) => {
+    expect(parseStallLog(text)).toEqual(want);
+  });
+});
+
+test('startStallLog records a loop held for 400 ms, and nothing while it runs freely', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'stalls-'));
+  const path = join(dir, 'stalls.log');
+  const stop = startStallLog(path, 150);
+  try {
+    await new Promise((r) => setTimeout(r, 300));
+    const heldFrom = Date.now();
+    while (Date.now() - heldFrom < 400) {
+      // hold the event loop
+    }
+    await new Promise((r) => setTimeout(r, 200));
+    const stalls = parseStallLog(readFileSync(path, 'utf8'));
+    expect(stalls).toHaveLength(1);
+    expect(stalls[0]!.to - stalls[0]!.from).toBeGreaterThanOrEqual(300);
+    expect(stalls[0]!.from).toBeLessThanOrEqual(heldFrom + 60);
+  } finally {
+    stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
