@@ -1,10 +1,13 @@
 // The strict writer against a real single-member etcd (3.6.16 from the tool cache): it counts a write as failed on
-// its first error, never retries it, records the outage as a gap, and what it acknowledged is what etcd holds.
+// its first error, never retries it, records the outage as a gap, lets no single unanswered write hold the rest
+// back, and what it acknowledged is what etcd holds.
+import { createServer } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 import type { LocalEtcd } from './local-etcd';
 import { startLocalEtcd } from './local-etcd';
 import type { StoredKey } from './write-history';
 import { checkMemberCopy } from './write-history';
-import { startWriter, strictClient, within, WRITE_TIMEOUT_MS } from './writer';
+import { HEDGE_AFTER_MS, startWriter, strictClient, within, WRITE_TIMEOUT_MS } from './writer';
 
 jest.setTimeout(60_000);
 
@@ -138,6 +141,41 @@ test('given several endpoints it keeps to one and moves to the next after a fail
   expect(report.records[0]?.ok).toBe(false);
   expect(report.figures.failed).toBe(1);
   expect(report.figures.acknowledged).toBeGreaterThan(5);
+});
+
+test('a write left unanswered does not hold the next back: after 400 ms the next goes on a new connection, the unanswered one fails at its budget', async () => {
+  // A listener that accepts and never answers, as a follower whose forwarded proposal the leader dropped (or an etcd
+  // still starting) does: one hung request, while the cluster behind the other endpoint takes writes.
+  const sockets = new Set<Socket>();
+  const silent = createServer((sock) => {
+    sockets.add(sock);
+    sock.on('error', () => undefined);
+  });
+  await new Promise<void>((r) => silent.listen(0, '127.0.0.1', () => r()));
+  const port = (silent.address() as AddressInfo).port;
+  try {
+    const writer = startWriter({
+      namespace: 'x',
+      name: 'x',
+      prefix: '/hedged',
+      endpoints: [`http://127.0.0.1:${port}`, url],
+    });
+    await sleep(2000);
+    const report = await writer.stop();
+    const first = report.records.find((r) => r.key.endsWith('/0000000'));
+    expect(first?.ok).toBe(false);
+    expect((first?.endedAt ?? 0) - (first?.startedAt ?? 0)).toBeGreaterThanOrEqual(WRITE_TIMEOUT_MS - 50);
+    expect(report.figures.failed).toBe(1);
+    // The second write started HEDGE_AFTER_MS after the first, on the other endpoint, and was acknowledged.
+    const second = report.records.find((r) => r.key.endsWith('/0000001'));
+    expect(second?.ok).toBe(true);
+    expect((second?.startedAt ?? 0) - (first?.startedAt ?? 0)).toBeGreaterThanOrEqual(HEDGE_AFTER_MS - 20);
+    expect(report.figures.longestGap.ms).toBeLessThan(WRITE_TIMEOUT_MS);
+    expect(report.figures.acknowledged).toBeGreaterThan(10);
+  } finally {
+    for (const s of sockets) s.destroy();
+    await new Promise((r) => silent.close(r));
+  }
 });
 
 test('a key deleted behind the writer is reported lost (the check can fail)', async () => {
