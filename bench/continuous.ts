@@ -22,13 +22,25 @@ const HOST = process.env.ETCD_CONDUCTOR_HOST_IP ?? '127.0.0.1';
 const BUCKET = 'bench';
 const PREFIX = 'bench';
 const UID = 'bench-continuous';
-/** The full snapshot: 64 values of 256 KiB (~16 MB), incompressible. */
-const FILL_VALUES = 64;
+/** The full snapshot: values of 256 KiB, incompressible, BENCH_CONTINUOUS_FULL_MB of them (default ~16 MB). */
 const FILL_BYTES = 256 * 1024;
+const FILL_VALUES = Math.max(
+  4,
+  Math.round((Number(process.env.BENCH_CONTINUOUS_FULL_MB ?? '16') * 1024 * 1024) / FILL_BYTES / 4) * 4,
+);
 /** The burst: this many writers, each putting a 256-byte value in a loop, for this long. */
 const WRITERS = 16;
 const CHANGE_BYTES = 256;
 const BURST_SECONDS = 20;
+/**
+ * With BENCH_CONTINUOUS_CHANGES the burst runs until that many changes are written instead of for BURST_SECONDS
+ * (bounded by BURST_LIMIT_SECONDS): issue 18's restore of 100 MB plus 100,000 changes is
+ * `BENCH_CONTINUOUS_FULL_MB=100 BENCH_CONTINUOUS_CHANGES=100000 npm run bench -- continuous`.
+ */
+const BURST_CHANGES = process.env.BENCH_CONTINUOUS_CHANGES
+  ? Number(process.env.BENCH_CONTINUOUS_CHANGES)
+  : undefined;
+const BURST_LIMIT_SECONDS = 600;
 const MAX_LAG_SECONDS = 2;
 /** The longest wait for the archiver to store the burst's last change after the burst ends. */
 const CATCH_UP_LIMIT_MS = 120_000;
@@ -199,9 +211,11 @@ export const continuousSection: BenchSection = {
       let changes = 0;
       let stalest = 0;
       const burstStart = performance.now();
-      const until = burstStart + BURST_SECONDS * 1000;
+      const until = burstStart + (BURST_CHANGES === undefined ? BURST_SECONDS : BURST_LIMIT_SECONDS) * 1000;
+      const going = () =>
+        performance.now() < until && (BURST_CHANGES === undefined || changes < BURST_CHANGES);
       const sampler = (async () => {
-        while (performance.now() < until) {
+        while (going()) {
           const st = await readState(store);
           if (st) stalest = Math.max(stalest, (Date.now() - Date.parse(st.latestTime)) / 1000);
           await sleep(250);
@@ -210,7 +224,7 @@ export const continuousSection: BenchSection = {
       const value = randomBytes(CHANGE_BYTES / 2).toString('hex');
       await Promise.all(
         Array.from({ length: WRITERS }, async (_, w) => {
-          for (let i = 0; performance.now() < until; i++) {
+          for (let i = 0; going(); i++) {
             await client!.put(`burst/${w}/${i % 1000}`).value(value);
             changes++;
           }
@@ -271,7 +285,7 @@ export const continuousSection: BenchSection = {
           name: 'changes written (burst)',
           value: changes / burstSeconds,
           unit: 'changes/s',
-          note: `${WRITERS} writers, ${CHANGE_BYTES} B values, ${BURST_SECONDS} s, one etcd`,
+          note: `${changes} changes: ${WRITERS} writers, ${CHANGE_BYTES} B values, ${burstSeconds.toFixed(0)} s, one etcd`,
         },
         {
           name: 'changes archived',
