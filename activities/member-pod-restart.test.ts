@@ -5,18 +5,21 @@ import { deleteMemberPodUnlessDone } from './member-pod-restart';
 
 const ref = { namespace: 'ns', name: 'main', uid: 'uid-main' };
 
-function kubeWith(pod: MemberPod | undefined) {
+function kubeWith(pod: MemberPod | undefined, steps: string[] = []) {
   const deletes: { ref: ObjectRef; uid?: string }[] = [];
   const unused = () => Promise.reject(new Error('not used by this activity'));
   const kube: KubeObjects = {
     createIfAbsent: unused,
     list: unused,
-    mergePatch: unused,
+    async mergePatch(r, patch) {
+      steps.push(`patch ${r.kind}/${r.name} ${JSON.stringify(patch)}`);
+    },
     async read<T>(r: ObjectRef) {
       return r.kind === 'Pod' && r.name === pod?.metadata?.name ? (pod as T) : undefined;
     },
     async deleteIfPresent(r, options = {}) {
       deletes.push({ ref: r, ...(options.uid ? { uid: options.uid } : {}) });
+      steps.push(`delete ${r.kind}/${r.name}`);
       return 'deleted';
     },
   };
@@ -53,5 +56,34 @@ describe('deleteMemberPodUnlessDone', () => {
         ref: { apiVersion: 'v1', kind: 'Pod', namespace: 'ns', name: 'main-1' },
         uid: 'pod-uid-1',
       });
+  });
+});
+
+describe('deleteMemberPodUnlessDone with a drain', () => {
+  const role = 'etcd.conductor.dev/role';
+  const drained = `patch Pod/main-1 ${JSON.stringify({ metadata: { uid: 'pod-uid-1', labels: { [role]: 'draining' } } })}`;
+  it.each([
+    [
+      'a serving voter leaves the client Service (role draining, uid as precondition), waits, then is deleted',
+      pod({ annotations: { hash: 'old' }, labels: { [role]: 'voter' } }),
+      [drained, 'sleep 500', 'delete Pod/main-1'],
+    ],
+    [
+      'a Pod already draining (a retry) is deleted without waiting again',
+      pod({ annotations: { hash: 'old' }, labels: { [role]: 'draining' } }),
+      ['delete Pod/main-1'],
+    ],
+    [
+      'a learner serves no clients: deleted at once',
+      pod({ annotations: { hash: 'old' }, labels: { [role]: 'learner' } }),
+      ['delete Pod/main-1'],
+    ],
+    ['a Pod that is done is not touched', pod({ labels: { [role]: 'voter' } }), []],
+  ] as const)('%s', async (_name, current, want) => {
+    const steps: string[] = [];
+    const { kube } = kubeWith(current, steps);
+    const sleep = async (ms: number) => void steps.push(`sleep ${ms}`);
+    await deleteMemberPodUnlessDone(kube, ref, 'main-1', onNewHash, 500, sleep);
+    expect(steps).toEqual(want);
   });
 });

@@ -8,7 +8,7 @@ import type { EtcdClusterSpec } from '../crds/etcd-cluster';
 import { quantityLess } from '../crds/quantity';
 import { claimName } from '../crds/names';
 import type { KubeObjects } from './kube-objects';
-import { deleteMemberPodUnlessDone } from './member-pod-restart';
+import { deleteMemberPodUnlessDone, SERVICE_DRAIN_MS } from './member-pod-restart';
 import { memberLabels } from './member-manifests';
 import type { ClaimLike } from './rollout-observation';
 import { claimStorageOf, readStorageClasses } from './rollout-observation';
@@ -103,6 +103,7 @@ export function createRolloutActivities(deps: RolloutActivityDeps) {
         input.ref,
         input.member,
         (pod) => pod.metadata?.annotations?.[RolloutAnnotations.podTemplateHash] === input.hash,
+        SERVICE_DRAIN_MS,
       );
       return result === 'done' ? 'already-rolled' : result;
     },

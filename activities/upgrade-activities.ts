@@ -10,7 +10,7 @@ import type { EtcdSnapshot } from '../crds/etcd-snapshot';
 import { ETCD_SNAPSHOT } from '../crds/etcd-snapshot';
 import { Labels } from '../crds/labels';
 import type { KubeObjects } from './kube-objects';
-import { deleteMemberPodUnlessDone } from './member-pod-restart';
+import { deleteMemberPodUnlessDone, SERVICE_DRAIN_MS } from './member-pod-restart';
 import { etcdVersionOfImage } from './upgrade-images';
 import type { ClusterRef } from '../contracts/cluster-ref';
 
@@ -85,6 +85,7 @@ export function createUpgradeActivities(deps: UpgradeActivityDeps) {
         input.member,
         (pod) =>
           etcdVersionOfImage(pod.spec?.containers?.find((c) => c.name === 'etcd')?.image) === input.version,
+        SERVICE_DRAIN_MS,
       );
       return result === 'done' ? 'already-upgraded' : result;
     },
