@@ -597,11 +597,13 @@ describe('etcdClusterWorkflow on the Temporal dev server', () => {
       await change(2, specOf(2));
       await eventually('the learner drop-1', () => fake.learnerNames().includes('drop-1'));
       // What `kubectl delete` does: the object goes, the garbage collector takes the member Pods, so no member
-      // answers: a MemberRemove would be retried for ever.
+      // answers: a MemberRemove would be retried for ever. The deletion is signalled before the Pods go: the other
+      // way round, a look the waiting scale-up took in between (at load, once in a unit run beside a 50-cluster
+      // bench) found no Pod and the scale-up ended on its own (COMPLETED): the cancellation under test never happened.
       fake.faults.deleteClusterObject();
-      for (const pod of fake.podNames()) fake.faults.deletePod(pod);
       const deletedAt = Date.now();
       await change(2, specOf(2), { deleted: true });
+      for (const pod of fake.podNames()) fake.faults.deletePod(pod);
       await expect(handle.result()).resolves.toBeUndefined();
       const child = await env.client.workflow.getHandle(opId(2, 'ScaleUp')).describe();
       expect(child.status.name).toBe('CANCELLED');
