@@ -14,6 +14,7 @@ import type { KubernetesObject } from '@kubernetes/client-node';
 import type { KubeObjects } from './kube-objects';
 import type { ClusterRef } from '../contracts/cluster-ref';
 import { Labels } from '../crds/labels';
+import { delay } from './etcd-membership';
 
 /** The role label of a member Pod that has left the client Service because it is about to be stopped. */
 export const DRAINING_ROLE = 'draining';
@@ -22,8 +23,6 @@ export const DRAINING_ROLE = 'draining';
  * kube-proxy's default minimum sync period is 1 s.
  */
 export const SERVICE_DRAIN_MS = 1500;
-
-export const sleepMs = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 export interface MemberPod extends KubernetesObject {
   spec?: { containers?: { name?: string; image?: string }[] };
@@ -37,7 +36,7 @@ export async function deleteMemberPodUnlessDone(
   done: (pod: MemberPod) => boolean,
   /** Take a serving member out of the client Service first, waiting this long (0: delete at once). */
   drainMs = 0,
-  sleep: (ms: number) => Promise<void> = sleepMs,
+  sleep: (ms: number) => Promise<void> = delay,
 ): Promise<'deleted' | 'absent' | 'done'> {
   const podRef = { apiVersion: 'v1', kind: 'Pod', namespace: ref.namespace, name: member };
   const pod = await kube.read<MemberPod>(podRef);

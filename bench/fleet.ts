@@ -21,6 +21,9 @@ export function quantile(xs: readonly number[], q: number): number | undefined {
   return s[Math.min(s.length - 1, Math.max(0, Math.ceil(q * s.length) - 1))];
 }
 
+/** Clock ticks a second, asked of the system once. */
+let clockTicks: number | undefined;
+
 /** CPU seconds a process has used (user + system, from /proc/<pid>/stat), or undefined when it is gone. */
 function cpuSeconds(pid: number): number | undefined {
   try {
@@ -28,8 +31,8 @@ function cpuSeconds(pid: number): number | undefined {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
     const rest = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
     const ticks = Number(rest[11]) + Number(rest[12]);
-    const hz = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
-    return Number.isFinite(ticks) ? ticks / hz : undefined;
+    clockTicks ??= Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
+    return Number.isFinite(ticks) ? ticks / clockTicks : undefined;
   } catch {
     return undefined;
   }

@@ -3,6 +3,9 @@ import { appendFileSync } from 'node:fs';
 
 const TICK_MS = 50;
 
+/** The daemon's stall log, in the stack's state folder. */
+export const DAEMON_STALLS_FILE = 'daemon-stalls.log';
+
 /** One stall as a log line: start and end (ms since the epoch) and its length. */
 export const stallLine = (from: number, to: number): string =>
   `${new Date(from).toISOString()} ${new Date(to).toISOString()} ${to - from}\n`;

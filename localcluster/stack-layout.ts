@@ -1,4 +1,5 @@
 // Pure addressing of one stack instance: every port, address range and path derives from {stateDir, hostIp}, so two instances never collide.
+import { DAEMON_STALLS_FILE } from './loop-stalls';
 import { join } from 'node:path';
 
 export interface StackInstance {
@@ -122,7 +123,7 @@ export function stackLayout(instance: StackInstance): StackLayout {
       stackJson: join(s, 'stack.json'),
       envSh: join(s, 'env.sh'),
       daemonLog: join(s, 'stack.log'),
-      daemonStalls: join(s, 'daemon-stalls.log'),
+      daemonStalls: join(s, DAEMON_STALLS_FILE),
     },
   };
 }

@@ -4,7 +4,7 @@ import { appendFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { parseStallLog } from '../../localcluster/loop-stalls';
+import { DAEMON_STALLS_FILE, parseStallLog } from '../../localcluster/loop-stalls';
 import { memberClientURL, memberClientURLTLS } from '../../crds/names';
 import type { Harness } from './cluster-harness';
 import { eventually, getCluster } from './cluster-harness';
@@ -208,7 +208,7 @@ export function describeAvailability(f: AvailabilityFigures): string {
 function stackStallsWithin(h: Harness, gap: { from: number; to: number }): string[] {
   let text: string;
   try {
-    text = readFileSync(join(h.stack.stateDir, 'daemon-stalls.log'), 'utf8');
+    text = readFileSync(join(h.stack.stateDir, DAEMON_STALLS_FILE), 'utf8');
   } catch {
     return [];
   }

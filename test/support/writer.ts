@@ -182,9 +182,8 @@ export function startWriter(input: WriterInput): Writer {
       const started = Date.now();
       const wanted = { credentials: current(input.credentials), auth: current(input.auth) };
       if (client && (wanted.credentials !== using.credentials || wanted.auth !== using.auth)) {
-        const old = client;
         giveUp(
-          old,
+          client,
           Promise.all([...inFlight]).then(() => undefined),
         );
       }
@@ -200,10 +199,11 @@ export function startWriter(input: WriterInput): Writer {
       const done = write(c, seq, started);
       inFlight.add(done);
       void done.finally(() => inFlight.delete(done));
+      let hedge: NodeJS.Timeout | undefined;
       const answered = await Promise.race([
         done.then(() => true),
-        new Promise<false>((r) => setTimeout(() => r(false), HEDGE_AFTER_MS)),
-      ]);
+        new Promise<false>((r) => (hedge = setTimeout(() => r(false), HEDGE_AFTER_MS))),
+      ]).finally(() => clearTimeout(hedge));
       if (!answered) giveUp(c, done);
       while (inFlight.size >= MAX_IN_FLIGHT) await Promise.race(inFlight);
       const wait = started + WRITE_INTERVAL_MS - Date.now();
