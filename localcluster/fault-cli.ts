@@ -158,7 +158,7 @@ async function runProcessNodeFault(
     case 'fill':
     case 'release':
       throw new Error(
-        `${request.kind} needs real nodes (npm run up -- --real-nodes): process-backed nodes share the host's network`,
+        `${request.kind} needs real nodes (\`npm run up\` without --process-nodes): process-backed nodes share the host's network`,
       );
   }
 }

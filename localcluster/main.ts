@@ -6,7 +6,8 @@ import { down, daemonPidFile, stackHealthy, up } from './stack-daemon';
 import { readStackInfo, type StackInfo } from './stack-info';
 import { stackLayout, type StackLayout } from './stack-layout';
 import { processNodeRuntime, removeHostsBlock } from './node-runtime';
-import { startStack, type OperatorMode, type RunningStack } from './stack';
+import { startStack, type RunningStack } from './stack';
+import { parseCli, type Cli, USAGE } from './cli-args';
 import { ensureDebPackages, REAL_NODE_DEB_PACKAGES } from './apt-packages';
 import { ensureImages } from './images';
 import { ensureProjectImage } from './project-image';
@@ -19,60 +20,6 @@ import { ALL_TOOLS, REAL_NODE_TOOLS, cacheRoot, isInstalled, toolId, toolPaths }
 import { ensureTools } from './tools';
 
 const REPO_ROOT = resolve(__dirname, '..', '..');
-
-interface Cli {
-  command: string;
-  stateDir: string;
-  hostIp: string;
-  withOperator: boolean;
-  withCertManager: boolean;
-  realNodes: boolean;
-  /** Process-backed nodes' claim data in memory (localcluster/node/claims-in-memory.ts); `npm test` asks for it. */
-  claimsInMemory: boolean;
-  operatorMode: OperatorMode;
-  /** Arguments that are not options, in order (the fault command's kind, target and duration). */
-  positional: string[];
-}
-
-export function parseCli(argv: string[]): Cli {
-  const [command = 'help', ...rest] = argv;
-  const cli: Cli = {
-    command,
-    stateDir: resolve(REPO_ROOT, '.local'),
-    // A second checkout (a git worktree) runs its own stack beside the default one by choosing another loopback address.
-    hostIp: process.env.ETCD_CONDUCTOR_HOST_IP ?? '127.0.0.1',
-    withOperator: true,
-    withCertManager: true,
-    realNodes: false,
-    claimsInMemory: false,
-    operatorMode: 'process',
-    positional: [],
-  };
-  for (let i = 0; i < rest.length; i++) {
-    const arg = rest[i];
-    const value = () => {
-      const v = rest[++i];
-      if (v === undefined) throw new Error(`${arg} needs a value`);
-      return v;
-    };
-    if (arg === '--state-dir') cli.stateDir = resolve(value());
-    else if (arg === '--host-ip') cli.hostIp = value();
-    else if (arg === '--no-operator') cli.withOperator = false;
-    else if (arg === '--no-cert-manager') cli.withCertManager = false;
-    else if (arg === '--real-nodes') cli.realNodes = true;
-    else if (arg === '--claims-in-memory') cli.claimsInMemory = true;
-    else if (arg?.startsWith('--operator=')) {
-      const mode = arg.slice('--operator='.length);
-      if (mode !== 'process' && mode !== 'chart')
-        throw new Error(`--operator must be process or chart, not "${mode}"`);
-      cli.operatorMode = mode;
-    } else if (arg !== undefined && !arg.startsWith('--')) cli.positional.push(arg);
-    else throw new Error(`unknown option ${arg}`);
-  }
-  if (cli.operatorMode === 'chart' && !cli.realNodes)
-    throw new Error('--operator=chart runs the operator in the cluster, which needs --real-nodes');
-  return cli;
-}
 
 const log = (line: string) => console.log(line);
 const stamp = (line: string) => console.log(`${new Date().toISOString()} ${line}`);
@@ -151,12 +98,17 @@ async function runInForeground(
 }
 
 async function main(argv: string[]): Promise<number> {
-  const cli = parseCli(argv);
+  const parsed = parseCli(argv, {
+    stateDir: resolve(REPO_ROOT, '.local'),
+    // A second checkout (a git worktree) runs its own stack beside the default one by choosing another loopback address.
+    hostIp: process.env.ETCD_CONDUCTOR_HOST_IP ?? '127.0.0.1',
+  });
+  const cli: Cli = { ...parsed, stateDir: resolve(parsed.stateDir) };
   const layout = stackLayout({ repoRoot: REPO_ROOT, stateDir: cli.stateDir, hostIp: cli.hostIp });
   const extraArgs = [
     ...(cli.withOperator ? [] : ['--no-operator']),
     ...(cli.withCertManager ? [] : ['--no-cert-manager']),
-    ...(cli.realNodes ? ['--real-nodes'] : []),
+    ...(cli.realNodes ? [] : ['--process-nodes']),
     ...(cli.claimsInMemory ? ['--claims-in-memory'] : []),
     ...(cli.operatorMode === 'chart' ? ['--operator=chart'] : []),
   ];
@@ -280,9 +232,7 @@ async function main(argv: string[]): Promise<number> {
       return 0;
     }
     default:
-      log(
-        'usage: main.js <tools|images|start|up|down|status|fault> [--state-dir DIR] [--host-ip 127.x.y.z] [--no-operator] [--no-cert-manager] [--claims-in-memory] [--real-nodes [--operator=chart]]',
-      );
+      log(USAGE);
       return cli.command === 'help' ? 0 : 2;
   }
 }

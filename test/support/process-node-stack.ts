@@ -12,7 +12,7 @@ import { repoRoot } from '../../localcluster/stack-info';
 const run = promisify(execFile);
 
 /** The flag that asks `up` for process-backed nodes (the default stack's nodes are real). */
-export const PROCESS_NODES_FLAGS: string[] = [];
+export const PROCESS_NODES_FLAGS: string[] = ['--process-nodes'];
 
 /** Registers the file's beforeAll (up) and afterAll (down); call at the top of the test file, before other hooks. */
 export function useProcessNodeStack(defaultHostIp: string): { stateDir: string; hostIp: string } {
