@@ -19,7 +19,7 @@ describe('the chart as the real-node stack installs it', () => {
   const rendered = helmTemplate(repoRoot(), {
     release: OPERATOR_CHART_RELEASE,
     namespace: OPERATOR_CHART_NAMESPACE,
-    set: operatorChartValues('10.30.0.1:7353', 'default'),
+    set: operatorChartValues('10.30.0.1:7353', 'default', ['in-cluster']),
   });
   const deployment = parseAllDocuments(rendered)
     .map((d) => d.toJS() as Deployment | null)
@@ -33,10 +33,17 @@ describe('the chart as the real-node stack installs it', () => {
     expect(deployment?.spec.template.spec.containers[0]?.image).toBe(PROJECT_IMAGE);
   });
 
-  it('dials Temporal at the given bridge address and namespace: the only values set', () => {
+  it("dials Temporal at the given bridge address and namespace, and leaves the other installation's namespace alone: the only values set", () => {
     const env = deployment?.spec.template.spec.containers[0]?.env ?? [];
     expect(env.find((e) => e.name === 'TEMPORAL_ADDRESS')?.value).toBe('10.30.0.1:7353');
     expect(env.find((e) => e.name === 'TEMPORAL_NAMESPACE')?.value).toBe('default');
+    expect(env.find((e) => e.name === 'EXCLUDE_NAMESPACES')?.value).toBe('in-cluster');
+    expect(env.find((e) => e.name === 'WATCH_NAMESPACE')).toBeUndefined();
     expect(operatorChartValues('a:1', 'ns')).toEqual(['temporal.address=a:1', 'temporal.namespace=ns']);
+    expect(operatorChartValues('a:1', 'ns', ['x', 'y'])).toEqual([
+      'temporal.address=a:1',
+      'temporal.namespace=ns',
+      'rbac.excludeNamespaces={x,y}',
+    ]);
   });
 });

@@ -19,12 +19,25 @@ export interface OperatorChartOptions {
   /** host:port of the Temporal frontend as Pods reach it. */
   temporalAddress: string;
   temporalNamespace: string;
+  /** Namespaces another installation serves (the stack's in-cluster tests install one there). */
+  excludeNamespaces: string[];
   log: (line: string) => void;
 }
 
-/** The chart's values for the stack: only where Temporal is; everything else is the chart's default. */
-export function operatorChartValues(temporalAddress: string, temporalNamespace: string): string[] {
-  return [`temporal.address=${temporalAddress}`, `temporal.namespace=${temporalNamespace}`];
+/**
+ * The chart's values for the stack: where Temporal is, and the namespaces another installation serves; everything
+ * else is the chart's default.
+ */
+export function operatorChartValues(
+  temporalAddress: string,
+  temporalNamespace: string,
+  excludeNamespaces: string[] = [],
+): string[] {
+  return [
+    `temporal.address=${temporalAddress}`,
+    `temporal.namespace=${temporalNamespace}`,
+    ...(excludeNamespaces.length > 0 ? [`rbac.excludeNamespaces={${excludeNamespaces.join(',')}}`] : []),
+  ];
 }
 
 async function exec(command: string, args: string[]): Promise<string> {
@@ -58,7 +71,9 @@ export async function installOperatorChart(opts: OperatorChartOptions): Promise<
     ns,
     // The stack installed them already (install-crds.ts), from the same files.
     '--skip-crds',
-    ...operatorChartValues(opts.temporalAddress, opts.temporalNamespace).flatMap((v) => ['--set', v]),
+    ...operatorChartValues(opts.temporalAddress, opts.temporalNamespace, opts.excludeNamespaces).flatMap(
+      (v) => ['--set', v],
+    ),
   ]);
   await kubectl('-n', ns, 'rollout', 'status', `deployment/${OPERATOR_CHART_RELEASE}`, '--timeout=180s');
   opts.log(

@@ -348,6 +348,7 @@ export async function startStack(opts: StartStackOptions): Promise<RunningStack>
           repoRoot: layout.repoRoot,
           temporalAddress: podReachable.temporalAddress,
           temporalNamespace: TEMPORAL_NAMESPACE,
+          excludeNamespaces: [IN_CLUSTER_NAMESPACE],
           log,
         });
       } else if (existsSync(entry)) {

@@ -1,5 +1,7 @@
-// End-to-end: two operator processes on one stack; only the holder of the watcher Lease watches, and the other
-// takes over when the holder is killed (after the lease duration) and hands back at once on a clean stop.
+// End-to-end: two operators on one stack; only the holder of the watcher Lease watches, and the other takes over when
+// the holder dies or hangs (after the lease duration) and at once on a clean stop. On a stack whose operator is a host
+// process the test starts a second one beside it; on one whose operator runs from its chart, the two replicas are the
+// two operators, the holder's container is frozen (a hang: no renewal, no release) and a clean stop is a Pod deleted.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, openSync, readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
@@ -9,6 +11,8 @@ import { operatorHttpAddress } from '../../localcluster/stack';
 import { readStackInfo, repoRoot } from '../../localcluster/stack-info';
 import { WATCHER_LEASE_NAME } from '../../worker/watcher-lease';
 import type { Harness } from '../support/cluster-harness';
+import { containerFaults } from '../support/container-faults';
+import { operatorChart, operatorPods } from '../support/operator-process';
 import {
   connect,
   createCluster,
@@ -42,10 +46,11 @@ function stackOperatorIdentity(): string {
   return `${hostname()}-${pid}`;
 }
 
+/** The Lease lives in the operator's namespace: the chart's release namespace, or `default` for a host process. */
 async function holder(): Promise<string | undefined> {
   const lease = await h.kc
     .makeApiClient(CoordinationV1Api)
-    .readNamespacedLease({ name: WATCHER_LEASE_NAME, namespace: 'default' });
+    .readNamespacedLease({ name: WATCHER_LEASE_NAME, namespace: operatorChart(h)?.namespace ?? 'default' });
   return lease.spec?.holderIdentity ?? undefined;
 }
 
@@ -59,6 +64,7 @@ const leaderGauge = async (address: string) =>
 
 describe('the watcher Lease', () => {
   test('only the holder watches; killing it hands over, and a clean stop releases the Lease at once', async () => {
+    if (operatorChart(h)) return chartReplicas();
     // First the stack's own operator must hold the Lease: a file that ran before this one may have killed its
     // predecessor, whose Lease stays taken until it goes unrenewed for its duration. Started before that, the
     // second operator could win the Lease instead.
@@ -131,3 +137,87 @@ describe('the watcher Lease', () => {
     expect(next).toBe(stackOperatorIdentity());
   });
 });
+
+/** The chart's two replicas: each Pod's name is its identity, each serves /metrics and /readyz on its Pod IP. */
+async function chartReplicas(): Promise<void> {
+  const chart = operatorChart(h);
+  if (!chart) throw new Error('unreachable: the stack runs no chart operator');
+  const faults = containerFaults(h);
+  const logOf = (pod: string) =>
+    h.core.readNamespacedPodLog({ namespace: chart.namespace, name: pod, container: 'operator' });
+  const replicas = async () => {
+    const pods = await operatorPods(h);
+    const ready = pods.filter((p) =>
+      p.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'),
+    );
+    return ready.length === 2 ? ready : undefined;
+  };
+  const addressOf = (pod: { status?: { podIP?: string } }) => `${pod.status?.podIP ?? ''}:9464`;
+
+  // Both Ready, one holds the Lease and watches, the other stands by (a replica replaced by an earlier file may still
+  // be waiting out a dead predecessor's Lease: wait for a holder among the two).
+  const pods = await eventually('both replicas Ready, one of them holding the Lease', async () => {
+    const two = await replicas();
+    const now = await holder();
+    return two && two.some((p) => p.metadata?.name === now) ? two : undefined;
+  });
+  const first = (await holder()) ?? '';
+  const firstPod = pods.find((p) => p.metadata?.name === first);
+  const standbyPod = pods.find((p) => p.metadata?.name !== first);
+  const standby = standbyPod?.metadata?.name ?? '';
+  if (!firstPod || !standbyPod) throw new Error('unreachable: two replicas, one holder');
+  expect(await leaderGauge(addressOf(firstPod))).toBe('1');
+  expect(await leaderGauge(addressOf(standbyPod))).toBe('0');
+  expect((await get(addressOf(standbyPod), '/readyz')).body).toContain(
+    `identity ${standby}; roles worker, watcher (standby: the watcher Lease is held by`,
+  );
+  expect(await logOf(standby)).not.toContain('watching EtcdClusters');
+
+  // A holder that hangs: no renewal and no release. The standby takes over once the Lease went unrenewed.
+  await faults.freezeContainer(chart.namespace, first, 'operator');
+  try {
+    await eventually('the standby to take the Lease', async () =>
+      (await holder()) === standby ? true : undefined,
+    );
+    expect(await leaderGauge(addressOf(standbyPod))).toBe('1');
+    expect((await get(addressOf(standbyPod), '/readyz')).body).toContain(
+      `watcher (holds the watcher Lease ${chart.namespace}/`,
+    );
+    await eventually('the new holder to start its watchers', async () =>
+      (await logOf(standby)).includes('watching EtcdClusters') ? true : undefined,
+    );
+
+    // Its watchers work: a new cluster is signalled by the new holder and comes up.
+    const ns = await freshNamespace(h, 'lease');
+    await createCluster(h, ns, 'l', { replicas: 1 });
+    await waitConverged(h, ns, 'l', 1, 300_000);
+    expect(await logOf(standby)).toContain(`"cluster":"${ns}/l"`);
+  } finally {
+    await faults.thawContainer(chart.namespace, first, 'operator');
+  }
+
+  // The old holder wakes up to a Lease someone else holds: it stops its watchers instead of watching beside them.
+  await eventually('the old holder to stand down', async () =>
+    (await leaderGauge(addressOf(firstPod))) === '0' ? true : undefined,
+  );
+  expect(await logOf(first)).toContain('lost the watcher Lease; stopping the watchers');
+  expect(await holder()).toBe(standby);
+
+  // A clean stop (the Pod deleted with its grace period) releases the Lease: it is seen held by no one (a dead holder's
+  // stays taken for its duration), and another replica takes it (the old holder, or the Deployment's new Pod).
+  let released = false;
+  await h.core.deleteNamespacedPod({ namespace: chart.namespace, name: standby });
+  const next = await eventually(
+    'the other replica to take the released Lease',
+    async () => {
+      const now = await holder();
+      if (now === undefined) released = true;
+      return now && now !== standby ? now : undefined;
+    },
+    60_000,
+    100,
+  );
+  expect(released).toBe(true);
+  expect(next).not.toBe(standby);
+  await eventually('the Deployment to have two Ready replicas again', replicas, 120_000);
+}

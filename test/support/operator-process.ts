@@ -1,10 +1,19 @@
-// The operator of the local stack as a process: its pid from stack.json, and a SIGKILL that waits until the stack has
-// restarted it (the stack daemon supervises the operator the way a Deployment would). For tests that kill the operator
-// in the middle of an operation.
+// The stack's operator, however the stack runs it: a host process (its pid in stack.json, restarted by the stack
+// daemon the way a Deployment would) or the Helm chart's Pods on real nodes (`up --operator=chart`, two replicas).
+// For tests that kill the operator in the middle of an operation, scrape its /metrics or read its logs.
 import { join } from 'node:path';
+import { readFileSync } from 'node:fs';
+import type { V1Pod } from '@kubernetes/client-node';
 import { readStackInfo } from '../../localcluster/stack-info';
 import { pidAlive } from '../../localcluster/tools';
+import { operatorHttpAddress } from '../../localcluster/stack';
 import { eventually, type Harness } from './cluster-harness';
+import { containerFaults } from './container-faults';
+
+/** The chart's release and namespace when the stack installed the operator by its chart, else undefined. */
+export function operatorChart(h: Harness): { namespace: string; release: string } | undefined {
+  return h.stack.operatorChart;
+}
 
 export function operatorPid(h: Harness): number {
   const pid = readStackInfo(join(h.stack.stateDir, 'stack.json'))?.pids.operator;
@@ -12,18 +21,101 @@ export function operatorPid(h: Harness): number {
   return pid;
 }
 
-/** SIGKILL, as a crash or an OOM kill would; resolves with the new pid once the stack has started it again. */
-export async function killOperator(h: Harness, timeoutMs = 60_000): Promise<number> {
-  const killed = operatorPid(h);
-  process.kill(killed, 'SIGKILL');
-  return eventually(
-    'the operator is restarted',
+/** The chart's operator Pods that are not being deleted, by name. */
+export async function operatorPods(h: Harness): Promise<V1Pod[]> {
+  const chart = operatorChart(h);
+  if (!chart) throw new Error('the local stack runs its operator as a host process, not from its chart');
+  const pods = await h.core.listNamespacedPod({
+    namespace: chart.namespace,
+    labelSelector: `app.kubernetes.io/instance=${chart.release}`,
+  });
+  return pods.items
+    .filter((p) => !p.metadata?.deletionTimestamp)
+    .sort((a, b) => (a.metadata?.name ?? '').localeCompare(b.metadata?.name ?? ''));
+}
+
+const ready = (p: V1Pod) =>
+  p.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') === true;
+
+/**
+ * The whole operator dies at once, as a crash or an OOM kill would; resolves once it runs again. A host process gets
+ * SIGKILL and the stack daemon starts it again. The chart's replicas get SIGKILL in their containers (no SIGTERM, so
+ * no clean shutdown and no Lease released), then their Pods are deleted so the Deployment starts new ones (as a node
+ * that died would have them rescheduled; a container restarted in place would meet the kubelet's crash back-off, 10 s
+ * and growing, after a few kills); resolves when as many new replicas are Ready.
+ */
+export async function killOperator(h: Harness, timeoutMs = 120_000): Promise<void> {
+  const chart = operatorChart(h);
+  if (!chart) {
+    const killed = operatorPid(h);
+    process.kill(killed, 'SIGKILL');
+    await eventually(
+      'the operator is restarted',
+      async () => {
+        const pid = operatorPid(h);
+        return pid !== killed && pidAlive(pid) && !pidAlive(killed) ? pid : undefined;
+      },
+      timeoutMs,
+    );
+    return;
+  }
+  const before = await operatorPods(h);
+  const old = new Set(before.map((p) => p.metadata?.name));
+  const faults = containerFaults(h);
+  await Promise.all(
+    before.map((p) =>
+      faults.crashContainer(chart.namespace, p.metadata?.name ?? '', 'operator').catch(() => undefined),
+    ),
+  );
+  await Promise.all(
+    before.map((p) =>
+      h.core.deleteNamespacedPod({
+        namespace: chart.namespace,
+        name: p.metadata?.name ?? '',
+        gracePeriodSeconds: 0,
+      }),
+    ),
+  );
+  await eventually(
+    'new operator replicas are Ready',
     async () => {
-      const pid = operatorPid(h);
-      return pid !== killed && pidAlive(pid) && !pidAlive(killed) ? pid : undefined;
+      const now = await operatorPods(h);
+      const fresh = now.filter((p) => !old.has(p.metadata?.name) && ready(p));
+      return fresh.length >= before.length ? true : undefined;
     },
     timeoutMs,
   );
+}
+
+/** Where each running operator serves /metrics, /healthz and /readyz: the host process's address, or each Pod's. */
+export async function operatorHttpAddresses(h: Harness): Promise<string[]> {
+  if (!operatorChart(h)) return [operatorHttpAddress(h.stack.hostIp)];
+  return (await operatorPods(h)).flatMap((p) => (p.status?.podIP ? [`${p.status.podIP}:9464`] : []));
+}
+
+/**
+ * Everything the operator has logged on this stack that is still kept: the host process's log file, or each chart
+ * replica's log (and its previous container's, when the kubelet restarted it in place).
+ */
+export async function operatorLogs(h: Harness): Promise<string> {
+  const chart = operatorChart(h);
+  if (!chart) return readFileSync(join(h.stack.logsDir, 'operator.log'), 'utf8');
+  const out: string[] = [];
+  for (const p of await operatorPods(h)) {
+    const name = p.metadata?.name ?? '';
+    const restarted =
+      (p.status?.containerStatuses?.find((c) => c.name === 'operator')?.restartCount ?? 0) > 0;
+    for (const previous of restarted ? [true, false] : [false])
+      out.push(
+        await h.core.readNamespacedPodLog({
+          namespace: chart.namespace,
+          name,
+          container: 'operator',
+          previous,
+        }),
+      );
+  }
+  return out.join('\n');
 }
 
 /**
