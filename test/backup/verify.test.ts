@@ -133,7 +133,10 @@ test('a stored snapshot is Verified with the cluster revision, keys and hashkv; 
   const source = memberHashAt(ns, 'main', member, artifact.revision);
   expect(source.hash).toBe(v?.hash);
   expect(Number.isNaN(Date.parse(v?.verifiedAt ?? ''))).toBe(false);
-  expect((await eventsFor(h, ns, 'checked')).map((e) => e.reason)).toContain('SnapshotVerified');
+  // The Event follows the status write (workflows/snapshot-verify-step.ts): wait for it, do not race it.
+  await eventually('the SnapshotVerified Event', async () =>
+    (await eventsFor(h, ns, 'checked')).some((e) => e.reason === 'SnapshotVerified') ? true : undefined,
+  );
   const job = await h.kc
     .makeApiClient(BatchV1Api)
     .readNamespacedJob({ namespace: ns, name: v?.jobName ?? 'checked-verify-1' });
@@ -168,9 +171,10 @@ test('a stored snapshot is Verified with the cluster revision, keys and hashkv; 
   expect(altered.status?.conditions?.find((c) => c.type === 'Ready')?.status).toBe('True');
   expect(altered.status?.artifact).toEqual(artifact);
   expect((await hashObject(s3, artifact.uri)).sha256).toBe(alteredSha);
-  const warnings = (await eventsFor(h, ns, 'checked')).filter(
-    (e) => e.reason === 'SnapshotVerificationFailed',
-  );
+  const warnings = await eventually('the SnapshotVerificationFailed Event', async () => {
+    const found = (await eventsFor(h, ns, 'checked')).filter((e) => e.reason === 'SnapshotVerificationFailed');
+    return found.length > 0 ? found : undefined;
+  });
   expect(warnings.map((e) => e.type)).toContain('Warning');
   expect(warnings.some((e) => e.message.startsWith('ObjectAltered'))).toBe(true);
 
