@@ -173,7 +173,9 @@ async function chartReplicas(): Promise<void> {
   );
   expect(await logOf(standby)).not.toContain('watching EtcdClusters');
 
-  // A holder that hangs: no renewal and no release. The standby takes over once the Lease went unrenewed.
+  // A holder that hangs: no renewal and no release. The standby takes over once the Lease went unrenewed. The hang
+  // stays shorter than the liveness probe's minute (periodSeconds 10 x failureThreshold 6), after which the kubelet
+  // would restart the container and the scenario would be a crash instead.
   await faults.freezeContainer(chart.namespace, first, 'operator');
   try {
     await eventually('the standby to take the Lease', async () =>
@@ -183,15 +185,6 @@ async function chartReplicas(): Promise<void> {
     expect((await get(addressOf(standbyPod), '/readyz')).body).toContain(
       `watcher (holds the watcher Lease ${chart.namespace}/`,
     );
-    await eventually('the new holder to start its watchers', async () =>
-      (await logOf(standby)).includes('watching EtcdClusters') ? true : undefined,
-    );
-
-    // Its watchers work: a new cluster is signalled by the new holder and comes up.
-    const ns = await freshNamespace(h, 'lease');
-    await createCluster(h, ns, 'l', { replicas: 1 });
-    await waitConverged(h, ns, 'l', 1, 300_000);
-    expect(await logOf(standby)).toContain(`"cluster":"${ns}/l"`);
   } finally {
     await faults.thawContainer(chart.namespace, first, 'operator');
   }
@@ -202,6 +195,20 @@ async function chartReplicas(): Promise<void> {
   );
   expect(await logOf(first)).toContain('lost the watcher Lease; stopping the watchers');
   expect(await holder()).toBe(standby);
+  await eventually('the new holder to start its watchers', async () =>
+    (await logOf(standby)).includes('watching EtcdClusters') ? true : undefined,
+  );
+
+  // The new holder's watchers work: a new cluster is signalled by it and comes up.
+  const ns = await freshNamespace(h, 'lease');
+  await createCluster(h, ns, 'l', { replicas: 1 });
+  await waitConverged(h, ns, 'l', 1, 300_000);
+  expect(await logOf(standby)).toContain(`"cluster":"${ns}/l"`);
+  // The old holder, awake, did not restart (a restart would be a crash, not the hang under test).
+  const old = (await operatorPods(h)).find((p) => p.metadata?.name === first);
+  expect(old?.status?.containerStatuses?.find((c) => c.name === 'operator')?.restartCount).toBe(
+    firstPod.status?.containerStatuses?.find((c) => c.name === 'operator')?.restartCount,
+  );
 
   // A clean stop (the Pod deleted with its grace period) releases the Lease: it is seen held by no one (a dead holder's
   // stays taken for its duration), and another replica takes it (the old holder, or the Deployment's new Pod).
