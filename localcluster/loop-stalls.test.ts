@@ -22,7 +22,7 @@ describe('parseStallLog', () => {
   });
 });
 
-test('startStallLog records a loop held for 400 ms, and nothing while it runs freely', async () => {
+test('startStallLog records a loop held for 400 ms, and only stalls over its threshold', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'stalls-'));
   const path = join(dir, 'stalls.log');
   const stop = startStallLog(path, 150);
@@ -34,9 +34,12 @@ test('startStallLog records a loop held for 400 ms, and nothing while it runs fr
     }
     await new Promise((r) => setTimeout(r, 200));
     const stalls = parseStallLog(readFileSync(path, 'utf8'));
-    expect(stalls).toHaveLength(1);
-    expect(stalls[0]!.to - stalls[0]!.from).toBeGreaterThanOrEqual(300);
-    expect(stalls[0]!.from).toBeLessThanOrEqual(heldFrom + 60);
+    // The hold is one stall. (A loaded machine may stall the test's own process besides: in a CI run a second stall
+    // of 376 ms appeared, so the count of other stalls is not asserted.)
+    const hold = stalls.filter((s) => s.from <= heldFrom + 60 && s.to >= heldFrom + 300);
+    expect(hold).toHaveLength(1);
+    expect(hold[0]!.to - hold[0]!.from).toBeGreaterThanOrEqual(300);
+    for (const s of stalls) expect(s.to - s.from).toBeGreaterThanOrEqual(150);
   } finally {
     stop();
     rmSync(dir, { recursive: true, force: true });
