@@ -55,6 +55,9 @@ const ALONE = atRoot([
   'test/tls/ca-rotation',
   'test/tls/auto-tls',
   'test/tls/ca-renewal',
+  // The same kind of rolling restart with TLS and auth: in a CI run with every file on real nodes (load ~10 in the shared
+  // group), four writes of its upgrade went unanswered for 1 s (longest gap 1862 ms).
+  'test/upgrade/upgrade-secure',
 ]);
 const group = process.env.E2E_GROUP;
 const GROUPS = {

@@ -76,12 +76,21 @@ describe('etcd Pods on the local stack', () => {
       members: Array<{ name: string }>;
     };
     expect(list.members.map((m) => m.name).sort()).toEqual(members);
-    // Every member serves the write made through the Service: it went through raft.
+    // Every member serves the write made through the Service: it went through raft. A member's own name resolves once
+    // cluster DNS has the Pod in the headless Service's endpoints, a moment after it is Ready (a CI run asked too early
+    // once: "no such host"): asked until it resolves, within a bound.
     for (const name of members) {
       const endpoint = `http://${dnsName({ name, subdomain: 'trio', namespace: ns })}:2379`;
-      expect(await etcdctl(kube.info, endpoint, 'get', 'k', '--print-value-only', '--consistency=s')).toBe(
-        'v\n',
+      let value: string | undefined;
+      await eventually(
+        `${name} to answer at its own name`,
+        async () => {
+          value = await etcdctl(kube.info, endpoint, 'get', 'k', '--print-value-only', '--consistency=s');
+          return true;
+        },
+        30000,
       );
+      expect(value).toBe('v\n');
     }
   }, 180000);
 });
