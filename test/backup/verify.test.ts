@@ -172,7 +172,9 @@ test('a stored snapshot is Verified with the cluster revision, keys and hashkv; 
   expect(altered.status?.artifact).toEqual(artifact);
   expect((await hashObject(s3, artifact.uri)).sha256).toBe(alteredSha);
   const warnings = await eventually('the SnapshotVerificationFailed Event', async () => {
-    const found = (await eventsFor(h, ns, 'checked')).filter((e) => e.reason === 'SnapshotVerificationFailed');
+    const found = (await eventsFor(h, ns, 'checked')).filter(
+      (e) => e.reason === 'SnapshotVerificationFailed',
+    );
     return found.length > 0 ? found : undefined;
   });
   expect(warnings.map((e) => e.type)).toContain('Warning');
