@@ -12,7 +12,8 @@ import { readStackInfo, repoRoot } from '../../localcluster/stack-info';
 import { WATCHER_LEASE_NAME } from '../../worker/watcher-lease';
 import type { Harness } from '../support/cluster-harness';
 import { containerFaults } from '../support/container-faults';
-import { operatorChart, operatorPods } from '../support/operator-process';
+import { operatorPods, podHttpAddress } from '../support/operator-process';
+import { isReady } from '../localcluster/etcd-pod';
 import {
   connect,
   createCluster,
@@ -50,7 +51,10 @@ function stackOperatorIdentity(): string {
 async function holder(): Promise<string | undefined> {
   const lease = await h.kc
     .makeApiClient(CoordinationV1Api)
-    .readNamespacedLease({ name: WATCHER_LEASE_NAME, namespace: operatorChart(h)?.namespace ?? 'default' });
+    .readNamespacedLease({
+      name: WATCHER_LEASE_NAME,
+      namespace: h.stack.operatorChart?.namespace ?? 'default',
+    });
   return lease.spec?.holderIdentity ?? undefined;
 }
 
@@ -64,7 +68,7 @@ const leaderGauge = async (address: string) =>
 
 describe('the watcher Lease', () => {
   test('only the holder watches; killing it hands over, and a clean stop releases the Lease at once', async () => {
-    if (operatorChart(h)) return chartReplicas();
+    if (h.stack.operatorChart) return chartReplicas(h.stack.operatorChart);
     // First the stack's own operator must hold the Lease: a file that ran before this one may have killed its
     // predecessor, whose Lease stays taken until it goes unrenewed for its duration. Started before that, the
     // second operator could win the Lease instead.
@@ -139,20 +143,15 @@ describe('the watcher Lease', () => {
 });
 
 /** The chart's two replicas: each Pod's name is its identity, each serves /metrics and /readyz on its Pod IP. */
-async function chartReplicas(): Promise<void> {
-  const chart = operatorChart(h);
-  if (!chart) throw new Error('unreachable: the stack runs no chart operator');
+async function chartReplicas(chart: { namespace: string }): Promise<void> {
   const faults = containerFaults(h);
   const logOf = (pod: string) =>
     h.core.readNamespacedPodLog({ namespace: chart.namespace, name: pod, container: 'operator' });
   const replicas = async () => {
     const pods = await operatorPods(h);
-    const ready = pods.filter((p) =>
-      p.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'),
-    );
+    const ready = pods.filter(isReady);
     return ready.length === 2 ? ready : undefined;
   };
-  const addressOf = (pod: { status?: { podIP?: string } }) => `${pod.status?.podIP ?? ''}:9464`;
 
   // Both Ready, one holds the Lease and watches, the other stands by (a replica replaced by an earlier file may still
   // be waiting out a dead predecessor's Lease: wait for a holder among the two).
@@ -166,9 +165,9 @@ async function chartReplicas(): Promise<void> {
   const standbyPod = pods.find((p) => p.metadata?.name !== first);
   const standby = standbyPod?.metadata?.name ?? '';
   if (!firstPod || !standbyPod) throw new Error('unreachable: two replicas, one holder');
-  expect(await leaderGauge(addressOf(firstPod))).toBe('1');
-  expect(await leaderGauge(addressOf(standbyPod))).toBe('0');
-  expect((await get(addressOf(standbyPod), '/readyz')).body).toContain(
+  expect(await leaderGauge(podHttpAddress(firstPod))).toBe('1');
+  expect(await leaderGauge(podHttpAddress(standbyPod))).toBe('0');
+  expect((await get(podHttpAddress(standbyPod), '/readyz')).body).toContain(
     `identity ${standby}; roles worker, watcher (standby: the watcher Lease is held by`,
   );
   expect(await logOf(standby)).not.toContain('watching EtcdClusters');
@@ -181,8 +180,8 @@ async function chartReplicas(): Promise<void> {
     await eventually('the standby to take the Lease', async () =>
       (await holder()) === standby ? true : undefined,
     );
-    expect(await leaderGauge(addressOf(standbyPod))).toBe('1');
-    expect((await get(addressOf(standbyPod), '/readyz')).body).toContain(
+    expect(await leaderGauge(podHttpAddress(standbyPod))).toBe('1');
+    expect((await get(podHttpAddress(standbyPod), '/readyz')).body).toContain(
       `watcher (holds the watcher Lease ${chart.namespace}/`,
     );
   } finally {
@@ -191,7 +190,7 @@ async function chartReplicas(): Promise<void> {
 
   // The old holder wakes up to a Lease someone else holds: it stops its watchers instead of watching beside them.
   await eventually('the old holder to stand down', async () =>
-    (await leaderGauge(addressOf(firstPod))) === '0' ? true : undefined,
+    (await leaderGauge(podHttpAddress(firstPod))) === '0' ? true : undefined,
   );
   expect(await logOf(first)).toContain('lost the watcher Lease; stopping the watchers');
   expect(await holder()).toBe(standby);

@@ -9,11 +9,7 @@ import { pidAlive } from '../../localcluster/tools';
 import { operatorHttpAddress } from '../../localcluster/stack';
 import { eventually, type Harness } from './cluster-harness';
 import { containerFaults } from './container-faults';
-
-/** The chart's release and namespace when the stack installed the operator by its chart, else undefined. */
-export function operatorChart(h: Harness): { namespace: string; release: string } | undefined {
-  return h.stack.operatorChart;
-}
+import { isReady } from '../localcluster/etcd-pod';
 
 export function operatorPid(h: Harness): number {
   const pid = readStackInfo(join(h.stack.stateDir, 'stack.json'))?.pids.operator;
@@ -23,7 +19,7 @@ export function operatorPid(h: Harness): number {
 
 /** The chart's operator Pods that are not being deleted, by name. */
 export async function operatorPods(h: Harness): Promise<V1Pod[]> {
-  const chart = operatorChart(h);
+  const chart = h.stack.operatorChart;
   if (!chart) throw new Error('the local stack runs its operator as a host process, not from its chart');
   const pods = await h.core.listNamespacedPod({
     namespace: chart.namespace,
@@ -34,8 +30,8 @@ export async function operatorPods(h: Harness): Promise<V1Pod[]> {
     .sort((a, b) => (a.metadata?.name ?? '').localeCompare(b.metadata?.name ?? ''));
 }
 
-const ready = (p: V1Pod) =>
-  p.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') === true;
+/** Where a chart replica serves /metrics, /healthz and /readyz: the chart's http port on its Pod IP. */
+export const podHttpAddress = (pod: V1Pod) => `${pod.status?.podIP ?? ''}:9464`;
 
 /**
  * The whole operator dies at once, as a crash or an OOM kill would; resolves once it runs again. A host process gets
@@ -45,7 +41,7 @@ const ready = (p: V1Pod) =>
  * and growing, after a few kills); resolves when as many new replicas are Ready.
  */
 export async function killOperator(h: Harness, timeoutMs = 120_000): Promise<void> {
-  const chart = operatorChart(h);
+  const chart = h.stack.operatorChart;
   if (!chart) {
     const killed = operatorPid(h);
     process.kill(killed, 'SIGKILL');
@@ -80,7 +76,7 @@ export async function killOperator(h: Harness, timeoutMs = 120_000): Promise<voi
     'new operator replicas are Ready',
     async () => {
       const now = await operatorPods(h);
-      const fresh = now.filter((p) => !old.has(p.metadata?.name) && ready(p));
+      const fresh = now.filter((p) => !old.has(p.metadata?.name) && isReady(p));
       return fresh.length >= before.length ? true : undefined;
     },
     timeoutMs,
@@ -89,8 +85,8 @@ export async function killOperator(h: Harness, timeoutMs = 120_000): Promise<voi
 
 /** Where each running operator serves /metrics, /healthz and /readyz: the host process's address, or each Pod's. */
 export async function operatorHttpAddresses(h: Harness): Promise<string[]> {
-  if (!operatorChart(h)) return [operatorHttpAddress(h.stack.hostIp)];
-  return (await operatorPods(h)).flatMap((p) => (p.status?.podIP ? [`${p.status.podIP}:9464`] : []));
+  if (!h.stack.operatorChart) return [operatorHttpAddress(h.stack.hostIp)];
+  return (await operatorPods(h)).flatMap((p) => (p.status?.podIP ? [podHttpAddress(p)] : []));
 }
 
 /**
@@ -98,7 +94,7 @@ export async function operatorHttpAddresses(h: Harness): Promise<string[]> {
  * replica's log (and its previous container's, when the kubelet restarted it in place).
  */
 export async function operatorLogs(h: Harness): Promise<string> {
-  const chart = operatorChart(h);
+  const chart = h.stack.operatorChart;
   if (!chart) return readFileSync(join(h.stack.logsDir, 'operator.log'), 'utf8');
   const out: string[] = [];
   for (const p of await operatorPods(h)) {
