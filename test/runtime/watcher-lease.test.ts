@@ -49,12 +49,10 @@ function stackOperatorIdentity(): string {
 
 /** The Lease lives in the operator's namespace: the chart's release namespace, or `default` for a host process. */
 async function holder(): Promise<string | undefined> {
-  const lease = await h.kc
-    .makeApiClient(CoordinationV1Api)
-    .readNamespacedLease({
-      name: WATCHER_LEASE_NAME,
-      namespace: h.stack.operatorChart?.namespace ?? 'default',
-    });
+  const lease = await h.kc.makeApiClient(CoordinationV1Api).readNamespacedLease({
+    name: WATCHER_LEASE_NAME,
+    namespace: h.stack.operatorChart?.namespace ?? 'default',
+  });
   return lease.spec?.holderIdentity ?? undefined;
 }
 
