@@ -69,4 +69,32 @@ describe('startTcpRelay', () => {
     await ended;
     await new Promise<void>((r) => hold.close(() => r()));
   });
+
+  it('keeps no socket once a client has gone, even one that left without reading the answer', async () => {
+    // A client that leaves before reading what the target sent. A relay that left the close to pipe() kept the
+    // target's side paused and unread: its FIN never read, its fd held for good (the stack daemon's apiserver relay
+    // leaked ~10 a second so, until EMFILE).
+    const target = createServer((s) => {
+      s.write('hello');
+      s.on('end', () => s.end());
+    });
+    await new Promise<void>((r) => target.listen(0, '127.0.0.1', () => r()));
+    const listen = { host: '127.0.0.1', port: await freePort() };
+    const relay = await startTcpRelay(listen, {
+      host: '127.0.0.1',
+      port: (target.address() as { port: number }).port,
+    });
+    try {
+      for (let i = 0; i < 5; i++) {
+        const c = createConnection(listen, () => c.end());
+        await new Promise<void>((r) => c.once('close', () => r()));
+      }
+      const deadline = Date.now() + 2000;
+      while (relay.openSockets() > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+      expect(relay.openSockets()).toBe(0);
+    } finally {
+      await relay.close();
+      await new Promise<void>((r) => target.close(() => r()));
+    }
+  });
 });

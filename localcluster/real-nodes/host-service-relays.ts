@@ -6,6 +6,8 @@ import { createConnection, createServer, type Server, type Socket } from 'node:n
 export interface TcpRelay {
   /** host:port Pods dial. */
   address: string;
+  /** Sockets the relay holds open now (both sides of each connection). */
+  openSockets(): number;
   close(): Promise<void>;
 }
 
@@ -14,6 +16,9 @@ export async function startTcpRelay(
   target: { host: string; port: number },
 ): Promise<TcpRelay> {
   // Open connections are ended on close: a Pod's long-lived gRPC channel to Temporal would otherwise hold close() open.
+  // Either side closing destroys the other: pipe() unpipes from a closed destination and leaves the source paused, so
+  // a target that then sends its FIN is never read to its end, and its socket (closed by the kernel) would keep its
+  // file descriptor for good. The stack's apiserver relay leaked ~10 a second that way until the daemon hit EMFILE.
   const open = new Set<Socket>();
   const server: Server = createServer((client) => {
     const upstream = createConnection(target);
@@ -36,6 +41,7 @@ export async function startTcpRelay(
   });
   return {
     address: `${listen.host}:${listen.port}`,
+    openSockets: () => open.size,
     close: () =>
       new Promise<void>((r) => {
         server.close(() => r());

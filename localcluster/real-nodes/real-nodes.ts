@@ -2,7 +2,6 @@
 // joined to the stack's apiserver) and tears them down so that no process, mount, namespace, link or cgroup of the
 // stack remains. cleanupRealNodes works from the layout alone, so `down` can also clean up after a crashed daemon.
 import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
-import { createConnection, createServer, type Server, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { ensureImages, importImages, type BuiltImage } from '../images';
 import { writeKubeconfig } from '../kubeconfig';
@@ -14,6 +13,7 @@ import type { StackLayout } from '../stack-layout';
 import type { ToolPaths } from '../tool-cache';
 import { waitFor } from '../wait-for';
 import { sh, shQuiet } from './host-commands';
+import { startTcpRelay, type TcpRelay } from './host-service-relays';
 import { forgetOwner, readOwner, recordOwner, startDecision, type NetworkOwnerRecord } from './network-owner';
 import {
   containerdConfig,
@@ -60,35 +60,6 @@ export interface RealNodes {
   /** Per node, its processes; tests and fault helpers stop them to take a node down. */
   nodeProcesses: Map<string, NodeProcesses>;
   stop(): Promise<void>;
-}
-
-/** Where nodes and Pods reach the apiserver: a TCP relay on the bridge's host address to the loopback-bound apiserver. */
-async function startApiserverRelay(layout: StackLayout, net: RealNodeLayout): Promise<Server> {
-  const open = new Set<Socket>();
-  const server = createServer((client) => {
-    open.add(client);
-    client.on('close', () => open.delete(client));
-    const upstream = createConnection({ host: layout.hostIp, port: layout.ports.apiserver });
-    client.pipe(upstream).pipe(client);
-    const close = () => {
-      client.destroy();
-      upstream.destroy();
-    };
-    client.on('error', close);
-    upstream.on('error', close);
-  });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(net.apiserverPort, net.bridgeIp, () => resolve());
-  });
-  // close() waits for every connection to end: a kubelet this stack did not start (a node started again by a fault)
-  // would keep one open until the cleanup that runs after it, so close() ends them itself.
-  const close = server.close.bind(server);
-  server.close = (cb?: (err?: Error) => void) => {
-    for (const c of open) c.destroy();
-    return close(cb);
-  };
-  return server;
 }
 
 function inNetns(node: RealNode, command: string, args: string[]): { command: string; args: string[] } {
@@ -214,19 +185,23 @@ export async function startRealNodes(opts: StartRealNodesOptions): Promise<RealN
   }
   const processes: ManagedProcess[] = [];
   const nodeProcesses = new Map<string, NodeProcesses>();
-  let relay: Server | undefined;
+  let relay: TcpRelay | undefined;
   const stop = async () => {
     for (const [, p] of nodeProcesses) await Promise.all([p.kubelet.stop(5000), p.kubeProxy.stop(5000)]);
     // Containers first (they sit in the nodes' cgroups), then the runtimes, then whatever they left mounted or linked.
     for (const n of net.nodes) await removeCgroupRoot(n.cgroupRoot);
     for (const [, p] of nodeProcesses) await p.containerd.stop(5000);
-    await new Promise<void>((r) => (relay ? relay.close(() => r()) : r()));
+    await relay?.close();
     const left = await cleanupRealNodes(layout, log);
     if (left.length > 0) log(`real nodes: left behind after stop: ${left.join(', ')}`);
   };
   try {
     await createNodeNetwork(net);
-    relay = await startApiserverRelay(layout, net);
+    // Nodes and Pods reach the loopback-bound apiserver through a TCP relay on the bridge's host address.
+    relay = await startTcpRelay(
+      { host: net.bridgeIp, port: net.apiserverPort },
+      { host: layout.hostIp, port: layout.ports.apiserver },
+    );
     log(
       `real nodes: bridge ${net.bridge} ${net.bridgeIp}, apiserver relayed on ${net.bridgeIp}:${net.apiserverPort}`,
     );
