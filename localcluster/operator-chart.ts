@@ -80,3 +80,22 @@ export async function installOperatorChart(opts: OperatorChartOptions): Promise<
     `stack: operator installed by its chart (release ${OPERATOR_CHART_RELEASE} in namespace ${ns}, Temporal at ${opts.temporalAddress}) and Ready in ${((Date.now() - t0) / 1000).toFixed(1)}s`,
   );
 }
+
+/**
+ * `helm uninstall` of the stack's chart release, if there is one: a stack brought up with `--operator=chart` keeps the
+ * release in its apiserver's data, so an `up` with the host-process operator afterwards would otherwise run two
+ * operators on the same task queue and Lease. Returns whether a release was removed.
+ */
+export async function uninstallOperatorChart(
+  opts: Pick<OperatorChartOptions, 'helm' | 'kubeconfig' | 'log'>,
+): Promise<boolean> {
+  const helm = (...args: string[]) =>
+    exec(opts.helm, [...args, '--kubeconfig', opts.kubeconfig, '--namespace', OPERATOR_CHART_NAMESPACE]);
+  const releases = (await helm('list', '--short')).split('\n').map((l) => l.trim());
+  if (!releases.includes(OPERATOR_CHART_RELEASE)) return false;
+  await helm('uninstall', OPERATOR_CHART_RELEASE, '--wait', '--timeout', '120s');
+  opts.log(
+    `stack: removed the operator chart release ${OPERATOR_CHART_RELEASE} an earlier \`up --operator=chart\` left (this stack runs the operator as a host process)`,
+  );
+  return true;
+}

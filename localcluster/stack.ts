@@ -19,7 +19,12 @@ import { startUpstreamDnsRelay } from './real-nodes/upstream-dns';
 import { startHostNames } from './real-nodes/host-names';
 import { startClaimResizer } from './real-nodes/claim-resizer';
 import { startHostServiceRelays } from './real-nodes/host-service-relays';
-import { installOperatorChart, OPERATOR_CHART_NAMESPACE, OPERATOR_CHART_RELEASE } from './operator-chart';
+import {
+  installOperatorChart,
+  OPERATOR_CHART_NAMESPACE,
+  OPERATOR_CHART_RELEASE,
+  uninstallOperatorChart,
+} from './operator-chart';
 import { renderEnvFile } from './env-file';
 import { installCrds } from './install-crds';
 import { startFaultServer, type FaultServer } from './fault-server';
@@ -352,6 +357,8 @@ export async function startStack(opts: StartStackOptions): Promise<RunningStack>
           log,
         });
       } else if (existsSync(entry)) {
+        if (podReachable)
+          await uninstallOperatorChart({ helm: tools.helm, kubeconfig: layout.paths.adminKubeconfig, log });
         const operator = supervise(() => startOperator(layout, info, entry), {
           onRestart: (next, why, delayMs) => {
             track(next);
