@@ -334,6 +334,44 @@ describe('etcdClusterWorkflow on the Temporal dev server', () => {
     });
   });
 
+  it("scales 5 -> 3 removing the second member without waiting for the first one's Pod to go, and ends only once every clean-up is done", async () => {
+    const fake = createFakeCluster();
+    const deletePod = fake.activities.deleteMemberPod;
+    const removals = () => fake.calls.filter((c) => c.name === 'removeMember').length;
+    let secondRemovalWentFirst: boolean | undefined;
+    // The first removed member's Pod deletion answers only once the second removal went out, or after 5 s: a workflow
+    // that waits for that clean-up still finishes, and the assertion below names what it did.
+    fake.activities.deleteMemberPod = async (input) => {
+      if (removals() === 1 && secondRemovalWentFirst === undefined) {
+        const t0 = Date.now();
+        while (removals() < 2 && Date.now() - t0 < 5000) await sleep(20);
+        secondRemovalWentFirst = removals() >= 2;
+      }
+      return deletePod(input);
+    };
+    await withCluster('shrink-deferred', specOf(5), fake, async ({ opId, change }) => {
+      await finished(fake, opId(1, 'Bootstrap'));
+      await change(2, specOf(3));
+      const status = await finished(fake, opId(2, 'ScaleDown'));
+      expect(status).toMatchObject({ observedGeneration: 2, replicas: 3, readyReplicas: 3 });
+      expect(secondRemovalWentFirst).toBe(true);
+      expect(fake.voterNames()).toHaveLength(3);
+      expect(fake.podNames()).toEqual(fake.voterNames().sort());
+      expect(fake.clusterObjects.pdbMinAvailable).toBe(2);
+      // Every activity the operation started answered before it ended: none was left behind when it completed.
+      const events = (await env.client.workflow.getHandle(opId(2, 'ScaleDown')).fetchHistory()).events ?? [];
+      const scheduled = events
+        .filter((e) => e.activityTaskScheduledEventAttributes)
+        .map((e) => String(e.eventId));
+      const completed = events.flatMap((e) =>
+        e.activityTaskCompletedEventAttributes
+          ? [String(e.activityTaskCompletedEventAttributes.scheduledEventId)]
+          : [],
+      );
+      expect(completed.sort()).toEqual(scheduled.sort());
+    });
+  });
+
   it('applies a spec changed while an operation runs after that operation', async () => {
     // Learners take a few observations to catch up, so the scale-up is still running when the change arrives.
     const fake = createFakeCluster({ catchUpAfterObservations: 3 });

@@ -22,7 +22,7 @@ import { observeAuth } from './auth-step';
 import { ActivityKinds } from './activity-kinds';
 import type { OperationInput, OperationOutcome } from './operations/operation-module';
 import { continuesOperation } from './operations/registry';
-import { executeStep, refuseRestore, refusesRestore } from './operations/step-executors';
+import { executeStep, refuseRestore, refusesRestore, settleDeferred } from './operations/step-executors';
 import { compensate as undoHalfDoneStep } from './operations/compensation';
 import type { OperationRunState } from './operation-run-state';
 import { carriedOf, startOperationRun } from './operation-run-state';
@@ -93,9 +93,14 @@ async function run(s: OperationRunState): Promise<string> {
       continue;
     }
     s.wait = undefined;
-    if (step.kind === 'None') return operationResultMessage(type, step, s.snapshotUri);
-    if (!continuesOperation(type, step, spec.replicas))
+    if (step.kind === 'None') {
+      await settleDeferred(s.stepCtx);
+      return operationResultMessage(type, step, s.snapshotUri);
+    }
+    if (!continuesOperation(type, step, spec.replicas)) {
+      await settleDeferred(s.stepCtx);
       return withSnapshotNote(s, `done; next: ${describeStep(step)}`);
+    }
     s.steps += 1;
     s.teller.details(describeStep(step));
     await execute(s, step);
@@ -110,6 +115,8 @@ function withSnapshotNote(s: OperationRunState, message: string): string {
 async function continueIfLong(s: OperationRunState): Promise<void> {
   const info = workflowInfo();
   if (!info.continueAsNewSuggested && info.historyLength < CONTINUE_AS_NEW_EVENTS) return;
+  // A removal's clean-up under way is not carried: it ends in this run.
+  await settleDeferred(s.stepCtx);
   const { firstLook: _used, ...input } = s.input;
   await continueAsNew<typeof clusterOperationWorkflow>({
     ...input,

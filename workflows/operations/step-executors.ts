@@ -14,6 +14,7 @@ import { ActivityKinds } from '../activity-kinds';
 import { enableAuthStep, rotateAuthStep } from '../auth-step';
 import { DowngradeEvents } from '../downgrade-steps';
 import type { ActionStep, Step } from '../plan';
+import type { RemoveReason } from '../plan-types';
 import { executeRolloutStep } from '../rollout-execute';
 
 const acts = proxyActivities<ClusterActivities>(ActivityKinds.operationStep);
@@ -24,6 +25,14 @@ const acts = proxyActivities<ClusterActivities>(ActivityKinds.operationStep);
  * membership change waits on all of them.
  */
 export const REMOVAL_CLEANUP_TOGETHER_PATCH = 'removal-cleanup-together';
+
+/**
+ * The patch behind a scale-down's removals following each other without waiting for the removed members' clean-up:
+ * while the look before a removal counted more members than spec.replicas after it, the next look and removal go
+ * ahead while the Pod, claim and PodDisruptionBudget of this one are dealt with; the last removal waits for every
+ * clean-up, so the operation still ends with nothing left behind.
+ */
+export const REMOVAL_CLEANUP_DEFERRED_PATCH = 'removal-cleanup-deferred';
 
 // Activities that wait inside themselves (addLearner's refusals) heartbeat on every poll: a worker that died
 // is noticed within the heartbeat timeout, not the 30 s start-to-close.
@@ -54,6 +63,14 @@ export interface StepContext {
   recordedMembers: () => string[];
   /** The learner this operation added and has not promoted: what its compensation removes. */
   pendingLearner?: { member: string; id: string };
+  /** Removed members' clean-ups under way and not awaited yet (REMOVAL_CLEANUP_DEFERRED_PATCH). */
+  deferred?: Promise<void>[];
+}
+
+/** Waits for every clean-up a removal left under way: before an operation ends or continues as new. */
+export async function settleDeferred(ctx: StepContext): Promise<void> {
+  const pending = ctx.deferred?.splice(0) ?? [];
+  if (pending.length > 0) await Promise.all(pending);
 }
 
 /** A permanent restore failure ends the operation Failed (with an Event): no restart can fix it. */
@@ -86,20 +103,38 @@ async function seedRestore(ctx: StepContext, member: string): Promise<RestoreIni
 }
 
 /** etcd removes the member; then its Pod and claim go and the PodDisruptionBudget follows the new size. */
-async function removeMember(ctx: StepContext, step: { member: string; id: string }): Promise<void> {
+async function removeMember(
+  ctx: StepContext,
+  step: { member: string; id: string; reason: RemoveReason },
+): Promise<void> {
   const { ref, spec } = ctx;
   await acts.removeMember({ ref, id: step.id });
   if (patched(REMOVAL_CLEANUP_TOGETHER_PATCH)) {
-    await Promise.all([
+    const cleanup = Promise.all([
       acts.deleteMemberPod({ ref, member: step.member }),
       acts.deleteMemberClaim({ ref, member: step.member }),
       ensureClusterObjects(ctx, Math.max(spec.replicas, 1)),
-    ]);
+    ]).then(() => undefined);
+    if (moreRemovalsFollow(ctx, step) && patched(REMOVAL_CLEANUP_DEFERRED_PATCH)) {
+      // Handled here so that a failure surfaces where it is awaited (settleDeferred), not as an unhandled rejection.
+      cleanup.catch(() => undefined);
+      (ctx.deferred ??= []).push(cleanup);
+      return;
+    }
+    await Promise.all([cleanup, ...(ctx.deferred?.splice(0) ?? [])]);
     return;
   }
   await acts.deleteMemberPod({ ref, member: step.member });
   await acts.deleteMemberClaim({ ref, member: step.member });
   await ensureClusterObjects(ctx, Math.max(spec.replicas, 1));
+}
+
+/** Pure: a scale-down whose last look counted more members than spec.replicas plus this one removes another next. */
+export function moreRemovalsFollow(
+  ctx: Pick<StepContext, 'spec' | 'recordedMembers'>,
+  step: { reason: RemoveReason },
+): boolean {
+  return step.reason === 'ScaleDown' && ctx.recordedMembers().length - 1 > ctx.spec.replicas;
 }
 
 /** The cluster's Services and PodDisruptionBudget for `voters`, made with the spec's additionalMetadata. */
