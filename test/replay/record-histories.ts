@@ -171,6 +171,9 @@ const scenarios: Record<string, ClusterScenario> = {
   scaletogether: { initial: specOf(3), body: threeToFiveToThree },
   // Bootstrap 3, scale 3 -> 5 -> 3, then delete.
   lifecycle: { initial: specOf(3), body: threeToFiveToThree },
+  // The same, recorded once the second removal of the 5 -> 3 no longer waits for the first one's clean-up (patch
+  // removal-cleanup-deferred).
+  scaledeferred: { initial: specOf(3), body: threeToFiveToThree },
   // A scale up cancelled while its learner cannot catch up, halted, then retried with a retry token.
   cancelled: {
     initial: specOf(1),
