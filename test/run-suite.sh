@@ -1,8 +1,7 @@
 #!/bin/sh
 # The whole suite against the running local stack: `npm test` brings it up on real nodes first (kubelet, containerd
-# and runc per node, CNI, kube-proxy, CoreDNS; issue 14), and every group runs on that one stack. The operator is a
-# host process there: with the chart's two replicas (`up --operator=chart`) the stack daemon's relays ran out of file
-# descriptors after ~30 minutes of the suite (docs/local-cluster.md). The e2e files share
+# and runc per node, CNI, kube-proxy, CoreDNS; the operator installed by its chart, two replicas of the image built
+# here; issue 14), and every group runs on that one stack. The e2e files share
 # it, each in namespaces of its own, so most run two at a time after the unit tests (E2E_GROUP=shared); the
 # files that change the stack itself (jest.config.js ALONE: operator kills, stacks of their own, rolling TLS under a
 # tight write-gap bound) run after, one at a time; then the fault files whose faults stay in their own namespace two
