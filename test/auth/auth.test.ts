@@ -76,7 +76,8 @@ describe('spec.auth', () => {
   test('a 3-member cluster with spec.auth comes up with auth enabled; unauthenticated clients are refused, the Secret’s credentials work', async () => {
     await createCluster(h, ns, name, { replicas: 3, auth: { rootSecretRef: { name: secretName } } });
     const c = await waitConverged(h, ns, name, 3, 600_000);
-    expect(c.status?.lastOperation).toMatchObject({ type: 'Bootstrap', result: 'Succeeded' });
+    // Auth is turned on by an operation of its own once the Bootstrap has a quorum; converged means it ran.
+    expect(c.status?.lastOperation).toMatchObject({ type: 'EnableAuth', result: 'Succeeded' });
 
     expect(await attempt(async (e) => e.put('/anon').value('x').exec())).toMatch(/user name is empty/);
     expect(await attempt((e) => e.get('/anon').string())).toMatch(/user name is empty/);

@@ -144,7 +144,7 @@ export async function eventually<T>(
   }
 }
 
-/** Waits until status says Available with `replicas` ready voters, the spec's generation observed, and no operation running. */
+/** Waits until status says Available with `replicas` ready voters, the spec's generation observed, and no operation running or planned. */
 export async function waitConverged(
   h: Harness,
   namespace: string,
@@ -158,6 +158,9 @@ export async function waitConverged(
       const c = await getCluster(h, namespace, name);
       const s = c.status;
       const available = s?.conditions?.find((x) => x.type === 'Available')?.status === 'True';
+      // Progressing=True with no current operation: the next one is planned and about to start (the EnableAuth after a
+      // Bootstrap with spec.auth, say), so the cluster is not yet what its spec asks.
+      const planned = s?.conditions?.find((x) => x.type === 'Progressing')?.status === 'True';
       const voters = s?.members?.filter((m) => m.role === 'voter').length ?? -1;
       const ok =
         available &&
@@ -165,7 +168,8 @@ export async function waitConverged(
         s?.readyReplicas === replicas &&
         voters === replicas &&
         (s?.members?.length ?? -1) === replicas &&
-        !s?.currentOperation;
+        !s?.currentOperation &&
+        !planned;
       return ok ? c : undefined;
     },
     timeoutMs,
