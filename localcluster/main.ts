@@ -5,7 +5,8 @@ import { rmSync } from 'node:fs';
 import { down, daemonPidFile, stackHealthy, up } from './stack-daemon';
 import { readStackInfo, type StackInfo } from './stack-info';
 import { stackLayout, type StackLayout } from './stack-layout';
-import { processNodeRuntime, removeHostsBlock } from './node-runtime';
+import { processNodeRuntime } from './node-runtime';
+import { removeHostsBlock } from './real-nodes/host-names';
 import { startStack, type RunningStack } from './stack';
 import { parseCli, type Cli, USAGE } from './cli-args';
 import { ensureDebPackages, REAL_NODE_DEB_PACKAGES } from './apt-packages';
@@ -113,7 +114,7 @@ async function main(argv: string[]): Promise<number> {
     ...(cli.operatorMode === 'chart' ? ['--operator=chart'] : []),
   ];
   const cleanups = [
-    () => removeHostsBlock(layout.stateDir),
+    async () => removeHostsBlock(layout.stateDir),
     // In-memory claims live as long as their stack (whether or not this up asked for them).
     async () => removeMemoryClaims(layout.stateDir),
     // Real nodes leave namespaces, links, mounts and cgroups that no process scan finds; only root can have made them.

@@ -11,9 +11,9 @@ import {
 import type { V1PersistentVolume, V1PersistentVolumeClaim } from '@kubernetes/client-node';
 import { BINDER_LABEL, claimDataDir, planClaims, volumeNameFor } from './claim-plan';
 import type { ClaimAction, ClaimView, VolumeView } from './claim-plan';
-import { startRestartingInformer } from './restarting-informer';
-import { applyResize, planResizes } from './claim-resize';
-import type { ResizeAction } from './claim-resize';
+import { startRestartingInformer } from '../real-nodes/restarting-informer';
+import { applyResize, planResizes } from '../real-nodes/claim-resize';
+import type { ResizeAction } from '../real-nodes/claim-resize';
 
 export interface ClaimBinderOptions {
   kubeconfigPath: string;

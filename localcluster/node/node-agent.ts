@@ -9,7 +9,7 @@ import { registerNode, startNodeHeartbeat, machineIdentity } from './node-heartb
 import { goArch } from './node-object';
 import type { NodeFacts } from './node-object';
 import { PodWorker } from './pod-worker';
-import { startRestartingInformer } from './restarting-informer';
+import { startRestartingInformer } from '../real-nodes/restarting-informer';
 import type { NodeAgent, NodeAgentOptions } from './types';
 
 /** Extra knobs, all optional; the defaults are a real kubelet's. */

@@ -8,8 +8,8 @@
 // binder, planResizes). Only volumes the host provisioner made, in classes of rancher.io/local-path, are touched.
 import { CoreV1Api, KubeConfig, StorageV1Api } from '@kubernetes/client-node';
 import type { V1PersistentVolume, V1PersistentVolumeClaim, V1StorageClass } from '@kubernetes/client-node';
-import { applyResize, planResizes } from '../node/claim-resize';
-import type { ResizeAction } from '../node/claim-resize';
+import { applyResize, planResizes } from './claim-resize';
+import type { ResizeAction } from './claim-resize';
 import { PROVISIONED_BY } from './host-volume-plan';
 import { PROVISIONER_NAME } from './local-path-storage';
 

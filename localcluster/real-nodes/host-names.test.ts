@@ -1,7 +1,7 @@
 import { mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { renderHostsBlock } from '../network/hosts-block';
+import { renderHostsBlock } from './hosts-block';
 import { hostEntries, writeHostsBlock } from './host-names';
 
 describe('hostEntries', () => {

@@ -2,10 +2,15 @@
 // block of /etc/hosts (the stack's own, removed on stop and by `down`) maps `<svc>.<ns>.svc[.cluster.local]` to the
 // ClusterIP (routed through node-a's kube-proxy) and headless per-Pod names to Pod IPs. The Pods themselves use CoreDNS.
 import { CoreV1Api, DiscoveryV1Api, KubeConfig } from '@kubernetes/client-node';
+import { createHash } from 'node:crypto';
 import { readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { renderHostsBlock, spliceHostsBlock, type HostEntry } from '../network/hosts-block';
-import { hostsStackId } from '../node-runtime';
+import { renderHostsBlock, spliceHostsBlock, type HostEntry } from './hosts-block';
+
+/** Names a stack's block in /etc/hosts; derived from the state folder so `down` finds it without the daemon. */
+export function hostsStackId(stateDir: string): string {
+  return createHash('sha256').update(stateDir).digest('hex').slice(0, 12);
+}
 
 export interface ServiceFacts {
   namespace: string;
@@ -57,6 +62,11 @@ export function writeHostsBlock(hostsPath: string, stackId: string, block: strin
   const tmp = join(dirname(hostsPath), `.hosts.${stackId}.${process.pid}.tmp`);
   writeFileSync(tmp, next, { mode: 0o644 });
   renameSync(tmp, hostsPath);
+}
+
+/** For `down` after a crash: drops the stack's /etc/hosts block that a dead daemon could not remove. */
+export function removeHostsBlock(stateDir: string, hostsPath = '/etc/hosts'): void {
+  writeHostsBlock(hostsPath, hostsStackId(stateDir), undefined);
 }
 
 /**

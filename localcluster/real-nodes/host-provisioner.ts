@@ -12,7 +12,7 @@ import type {
   V1PersistentVolumeClaim,
   V1StorageClass,
 } from '@kubernetes/client-node';
-import { startRestartingInformer } from '../node/restarting-informer';
+import { startRestartingInformer } from './restarting-informer';
 import {
   HOSTNAME_LABEL,
   planHostVolumes,

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { findStackProcesses, listeningPorts } from '../../localcluster/process-scan';
-import { hostsStackId } from '../../localcluster/node-runtime';
+import { hostsStackId } from '../../localcluster/real-nodes/host-names';
 import { realNodeLayout } from '../../localcluster/real-nodes/real-node-layout';
 import { realNodeLeftovers } from '../../localcluster/real-nodes/real-nodes';
 import { readStackInfo, repoRoot } from '../../localcluster/stack-info';

@@ -1,6 +1,7 @@
-// Decides which bound claims the local claim binder grows: it stands in for a CSI resizer, so a claim may grow only where its StorageClass allows expansion.
+// Decides which bound claims the stack's claim resizer (claim-resizer.ts) grows: it stands in for a CSI resizer, so a
+// claim may grow only where its StorageClass allows expansion.
 //
-// hostPath volumes have no size to change, so growing is bookkeeping: the volume's capacity and the claim's
+// local-path volumes have no size to change, so growing is bookkeeping: the volume's capacity and the claim's
 // status.capacity are raised to what the claim asks for. The apiserver's PersistentVolumeClaimResize
 // admission already refuses a bigger request on a claim whose class does not allow expansion; the class is
 // checked again here so that a class changed afterwards is respected the way a real resizer would.
