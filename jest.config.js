@@ -46,7 +46,6 @@ const ALONE = atRoot([
   'test/runtime/watcher-lease',
   'test/runtime/bad-input',
   'test/realnodes/',
-  'test/localcluster/faults',
   'test/localcluster/up-down',
   'test/soak/',
   // Rolling TLS restarts held to the 1 s bound for planned changes: side by side on 2 cores (with everything else the

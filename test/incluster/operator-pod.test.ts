@@ -6,11 +6,10 @@
 // serving that namespace; otherwise both watchers would race to start the same workflow id on their own queues.
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import type { V1Pod } from '@kubernetes/client-node';
 import { parseAllDocuments } from 'yaml';
 import { helmTemplate } from '../../localcluster/render-chart';
-import { nodeRuntimeOf, repoRoot } from '../../localcluster/stack-info';
+import { repoRoot } from '../../localcluster/stack-info';
 import { IN_CLUSTER_NAMESPACE } from '../../localcluster/stack';
 import type { Harness } from '../support/cluster-harness';
 import {
@@ -59,19 +58,8 @@ async function operatorPods(): Promise<V1Pod[]> {
   return list.items.filter((p) => !p.metadata?.deletionTimestamp);
 }
 
-function containerPid(pod: V1Pod): number {
-  const id = pod.status?.containerStatuses?.find((c) => c.name === 'operator')?.containerID ?? '';
-  const pid = Number(id.split('/').pop());
-  if (!Number.isInteger(pid) || pid <= 0) throw new Error(`no pid in containerID "${id}"`);
-  return pid;
-}
-
-/**
- * A file of the operator process's /proc: on process nodes the container is a host process whose pid the runtime puts
- * in the containerID; on real nodes it is PID 1 of the container, read with `kubectl exec` (the image has `cat`).
- */
+/** A file of the operator process's /proc: PID 1 of the container, read with `kubectl exec` (the image has `cat`). */
 function operatorProcFile(pod: V1Pod, file: 'environ' | 'mountinfo'): string {
-  if (nodeRuntimeOf(h.stack) !== 'real') return readFileSync(`/proc/${containerPid(pod)}/${file}`, 'utf8');
   return kubectl([
     '-n',
     ns,
@@ -114,10 +102,9 @@ afterAll(async () => {
 
 describe('the operator installed from the chart, running as a Pod', () => {
   it('comes up Ready on its in-cluster credentials, creates a cluster of 1 and scales it to 3 on its own task queue', async () => {
-    const real = nodeRuntimeOf(h.stack) === 'real';
-    // On real nodes the Pod has a network of its own: Temporal is where Pods reach the host (the bridge address).
-    const temporalAddress = real ? h.stack.podReachable?.temporalAddress : h.stack.temporal.address;
-    if (!temporalAddress) throw new Error('stack.json names no Pod-reachable Temporal address on real nodes');
+    // The Pod has a network of its own: Temporal is where Pods reach the host (the bridge address).
+    const temporalAddress = h.stack.podReachable?.temporalAddress;
+    if (!temporalAddress) throw new Error('stack.json names no Pod-reachable Temporal address');
     const rendered = helmTemplate(repoRoot(), {
       release: RELEASE,
       namespace: ns,
@@ -128,8 +115,7 @@ describe('the operator installed from the chart, running as a Pod', () => {
         `temporal.taskQueue=${taskQueue}`,
         // One replica: the machine is shared; two replicas on one queue are the runtime tests' subject.
         'replicaCount=1',
-        // On process nodes Pods are host processes: 0.0.0.0 would be every address of the machine, shared by every
-        // stack. On real nodes the Pod IP is the Pod's own address.
+        // The Pod's own address (the chart's other choice besides 0.0.0.0), as OPERATOR_HTTP_ADDRESS is checked below.
         'http.host=$(POD_IP)',
         'logLevel=debug',
       ],
@@ -171,15 +157,12 @@ describe('the operator installed from the chart, running as a Pod', () => {
         .map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)] as const),
     );
     expect(environ.has('KUBECONFIG')).toBe(false);
-    // The kubelet names the apiserver by the `kubernetes` Service's ClusterIP on real nodes (kube-proxy routes it);
-    // the process nodes give the apiserver's own address.
-    const apiHost = real
-      ? (await h.core.readNamespacedService({ namespace: 'default', name: 'kubernetes' })).spec?.clusterIP
-      : new URL(h.stack.apiserverUrl).hostname;
+    // The kubelet names the apiserver by the `kubernetes` Service's ClusterIP (kube-proxy routes it).
+    const apiHost = (await h.core.readNamespacedService({ namespace: 'default', name: 'kubernetes' })).spec
+      ?.clusterIP;
     expect(environ.get('KUBERNETES_SERVICE_HOST')).toBe(apiHost);
-    // The image's HOME (the Dockerfile's ENV: /tmp, the one writable place under a read-only /) on real nodes; the
-    // process nodes set no image environment and give /.
-    expect(environ.get('HOME')).toBe(real ? '/tmp' : '/');
+    // The image's HOME (the Dockerfile's ENV: /tmp, the one writable place under a read-only /).
+    expect(environ.get('HOME')).toBe('/tmp');
     expect(environ.get('OPERATOR_HTTP_ADDRESS')).toBe(`${pod.status?.podIP}:9464`);
     expect(operatorProcFile(pod, 'mountinfo')).toMatch(
       / \/(var\/)?run\/secrets\/kubernetes\.io\/serviceaccount ro,/,

@@ -1,5 +1,4 @@
-// Init containers behave as on a kubelet (on real nodes they run under one; the process-backed nodes imitate it): in order, each to completion, before any app container; failures follow the restart policy.
-import { nodeRuntimeOf } from '../../localcluster/stack-info';
+// Init containers behave as the stack's kubelets run them: in order, each to completion, before any app container; failures follow the restart policy.
 import { containerFaults } from '../support/container-faults';
 import { connect, createNamespace, deleteNamespace, type Kube } from './kube';
 import { containerStatus, podWhere, SHARED, shell, shellPod } from './shell-pod';
@@ -139,11 +138,7 @@ describe('init containers on the stack nodes', () => {
     const init = containerStatus(running, 'flaky');
     expect(init).toMatchObject({ restartCount: 1, state: { terminated: { exitCode: 0 } } });
 
-    await containerFaults({
-      core: kube.core,
-      stack: kube.info,
-      realNodes: nodeRuntimeOf(kube.info) === 'real',
-    }).crashContainer(ns, 'steady', 'app');
+    await containerFaults({ core: kube.core, stack: kube.info }).crashContainer(ns, 'steady', 'app');
     const restarted = await podWhere(kube, ns, 'steady', 'app restarted', (p) => {
       const app = containerStatus(p, 'app');
       return app?.restartCount === 1 && Boolean(app.state?.running);

@@ -306,14 +306,13 @@ describe('why a cluster waits', () => {
           (await eventsFor(ns, 'cl', 'ClaimPending')).length > 0 ? true : undefined,
         );
         // The fix is outside the spec (the class is immutable there): once it exists, the claim binds and the
-        // waiting Bootstrap goes on by itself. Real nodes provision with the stack's host provisioner (on the node
-        // the scheduler picks), process nodes with the local claim binder.
+        // waiting Bootstrap goes on by itself. The stack's host provisioner makes the volume on the node the
+        // scheduler picks.
         await storage.createStorageClass({
           body: {
             metadata: { name: className },
-            ...(h.realNodes
-              ? { provisioner: LOCAL_PATH_PROVISIONER, volumeBindingMode: 'WaitForFirstConsumer' }
-              : { provisioner: 'etcd-conductor.io/claim-binder' }),
+            provisioner: LOCAL_PATH_PROVISIONER,
+            volumeBindingMode: 'WaitForFirstConsumer',
           },
         });
         await waitConverged(h, ns, 'cl', 1);

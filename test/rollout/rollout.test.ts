@@ -24,22 +24,20 @@ jest.setTimeout(1_200_000);
 let h: Harness;
 let storage: StorageV1Api;
 // Cluster-scoped, so deleted at the end (namespaces are deleted by the harness); named per run. The stack's
-// provisioners serve any class that names them (process nodes: the claim binder; real nodes: local-path).
+// provisioner (local-path) serves any class that names it.
 const growClass = `rollout-grow-${randomBytes(3).toString('hex')}`;
 
 beforeAll(async () => {
   h = connect();
   storage = h.kc.makeApiClient(StorageV1Api);
-  // Process nodes: the local claim binder provisions any class. Real nodes: the host provisioner makes the volume on
-  // the node the scheduler picked, and the stack's resizer grows it. Either grows a claim only when its class
-  // allows expansion.
+  // The host provisioner makes the volume on the node the scheduler picked, and the stack's resizer grows it, only
+  // because the class allows expansion.
   await storage.createStorageClass({
     body: {
       metadata: { name: growClass },
       allowVolumeExpansion: true,
-      ...(h.realNodes
-        ? { provisioner: LOCAL_PATH_PROVISIONER, volumeBindingMode: 'WaitForFirstConsumer' }
-        : { provisioner: 'etcd-conductor.io/claim-binder' }),
+      provisioner: LOCAL_PATH_PROVISIONER,
+      volumeBindingMode: 'WaitForFirstConsumer',
     },
   });
 });

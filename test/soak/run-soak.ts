@@ -88,14 +88,10 @@ async function converged(h: Harness, ns: string, name: string, spec: PlannedSpec
   );
 }
 
-interface FaultTools {
-  realNodes?: RealNodeFaults;
-}
-
 /** Injects a fault; returns its heal (a no-op for a kill, which heals itself as the kubelet restarts the container). */
 async function inject(
   h: Harness,
-  tools: FaultTools,
+  nodes: RealNodeFaults,
   ns: string,
   name: string,
   fault: Fault,
@@ -128,24 +124,20 @@ async function inject(
         note(`thawed ${pod}`);
       };
     case 'node-stop': {
-      const rn = tools.realNodes;
-      if (!rn) throw new Error('node-stop needs real nodes');
       const node = await nodeOf();
-      await rn.stopNode(node);
+      await nodes.stopNode(node);
       note(`stopped node ${node} (${pod})`);
       return async () => {
-        await rn.startNode(node);
+        await nodes.startNode(node);
         note(`started node ${node}`);
       };
     }
     case 'partition': {
-      const rn = tools.realNodes;
-      if (!rn) throw new Error('partition needs real nodes');
       const node = await nodeOf();
-      await rn.partition(node);
+      await nodes.partition(node);
       note(`partitioned node ${node} (${pod})`);
       return async () => {
-        await rn.heal(node);
+        await nodes.heal(node);
         note(`healed node ${node}`);
       };
     }
@@ -163,19 +155,16 @@ export async function runSoak(o: SoakOptions): Promise<SoakResult> {
     timeline.push({ at: Date.now(), text });
     log(`soak +${((Date.now() - startedAt) / 1000).toFixed(1)}s ${text}`);
   };
-  const tools: FaultTools = {};
-  if (h.realNodes) {
-    const layout = stackLayout({ repoRoot: repoRoot(), stateDir: h.stack.stateDir, hostIp: h.stack.hostIp });
-    const t = toolPaths(cacheRoot());
-    tools.realNodes = new RealNodeFaults({
-      net: realNodeLayout(layout),
-      kubectl: t.kubectl,
-      kubeconfig: h.stack.kubeconfig,
-      crictl: t.crictl,
-      logsDir: layout.paths.logsDir,
-      log: (line) => log(line),
-    });
-  }
+  const layout = stackLayout({ repoRoot: repoRoot(), stateDir: h.stack.stateDir, hostIp: h.stack.hostIp });
+  const t = toolPaths(cacheRoot());
+  const nodes = new RealNodeFaults({
+    net: realNodeLayout(layout),
+    kubectl: t.kubectl,
+    kubeconfig: h.stack.kubeconfig,
+    crictl: t.crictl,
+    logsDir: layout.paths.logsDir,
+    log: (line) => log(line),
+  });
 
   const ns = await freshNamespace(h, 'soak');
   const name = 'soak';
@@ -183,7 +172,7 @@ export async function runSoak(o: SoakOptions): Promise<SoakResult> {
   const created = await createCluster(h, ns, name, { replicas: spec.replicas, version: spec.version });
   const canPause = created.spec.storage?.medium !== 'Memory';
   note(
-    `seed ${o.seed}: created ${ns}/${name} (${spec.replicas} members, ${spec.version}, ${h.realNodes ? 'real' : 'process'} nodes${canPause ? '' : ', Memory: no pause'})`,
+    `seed ${o.seed}: created ${ns}/${name} (${spec.replicas} members, ${spec.version}${canPause ? '' : ', Memory: no pause'})`,
   );
   await eventually(
     'the new cluster to converge',
@@ -199,7 +188,7 @@ export async function runSoak(o: SoakOptions): Promise<SoakResult> {
     startReplicas: spec.replicas,
     startVersion: spec.version,
     versions: VERSIONS,
-    faults: h.realNodes ? [...CONTAINER_FAULTS, ...NODE_FAULTS] : CONTAINER_FAULTS,
+    faults: [...CONTAINER_FAULTS, ...NODE_FAULTS],
     canPause,
   });
   const lin = startLinClients({ namespace: ns, name, seed: o.seed });
@@ -225,7 +214,7 @@ export async function runSoak(o: SoakOptions): Promise<SoakResult> {
     let error: string | undefined;
     try {
       const timed = async (fault: Fault) => {
-        const heal = await inject(h, tools, ns, name, fault, note);
+        const heal = await inject(h, nodes, ns, name, fault, note);
         heals.push(heal);
         await sleep(fault.seconds * 1000);
         await healAll();

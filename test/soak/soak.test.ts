@@ -1,7 +1,6 @@
-// The soak as CI runs it: a fixed seed for 5 minutes on the default stack, whatever its node runtime (real nodes add
-// node stops and partitions to the faults). `npm run soak -- --seed S --minutes M` runs the same file with
-// SOAK_SEED and SOAK_MINUTES. It asserts no invariant was broken; the summary table and, on a violation, the seed and
-// the timeline are in the output.
+// The soak as CI runs it: a fixed seed for 5 minutes on the default stack (container faults, node stops and
+// partitions). `npm run soak -- --seed S --minutes M` runs the same file with SOAK_SEED and SOAK_MINUTES. It asserts
+// no invariant was broken; the summary table and, on a violation, the seed and the timeline are in the output.
 import { runSoak } from './run-soak';
 
 /** The seed CI runs; any seed must pass. */

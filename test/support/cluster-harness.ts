@@ -7,13 +7,11 @@ import type { IOptions } from 'etcd3';
 import { API_GROUP, API_VERSION, API_VERSION_NAME, ETCD_CLUSTER } from '../../crds/etcd-cluster';
 import type { EtcdCluster, EtcdClusterSpec } from '../../crds/etcd-cluster';
 import { clusterClientEndpoint, memberClientURL, memberClientURLTLS } from '../../crds/names';
-import { nodeRuntimeOf, requireStackInfo } from '../../localcluster/stack-info';
+import { requireStackInfo } from '../../localcluster/stack-info';
 import type { StackInfo } from '../../localcluster/stack-info';
 
 export interface Harness {
   stack: StackInfo;
-  /** The stack's Pods run on real kubelets and containerd (stack.json's nodeRuntime), not on process-backed nodes. */
-  realNodes: boolean;
   kc: KubeConfig;
   core: CoreV1Api;
   custom: CustomObjectsApi;
@@ -25,7 +23,6 @@ export function connect(): Harness {
   kc.loadFromFile(stack.kubeconfig);
   return {
     stack,
-    realNodes: nodeRuntimeOf(stack) === 'real',
     kc,
     core: kc.makeApiClient(CoreV1Api),
     custom: kc.makeApiClient(CustomObjectsApi),
@@ -45,9 +42,9 @@ async function hasDefaultStorageClass(h: Harness): Promise<boolean> {
 }
 
 /**
- * The spec a journey's cluster gets on this stack. A real-node stack without a default StorageClass (no provisioner
- * yet) never binds a claim, so a spec that leaves storage to the default runs on memory-backed volumes there; a
- * journey about storage sets spec.storage itself and keeps it. Process-backed nodes bind every claim.
+ * The spec a journey's cluster gets on this stack. A stack without a default StorageClass (no provisioner yet) never
+ * binds a claim, so a spec that leaves storage to the default runs on memory-backed volumes there; a journey about
+ * storage sets spec.storage itself and keeps it.
  * Memory costs what a journey about a member's data surviving its Pod asserts: those fail there until a provisioner
  * exists (docs/local-cluster.md lists them).
  */
@@ -56,7 +53,7 @@ export async function specForStack(
   spec: Partial<EtcdClusterSpec>,
 ): Promise<Partial<EtcdClusterSpec>> {
   // A cluster created paused (replicas 0) runs no Pod, and Memory cannot be paused: it keeps the default.
-  if (!h.realNodes || spec.storage !== undefined || spec.replicas === 0) return spec;
+  if (spec.storage !== undefined || spec.replicas === 0) return spec;
   if (await hasDefaultStorageClass(h)) return spec;
   return { ...spec, storage: { medium: 'Memory' } as EtcdClusterSpec['storage'] };
 }

@@ -1,9 +1,8 @@
-// Container and claim faults for the journeys, on either kind of stack: the process-backed nodes' fault server, or on
-// real nodes the container's own cgroup (SIGKILL to its processes, as a crash; the cgroup v1 freezer, as a hang) and the
-// claim's volume folder on the host (emptied in place, as a wiped disk).
+// Container and claim faults for the journeys, on the stack's real nodes: the container's own cgroup (SIGKILL to its
+// processes, as a crash; the cgroup v1 freezer, as a hang) and the claim's volume folder on the host (emptied in place,
+// as a wiped disk).
 import { existsSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { FaultClient } from '../../localcluster/fault-client';
 import { claimName } from '../../crds/names';
 import type { Harness } from './cluster-harness';
 
@@ -18,10 +17,9 @@ export interface ContainerFaults {
 }
 
 /** What the faults need of a stack: a Harness has it, and so has a test that holds its own API client. */
-export type FaultTarget = Pick<Harness, 'core' | 'stack' | 'realNodes'>;
+export type FaultTarget = Pick<Harness, 'core' | 'stack'>;
 
 export function containerFaults(h: FaultTarget): ContainerFaults {
-  if (!h.realNodes) return new FaultClient(h.stack.faultControlUrl ?? '');
   return {
     crashContainer: async (ns, pod, container) => {
       const dir = await containerCgroup(h, 'freezer', ns, pod, container);
