@@ -4,15 +4,13 @@ const defaults = { stateDir: '/repo/.local', hostIp: '127.0.0.1' };
 
 describe('parseCli', () => {
   test.each([
-    ['nodes are real by default', ['up'], { realNodes: true, operatorMode: 'process' }],
-    ['--process-nodes asks for the stopgap runtime', ['up', '--process-nodes'], { realNodes: false }],
+    ['the operator is a host process by default', ['up'], { operatorMode: 'process', claimsInMemory: false }],
     [
       '--real-nodes is still accepted',
       ['up', '--real-nodes', '--claims-in-memory'],
-      { realNodes: true, claimsInMemory: true },
+      { command: 'up', claimsInMemory: true, positional: [] },
     ],
-    ['the last node flag wins', ['up', '--process-nodes', '--real-nodes'], { realNodes: true }],
-    ['chart mode on real nodes', ['up', '--operator=chart'], { realNodes: true, operatorMode: 'chart' }],
+    ['chart mode', ['up', '--operator=chart'], { operatorMode: 'chart' }],
     [
       'state folder and host IP',
       ['up', '--state-dir', 'x', '--host-ip', '127.9.0.1'],
@@ -43,11 +41,17 @@ describe('parseCli', () => {
     ['an option without its value', ['up', '--host-ip'], '--host-ip needs a value'],
     ['an unknown operator mode', ['up', '--operator=pod'], '--operator must be process or chart, not "pod"'],
     [
-      'the chart on process nodes',
-      ['up', '--process-nodes', '--operator=chart'],
-      'process-backed nodes cannot',
+      '--process-nodes, whose runtime was removed',
+      ['up', '--process-nodes'],
+      'process-backed nodes were removed; real nodes are the only runtime',
     ],
   ])('refuses %s', (_name, argv, message) => {
     expect(() => parseCli(argv, defaults)).toThrow(message);
+  });
+
+  test('--real-nodes parses as if it were not given', () => {
+    expect(parseCli(['up', '--real-nodes', '--operator=chart'], defaults)).toEqual(
+      parseCli(['up', '--operator=chart'], defaults),
+    );
   });
 });

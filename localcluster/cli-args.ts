@@ -1,5 +1,5 @@
-// The local stack's command line, parsed (pure): `main.js <command> [options]`. Nodes are real (kubelet, containerd
-// and runc per node) unless `--process-nodes` asks for the project's stopgap process runtime.
+// The local stack's command line, parsed (pure): `main.js <command> [options]`. Nodes are real: kubelet, containerd
+// and runc per node.
 import type { OperatorMode } from './stack';
 
 export interface Cli {
@@ -8,9 +8,7 @@ export interface Cli {
   hostIp: string;
   withOperator: boolean;
   withCertManager: boolean;
-  /** Real kubelets with containerd (the default); `--process-nodes` asks for the project's stopgap process runtime. */
-  realNodes: boolean;
-  /** Member volumes in memory (`npm test` asks for it): tmpfs on real nodes, memory-backed folders on process nodes. */
+  /** Member volumes in memory (`npm test` asks for it): each node's default StorageClass folder is a tmpfs. */
   claimsInMemory: boolean;
   operatorMode: OperatorMode;
   /** Arguments that are not options, in order (the fault command's kind, target and duration). */
@@ -18,7 +16,7 @@ export interface Cli {
 }
 
 export const USAGE =
-  'usage: main.js <tools|images|start|up|down|status|fault> [--state-dir DIR] [--host-ip 127.x.y.z] [--no-operator] [--no-cert-manager] [--claims-in-memory] [--operator=chart | --process-nodes]';
+  'usage: main.js <tools|images|start|up|down|status|fault> [--state-dir DIR] [--host-ip 127.x.y.z] [--no-operator] [--no-cert-manager] [--claims-in-memory] [--operator=chart]';
 
 /** Throws with a message naming the bad argument. `defaults` are the state folder and host IP the caller resolved. */
 export function parseCli(argv: string[], defaults: { stateDir: string; hostIp: string }): Cli {
@@ -29,7 +27,6 @@ export function parseCli(argv: string[], defaults: { stateDir: string; hostIp: s
     hostIp: defaults.hostIp,
     withOperator: true,
     withCertManager: true,
-    realNodes: true,
     claimsInMemory: false,
     operatorMode: 'process',
     positional: [],
@@ -45,9 +42,10 @@ export function parseCli(argv: string[], defaults: { stateDir: string; hostIp: s
     else if (arg === '--host-ip') cli.hostIp = value();
     else if (arg === '--no-operator') cli.withOperator = false;
     else if (arg === '--no-cert-manager') cli.withCertManager = false;
-    // Accepted for the scripts written when process-backed nodes were the default.
-    else if (arg === '--real-nodes') cli.realNodes = true;
-    else if (arg === '--process-nodes') cli.realNodes = false;
+    // Accepted, and changes nothing, for the scripts written when process-backed nodes were the default.
+    else if (arg === '--real-nodes') continue;
+    else if (arg === '--process-nodes')
+      throw new Error('--process-nodes: process-backed nodes were removed; real nodes are the only runtime');
     else if (arg === '--claims-in-memory') cli.claimsInMemory = true;
     else if (arg?.startsWith('--operator=')) {
       const mode = arg.slice('--operator='.length);
@@ -57,7 +55,5 @@ export function parseCli(argv: string[], defaults: { stateDir: string; hostIp: s
     } else if (arg !== undefined && !arg.startsWith('--')) cli.positional.push(arg);
     else throw new Error(`unknown option ${arg}`);
   }
-  if (cli.operatorMode === 'chart' && !cli.realNodes)
-    throw new Error('--operator=chart runs the operator in the cluster, which process-backed nodes cannot');
   return cli;
 }

@@ -1,7 +1,6 @@
-// `npm run fault -- <kind> <target> [seconds]`: the faults users meet, injected into the running stack by hand. On a
-// real-node stack they go to real-nodes/node-faults.ts; on a process-backed stack to its fault-control endpoint. Every
-// fault that lasts is given its duration and heals itself when the time is up (or on Ctrl-C).
-import { FaultClient } from './fault-client';
+// `npm run fault -- <kind> <target> [seconds]`: the faults users meet, injected into the running stack's real nodes by
+// hand (real-nodes/node-faults.ts). Every fault that lasts is given its duration and heals itself when the time is up
+// (or on Ctrl-C).
 import { RealNodeFaults } from './real-nodes/node-faults';
 import { realNodeLayout } from './real-nodes/real-node-layout';
 import type { StackInfo } from './stack-info';
@@ -82,14 +81,11 @@ export function parseFaultArgs(args: string[]): FaultRequest | { error: string }
   }
 }
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
 export async function runFault(
   info: StackInfo,
   request: FaultRequest,
   log: (line: string) => void,
 ): Promise<void> {
-  if (info.faultControlUrl) return runProcessNodeFault(new FaultClient(info.faultControlUrl), request, log);
   const layout = stackLayout({ repoRoot: process.cwd(), stateDir: info.stateDir, hostIp: info.hostIp });
   const tools = toolPaths(cacheRoot());
   const faults = new RealNodeFaults({
@@ -122,43 +118,5 @@ export async function runFault(
     case 'release':
       await faults.releaseVolume(request.namespace, request.pod);
       return;
-  }
-}
-
-async function runProcessNodeFault(
-  client: FaultClient,
-  request: FaultRequest,
-  log: (line: string) => void,
-): Promise<void> {
-  switch (request.kind) {
-    case 'kill':
-      await client.crashContainer(request.namespace, request.pod, request.container);
-      log(`fault: killed ${request.namespace}/${request.pod} ${request.container}`);
-      return;
-    case 'freeze':
-      await client.freezeContainer(request.namespace, request.pod, request.container);
-      log(`fault: froze ${request.namespace}/${request.pod} ${request.container} for ${request.seconds} s`);
-      try {
-        await sleep(request.seconds * 1000);
-      } finally {
-        await client.thawContainer(request.namespace, request.pod, request.container);
-      }
-      return;
-    case 'node-stop':
-      await client.nodeDown(request.node);
-      log(`fault: ${request.node} down for ${request.seconds} s`);
-      try {
-        await sleep(request.seconds * 1000);
-      } finally {
-        await client.nodeUp(request.node);
-      }
-      return;
-    case 'partition':
-    case 'heal':
-    case 'fill':
-    case 'release':
-      throw new Error(
-        `${request.kind} needs real nodes (\`npm run up\` without --process-nodes): process-backed nodes share the host's network`,
-      );
   }
 }

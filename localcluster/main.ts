@@ -5,7 +5,6 @@ import { rmSync } from 'node:fs';
 import { down, daemonPidFile, stackHealthy, up } from './stack-daemon';
 import { readStackInfo, type StackInfo } from './stack-info';
 import { stackLayout, type StackLayout } from './stack-layout';
-import { processNodeRuntime } from './node-runtime';
 import { removeHostsBlock } from './real-nodes/host-names';
 import { startStack, type RunningStack } from './stack';
 import { parseCli, type Cli, USAGE } from './cli-args';
@@ -13,11 +12,10 @@ import { ensureDebPackages, REAL_NODE_DEB_PACKAGES } from './apt-packages';
 import { ensureImages } from './images';
 import { ensureProjectImage } from './project-image';
 import { FAULT_USAGE, parseFaultArgs, runFault } from './fault-cli';
-import { removeMemoryClaims } from './node/claims-in-memory';
 import { realNodeLayout } from './real-nodes/real-node-layout';
 import { cleanupRealNodes, networkOwnerOf } from './real-nodes/real-nodes';
 import { assertMachineCanRunNodes, RealNodesUnsupportedError } from './real-nodes/preflight';
-import { ALL_TOOLS, REAL_NODE_TOOLS, cacheRoot, isInstalled, toolId, toolPaths } from './tool-cache';
+import { ALL_TOOLS, cacheRoot, isInstalled, toolId, toolPaths } from './tool-cache';
 import { ensureTools } from './tools';
 
 const REPO_ROOT = resolve(__dirname, '..', '..');
@@ -47,11 +45,10 @@ async function ensureAllTools(): Promise<void> {
   log(`tools: all ready in ${((Date.now() - t0) / 1000).toFixed(1)}s`);
 }
 
-/** The process-backed stack does not need the real nodes' tools; a real-node stack needs all of them. */
-function requireTools(realNodes: boolean): string {
+/** A stack needs every tool (the real nodes' included); returns the cache root that holds them. */
+function requireTools(): string {
   const root = cacheRoot();
-  const needed = realNodes ? ALL_TOOLS : ALL_TOOLS.filter((t) => !REAL_NODE_TOOLS.includes(t));
-  const missing = needed.filter((t) => !isInstalled(root, t));
+  const missing = ALL_TOOLS.filter((t) => !isInstalled(root, t));
   if (missing.length > 0)
     throw new Error(`tools missing from ${root}: ${missing.map(toolId).join(', ')}; run \`npm run tools\``);
   return root;
@@ -68,13 +65,13 @@ async function runInForeground(
     process.once('SIGINT', () => res('SIGINT'));
     process.once('SIGTERM', () => res('SIGTERM'));
   });
+  const root = requireTools();
   const started = startStack({
     layout,
-    tools: toolPaths(requireTools(cli.realNodes)),
-    nodes: processNodeRuntime,
+    tools: toolPaths(root),
+    cacheRoot: root,
     withOperator: cli.withOperator,
     withCertManager: cli.withCertManager,
-    ...(cli.realNodes ? { realNodes: { cacheRoot: cacheRoot() } } : {}),
     claimsInMemory: cli.claimsInMemory,
     operatorMode: cli.operatorMode,
     log: stamp,
@@ -109,14 +106,11 @@ async function main(argv: string[]): Promise<number> {
   const extraArgs = [
     ...(cli.withOperator ? [] : ['--no-operator']),
     ...(cli.withCertManager ? [] : ['--no-cert-manager']),
-    ...(cli.realNodes ? [] : ['--process-nodes']),
     ...(cli.claimsInMemory ? ['--claims-in-memory'] : []),
     ...(cli.operatorMode === 'chart' ? ['--operator=chart'] : []),
   ];
   const cleanups = [
     async () => removeHostsBlock(layout.stateDir),
-    // In-memory claims live as long as their stack (whether or not this up asked for them).
-    async () => removeMemoryClaims(layout.stateDir),
     // Real nodes leave namespaces, links, mounts and cgroups that no process scan finds; only root can have made them.
     // Only the network this folder's stack made (its record names the host IP it used): the names derive from the host
     // IP alone, so cleaning by the command line's host IP would tear down another folder's running stack.
@@ -134,7 +128,6 @@ async function main(argv: string[]): Promise<number> {
   ];
   /** Fails within seconds, before any tool is built, when the machine cannot run containers. */
   const preflight = async () => {
-    if (!cli.realNodes) return;
     // Root installs what is missing first; anyone else gets the one message naming every problem, root included.
     if (process.getuid?.() === 0) await ensureDebPackages(REAL_NODE_DEB_PACKAGES, log);
     await assertMachineCanRunNodes(realNodeLayout(layout).prefix);
@@ -150,7 +143,7 @@ async function main(argv: string[]): Promise<number> {
       await ensureImages(cacheRoot(), toolPaths(cacheRoot()), log);
       await ensureProjectImage(cacheRoot(), REPO_ROOT, toolPaths(cacheRoot()), log);
       log(
-        `images: ready in ${((Date.now() - t0) / 1000).toFixed(1)}s (imported into each real node's containerd by \`up --real-nodes\`)`,
+        `images: ready in ${((Date.now() - t0) / 1000).toFixed(1)}s (imported into each real node's containerd by \`up\`)`,
       );
       return 0;
     }

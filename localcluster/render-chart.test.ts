@@ -2,7 +2,7 @@ import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import { configFromEnv } from '../worker/config';
-import { OPERATOR_COMMAND } from './image-table';
+import { PROGRAMS } from './project-image';
 import { CHART_DIR, MANIFEST_FILE, helmTemplate, renderManifest, sourceCrdFiles } from './render-chart';
 import { repoRoot } from './stack-info';
 
@@ -158,7 +158,8 @@ describe('the operator Deployment', () => {
   });
   it("runs the image's operator program and can bind the Pod's own address instead of every address", () => {
     const c = operatorContainer(['http.host=$(POD_IP)']);
-    expect(c.command).toEqual([OPERATOR_COMMAND]);
+    expect(c.command).toEqual(['etcd-conductor-operator']);
+    expect(Object.keys(PROGRAMS)).toContain('etcd-conductor-operator');
     const env = chartEnv(c);
     expect(env['POD_IP']).toBe('field:status.podIP');
     // The kubelet expands $(POD_IP) because POD_IP is defined before it.

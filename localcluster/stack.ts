@@ -1,6 +1,6 @@
-// Brings one stack instance up (PKI, control plane, Temporal, MinIO, process-backed nodes, fault control) and down again; a stack is ready only when every part answers, and stop() leaves none of its processes running.
-// About 500 lines: the one ordered start of every part and its reverse stop; each part's own logic lives in its module.
-import { CoreV1Api, KubeConfig, type V1Node, type V1Pod } from '@kubernetes/client-node';
+// Brings one stack instance up (PKI, control plane, Temporal, MinIO, real nodes and their cluster services) and down again; a stack is ready only when every part answers, and stop() leaves none of its processes running.
+// About 400 lines: the one ordered start of every part and its reverse stop; each part's own logic lives in its module.
+import { CoreV1Api, KubeConfig, type V1Node } from '@kubernetes/client-node';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { certManagerMetricsUrl, startCertManager } from './cert-manager';
@@ -27,69 +27,35 @@ import {
 } from './operator-chart';
 import { renderEnvFile } from './env-file';
 import { installCrds } from './install-crds';
-import { startFaultServer, type FaultServer } from './fault-server';
-import { createImageTable } from './image-table';
 import { writeKubeconfig } from './kubeconfig';
 import { startProcess, type ManagedProcess } from './managed-process';
 import { S3_BUCKET, S3_REGION, s3Endpoint, startMinioServer } from './minio-server';
-import { useMemoryClaims } from './node/claims-in-memory';
-import type { NodeAgent, NodeAgentOptions, ImageTable } from './node/types';
 import { ensurePki, type ClientIdentity, type Pki } from './pki';
 import { writeStackInfo, type StackInfo } from './stack-info';
-import { createPodIpAllocator, type StackLayout } from './stack-layout';
+import type { StackLayout } from './stack-layout';
 import { TEMPORAL_NAMESPACE, startTemporalServer, temporalAddress, temporalUiUrl } from './temporal-server';
 import type { ToolPaths } from './tool-cache';
-import { BACKING_ETCD_VERSION } from './versions';
 import { supervise } from './supervised-process';
 import { waitFor } from './wait-for';
 import { OPERATOR_NODE_FLAGS } from '../contracts/node-flags';
 
-/** Once-per-stack helpers of the process-backed nodes (Service addresses and /etc/hosts, claim binding). */
-export interface StackServiceOptions {
-  kubeconfigPath: string;
-  stateDir: string;
-  hostIp: string;
-  serviceCidr: string;
-  nodeStateDirs: Record<string, string>;
-  log: (line: string) => void;
-}
-
-export interface StoppableService {
-  stop(): Promise<void>;
-}
-
-/** What the process-backed node implementation offers the stack (see localcluster/node/types.ts). */
-export interface NodeRuntime {
-  startNodeAgent(options: NodeAgentOptions): Promise<NodeAgent>;
-  startServiceNetwork(
-    options: StackServiceOptions,
-  ): Promise<StoppableService & { announcePod(pod: V1Pod, ip: string): Promise<void> }>;
-  startClaimBinder(
-    options: StackServiceOptions,
-  ): Promise<StoppableService & { wipeClaim(namespace: string, claim: string): Promise<void> }>;
-}
-
 export interface StartStackOptions {
   layout: StackLayout;
   tools: ToolPaths;
-  nodes: NodeRuntime;
+  /** The tool cache root the images are built into; each real node imports them into its containerd. */
+  cacheRoot: string;
   /** Starts `dist/worker/main.js` when it exists (the operator); off for throw-away test stacks. */
   withOperator: boolean;
   /** Installs the cert-manager CRDs and runs its controller (localcluster/cert-manager.ts); off unless asked for. */
   withCertManager?: boolean;
   /**
-   * Claim data in memory, as `npm test` runs: process-backed nodes' claims folder (localcluster/node/claims-in-memory.ts);
-   * on real nodes, each node's default StorageClass folder (real-nodes.ts mountVolumesInMemory).
+   * Claim data in memory, as `npm test` runs: each node's default StorageClass folder is a tmpfs (real-nodes.ts
+   * mountVolumesInMemory).
    */
   claimsInMemory?: boolean;
   /**
-   * Real nodes (localcluster/real-nodes/: kubelet + containerd in network namespaces) instead of the process-backed
-   * ones; needs root. Given, it holds the tool cache root the images are built into.
-   */
-  realNodes?: { cacheRoot: string };
-  /**
    * How the operator runs: `process` (default) is dist/worker/main.js on the host; `chart` installs it by its Helm
-   * chart into the real nodes (two replicas of the project's image; needs realNodes).
+   * chart into the real nodes (two replicas of the project's image).
    */
   operatorMode?: OperatorMode;
   log: (line: string) => void;
@@ -116,7 +82,7 @@ export function clientIdentities(layout: StackLayout): ClientIdentity[] {
     LOCAL_SERVICES_IDENTITY,
     APISERVER_KUBELET_CLIENT,
     KUBE_PROXY_IDENTITY,
-    // Node identities: the Node authorizer and NodeRestriction see each agent as the kubelet of its node.
+    // Node identities: the Node authorizer and NodeRestriction see each node's kubelet as `system:node:<name>`.
     ...layout.nodes.map((n) => ({
       file: n.name,
       commonName: `system:node:${n.name}`,
@@ -158,8 +124,8 @@ async function readyNodeNames(kubeconfigPath: string): Promise<string[]> {
 }
 
 /**
- * On real nodes, Services get a routable CIDR (kube-proxy translates it inside the nodes, the host routes it through
- * node-a) and the apiserver advertises the bridge address, so the `kubernetes` Service has an endpoint Pods can reach.
+ * Services get a routable CIDR (kube-proxy translates it inside the nodes, the host routes it through node-a) and the
+ * apiserver advertises the bridge address, so the `kubernetes` Service has an endpoint Pods can reach.
  */
 function realNodeServices(layout: StackLayout): StackLayout {
   return { ...layout, serviceCidr: realNodeLayout(layout).serviceCidr };
@@ -175,7 +141,8 @@ function realNodeApiserverArgs(layout: StackLayout, pki: Pki): string[] {
 
 export async function startStack(opts: StartStackOptions): Promise<RunningStack> {
   const { tools, log } = opts;
-  const layout = opts.realNodes ? realNodeServices(opts.layout) : opts.layout;
+  const layout = realNodeServices(opts.layout);
+  const net = realNodeLayout(layout);
   const startedAt = new Date().toISOString();
   mkdirSync(layout.paths.logsDir, { recursive: true });
   const stops: Array<{ name: string; stop: () => Promise<void> }> = [];
@@ -197,7 +164,7 @@ export async function startStack(opts: StartStackOptions): Promise<RunningStack>
   };
 
   try {
-    const sans = apiserverSans(layout, opts.realNodes ? [realNodeLayout(layout).bridgeIp] : []);
+    const sans = apiserverSans(layout, [net.bridgeIp]);
     const pki = await ensurePki({
       dir: layout.paths.pkiDir,
       serverIps: sans.ips,
@@ -208,7 +175,7 @@ export async function startStack(opts: StartStackOptions): Promise<RunningStack>
 
     // Temporal and MinIO do not depend on Kubernetes: start all three at once and wait for each.
     const [controlPlane, temporal, minio] = await Promise.allSettled([
-      startControlPlane(layout, tools, pki, log, opts.realNodes ? realNodeApiserverArgs(layout, pki) : []),
+      startControlPlane(layout, tools, pki, log, realNodeApiserverArgs(layout, pki)),
       startTemporalServer(layout, tools.temporal),
       startMinioServer(layout, tools.minio),
     ]);
@@ -230,65 +197,59 @@ export async function startStack(opts: StartStackOptions): Promise<RunningStack>
       `stack: Temporal ready on ${temporalAddress(layout)} (UI ${temporalUiUrl(layout)}); MinIO ready on ${s3Endpoint(layout)}`,
     );
 
-    if (opts.operatorMode === 'chart' && !opts.realNodes)
-      throw new Error('the operator runs from its chart only on real nodes (--real-nodes)');
-    let faultControlUrl: string | undefined;
-    let nodeInfo: StackInfo['nodes'];
-    let podReachable: StackInfo['podReachable'];
-    if (opts.realNodes) {
-      const dnsServiceIp = realNodeLayout(layout).dnsServiceIp;
-      const real = await startRealNodes({
-        layout,
-        tools,
-        pki,
-        cacheRoot: opts.realNodes.cacheRoot,
-        dnsServiceIp,
-        ...(opts.claimsInMemory ? { volumesInMemory: true } : {}),
-        log,
-      });
-      onStop('real nodes', () => real.stop());
-      real.processes.forEach(track);
-      nodeInfo = real.net.nodes.map((n) => ({ name: n.name, zone: n.zone, hostIp: n.ip }));
-      const names = real.net.nodes.map((n) => n.name);
-      await waitFor(
-        `real nodes ${names.join(', ')} to be Ready`,
-        async () => {
-          const ready = await readyNodeNames(layout.paths.adminKubeconfig);
-          return names.every((n) => ready.includes(n));
-        },
-        { timeoutMs: 90000, intervalMs: 300 },
-      );
-      log(`stack: real nodes ${names.join(', ')} Ready`);
-      await waitForDefaultServiceAccount(layout);
-      const relay = await startUpstreamDnsRelay(real.net.bridgeIp, log);
-      if (relay) onStop('upstream DNS relay', () => relay.stop());
-      await installClusterDns(tools.kubectl, layout.paths.adminKubeconfig, dnsServiceIp, log, relay?.address);
-      const provisioner = await startLocalPathStorage({
-        net: real.net,
-        kubectl: tools.kubectl,
-        adminKubeconfig: layout.paths.adminKubeconfig,
-        kubeconfig: servicesKubeconfig,
-        log,
-      });
-      // Stopped before the nodes (stops run in reverse).
-      onStop('host provisioner', () => provisioner.stop());
-      const resizer = startClaimResizer({ kubeconfig: servicesKubeconfig, log });
-      onStop('claim resizer', () => resizer.stop());
-      const hostNames = startHostNames({ kubeconfig: servicesKubeconfig, stateDir: layout.stateDir, log });
-      onStop('host names', () => hostNames.stop());
-      const relays = await startHostServiceRelays(
-        realNodeLayout(layout).bridgeIp,
-        temporalAddress(layout),
-        s3Endpoint(layout),
-      );
-      onStop('Temporal and MinIO relays', () => relays.close());
-      podReachable = { temporalAddress: relays.temporalAddress, s3Endpoint: relays.s3Endpoint };
-      log(`stack: Pods reach Temporal at ${relays.temporalAddress} and MinIO at ${relays.s3Endpoint}`);
-    } else {
-      const started = await startProcessNodes(opts, layout, log, onStop, servicesKubeconfig);
-      faultControlUrl = started.faultControlUrl;
-      nodeInfo = layout.nodes.map((n) => ({ name: n.name, zone: n.zone, hostIp: n.hostIp }));
-    }
+    const real = await startRealNodes({
+      layout,
+      tools,
+      pki,
+      cacheRoot: opts.cacheRoot,
+      dnsServiceIp: net.dnsServiceIp,
+      ...(opts.claimsInMemory ? { volumesInMemory: true } : {}),
+      log,
+    });
+    onStop('real nodes', () => real.stop());
+    real.processes.forEach(track);
+    const nodeInfo: StackInfo['nodes'] = real.net.nodes.map((n) => ({
+      name: n.name,
+      zone: n.zone,
+      hostIp: n.ip,
+    }));
+    const names = real.net.nodes.map((n) => n.name);
+    await waitFor(
+      `real nodes ${names.join(', ')} to be Ready`,
+      async () => {
+        const ready = await readyNodeNames(layout.paths.adminKubeconfig);
+        return names.every((n) => ready.includes(n));
+      },
+      { timeoutMs: 90000, intervalMs: 300 },
+    );
+    log(`stack: real nodes ${names.join(', ')} Ready`);
+    await waitForDefaultServiceAccount(layout);
+    const relay = await startUpstreamDnsRelay(real.net.bridgeIp, log);
+    if (relay) onStop('upstream DNS relay', () => relay.stop());
+    await installClusterDns(
+      tools.kubectl,
+      layout.paths.adminKubeconfig,
+      net.dnsServiceIp,
+      log,
+      relay?.address,
+    );
+    const provisioner = await startLocalPathStorage({
+      net: real.net,
+      kubectl: tools.kubectl,
+      adminKubeconfig: layout.paths.adminKubeconfig,
+      kubeconfig: servicesKubeconfig,
+      log,
+    });
+    // Stopped before the nodes (stops run in reverse).
+    onStop('host provisioner', () => provisioner.stop());
+    const resizer = startClaimResizer({ kubeconfig: servicesKubeconfig, log });
+    onStop('claim resizer', () => resizer.stop());
+    const hostNames = startHostNames({ kubeconfig: servicesKubeconfig, stateDir: layout.stateDir, log });
+    onStop('host names', () => hostNames.stop());
+    const relays = await startHostServiceRelays(net.bridgeIp, temporalAddress(layout), s3Endpoint(layout));
+    onStop('Temporal and MinIO relays', () => relays.close());
+    const podReachable = { temporalAddress: relays.temporalAddress, s3Endpoint: relays.s3Endpoint };
+    log(`stack: Pods reach Temporal at ${relays.temporalAddress} and MinIO at ${relays.s3Endpoint}`);
 
     if (opts.withCertManager) {
       const certManager = await startCertManager(layout, tools, log);
@@ -305,8 +266,8 @@ export async function startStack(opts: StartStackOptions): Promise<RunningStack>
       phase: 'ready',
       stateDir: layout.stateDir,
       hostIp: layout.hostIp,
-      // On real nodes Pods take their addresses from the nodes' Pod CIDRs, not the process runtime's loopback range.
-      podCidr: opts.realNodes ? realNodeLayout(layout).clusterPodCidr : layout.podCidr,
+      // Pods take their addresses from the nodes' Pod CIDRs.
+      podCidr: net.clusterPodCidr,
       serviceCidr: layout.serviceCidr,
       ownerPid: process.pid,
       pids,
@@ -318,15 +279,15 @@ export async function startStack(opts: StartStackOptions): Promise<RunningStack>
         uiUrl: temporalUiUrl(layout),
       },
       s3: { endpoint: s3Endpoint(layout), bucket: S3_BUCKET, region: S3_REGION, ...creds },
-      faultControlUrl,
+      faultControlUrl: undefined,
       ...(opts.withCertManager ? { certManager: { metricsUrl: certManagerMetricsUrl(layout.hostIp) } } : {}),
       nodes: nodeInfo,
-      ...(podReachable ? { podReachable } : {}),
+      podReachable,
       ...(opts.withOperator && opts.operatorMode === 'chart'
         ? { operatorChart: { namespace: OPERATOR_CHART_NAMESPACE, release: OPERATOR_CHART_RELEASE } }
         : {}),
-      nodeRuntime: opts.realNodes ? 'real' : 'process',
-      podsReachHostAt: opts.realNodes ? realNodeLayout(layout).bridgeIp : layout.hostIp,
+      nodeRuntime: 'real',
+      podsReachHostAt: net.bridgeIp,
       tools: {
         kubectl: tools.kubectl,
         temporal: tools.temporal,
@@ -345,7 +306,6 @@ export async function startStack(opts: StartStackOptions): Promise<RunningStack>
       await installCrds(layout.paths.adminKubeconfig, join(layout.repoRoot, 'crds'), log);
       const entry = join(layout.repoRoot, 'dist', 'worker', 'main.js');
       if (opts.operatorMode === 'chart') {
-        if (!podReachable) throw new Error('unreachable: a chart operator needs real nodes');
         await installOperatorChart({
           helm: tools.helm,
           kubectl: tools.kubectl,
@@ -357,8 +317,7 @@ export async function startStack(opts: StartStackOptions): Promise<RunningStack>
           log,
         });
       } else if (existsSync(entry)) {
-        if (podReachable)
-          await uninstallOperatorChart({ helm: tools.helm, kubeconfig: layout.paths.adminKubeconfig, log });
+        await uninstallOperatorChart({ helm: tools.helm, kubeconfig: layout.paths.adminKubeconfig, log });
         const operator = supervise(() => startOperator(layout, info, entry), {
           onRestart: (next, why, delayMs) => {
             track(next);
@@ -434,89 +393,4 @@ async function waitForDefaultServiceAccount(layout: StackLayout): Promise<void> 
     },
     { timeoutMs: 60000, intervalMs: 200 },
   );
-}
-
-/** The process-backed nodes: node agents, their Service network and claim binder, and the fault control server. */
-async function startProcessNodes(
-  opts: StartStackOptions,
-  layout: StackLayout,
-  log: (line: string) => void,
-  onStop: (name: string, stop: () => Promise<void>) => void,
-  servicesKubeconfig: string,
-): Promise<{ faultControlUrl: string }> {
-  const { tools } = opts;
-  const serviceOptions: StackServiceOptions = {
-    kubeconfigPath: servicesKubeconfig,
-    stateDir: layout.stateDir,
-    hostIp: layout.hostIp,
-    serviceCidr: layout.serviceCidr,
-    nodeStateDirs: Object.fromEntries(layout.nodes.map((n) => [n.name, n.stateDir])),
-    log: (line) => log(`services: ${line}`),
-  };
-  const network = await opts.nodes.startServiceNetwork(serviceOptions);
-  onStop('service network', () => network.stop());
-  if (opts.claimsInMemory && !opts.realNodes) {
-    const used = useMemoryClaims(layout.stateDir);
-    log(`stack: claims ${used.kept ?? `in memory (${used.dir}); down removes them`}`);
-  }
-  const claims = await opts.nodes.startClaimBinder(serviceOptions);
-  onStop('claim binder', () => claims.stop());
-
-  const images: ImageTable = createImageTable({
-    repoRoot: layout.repoRoot,
-    etcdBinDirs: tools.etcdBinDirs,
-    projectEtcdVersion: BACKING_ETCD_VERSION,
-  });
-  const podIps = createPodIpAllocator(layout.podCidr);
-  const agents = new Map<string, { zone: string; agent: NodeAgent }>();
-  for (const n of layout.nodes) {
-    mkdirSync(n.stateDir, { recursive: true });
-    const agent = await opts.nodes.startNodeAgent({
-      kubeconfigPath: n.kubeconfig,
-      nodeName: n.name,
-      zone: n.zone,
-      stateDir: n.stateDir,
-      hostIp: n.hostIp,
-      allocatePodIp: podIps.allocate,
-      releasePodIp: podIps.release,
-      announcePodAddress: (pod, ip) => network.announcePod(pod, ip),
-      images,
-      log: (line) => log(`${n.name}: ${line}`),
-    });
-    agents.set(n.name, { zone: n.zone, agent });
-    onStop(`node agent ${n.name}`, () => agent.stop());
-  }
-  const names = layout.nodes.map((n) => n.name);
-  await waitFor(
-    `nodes ${names.join(', ')} to be Ready`,
-    async () => {
-      const ready = await readyNodeNames(layout.paths.adminKubeconfig);
-      return names.every((n) => ready.includes(n));
-    },
-    { timeoutMs: 60000, intervalMs: 300 },
-  );
-  log(`stack: nodes ${names.join(', ')} Ready`);
-
-  await waitForDefaultServiceAccount(layout);
-  const kc = new KubeConfig();
-  kc.loadFromFile(layout.paths.adminKubeconfig);
-  const core = kc.makeApiClient(CoreV1Api);
-  const faults: FaultServer = await startFaultServer(
-    layout.hostIp,
-    layout.ports.faultControl,
-    {
-      nodes: new Map([...agents].map(([name, a]) => [name, { zone: a.zone, faults: a.agent }])),
-      nodeOfPod: async (namespace, name) => {
-        try {
-          return (await core.readNamespacedPod({ namespace, name })).spec?.nodeName;
-        } catch {
-          return undefined;
-        }
-      },
-      wipeClaim: (ns, claim) => claims.wipeClaim(ns, claim),
-    },
-    (line) => log(line),
-  );
-  onStop('fault control', () => faults.close());
-  return { faultControlUrl: faults.url };
 }
