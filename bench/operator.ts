@@ -86,7 +86,7 @@ export const operatorSection: BenchSection = {
     const { stack, core, custom } = benchStack(log);
     const runs = Math.max(1, Number(process.env.BENCH_RUNS ?? '3'));
     const idleMs = Number(process.env.BENCH_IDLE_SECONDS ?? '60') * 1000;
-    log(`operator: ${runs} run(s) on the stack at ${stack.hostIp} (${stack.nodeRuntime ?? 'process'} nodes)`);
+    log(`operator: ${runs} run(s) on the stack at ${stack.hostIp}`);
     const ops: OperatorTimes[] = [];
     const floors: FloorTimes[] = [];
     let idleWrites: number | undefined;

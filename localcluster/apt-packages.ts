@@ -5,7 +5,7 @@ import { promisify } from 'node:util';
 
 const run = promisify(execFile);
 
-/** What `up --real-nodes` and `images` need on the machine itself (the tools' build needs are on their ToolSpecs). */
+/** What `up` and `images` need on the machine itself (the tools' build needs are on their ToolSpecs). */
 export const REAL_NODE_DEB_PACKAGES = [
   'umoci',
   'busybox-static',

@@ -35,6 +35,11 @@ describe('control plane flags', () => {
     expect(flag(args, 'authorization-mode')).toBe('Node,RBAC');
     expect(flag(args, 'service-cluster-ip-range')).toBe(layout.serviceCidr);
   });
+  it("advertises the node bridge's address, which Pods reach, as the kubernetes Service's endpoint", () => {
+    const args = apiserverArgs(layout, pki);
+    expect(flag(args, 'advertise-address')).toBe('10.77.0.1');
+    expect(flag(args, 'endpoint-reconciler-type')).toBeUndefined();
+  });
   it('runs every default controller under its own service account, without leader election', () => {
     const args = controllerManagerArgs(layout, pki);
     expect(flag(args, 'controllers')).toBe('*');
@@ -45,7 +50,7 @@ describe('control plane flags', () => {
   });
   it('names the host IP, loopback and the kubernetes Service address in the serving certificate', () => {
     const sans = apiserverSans(layout);
-    expect(sans.ips).toEqual(['127.77.0.1', '127.0.0.1', '127.173.0.1']);
+    expect(sans.ips).toEqual(['127.77.0.1', '127.0.0.1', '10.77.96.1']);
     expect(sans.dnsNames).toContain('kubernetes.default.svc.cluster.local');
   });
 });

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { isOk } from './http-probe';
 import { startProcess, type ManagedProcess } from './managed-process';
 import type { Pki } from './pki';
+import { realNodeLayout } from './real-nodes/real-node-layout';
 import { firstServiceIp, type StackLayout } from './stack-layout';
 import type { ToolPaths } from './tool-cache';
 import { BACKING_ETCD_VERSION } from './versions';
@@ -56,7 +57,9 @@ export function apiserverArgs(layout: StackLayout, pki: Pki): string[] {
   return [
     `--etcd-servers=${etcdClientUrl(layout)}`,
     `--bind-address=${layout.hostIp}`,
-    `--advertise-address=${layout.hostIp}`,
+    // The node bridge's address: the `kubernetes` Service's endpoint (kept by the default lease reconciler), which
+    // Pods reach; the host IP is loopback, which an Endpoints object may not hold.
+    `--advertise-address=${realNodeLayout(layout).bridgeIp}`,
     `--secure-port=${layout.ports.apiserver}`,
     `--tls-cert-file=${pki.apiserver.cert}`,
     `--tls-private-key-file=${pki.apiserver.key}`,
@@ -67,8 +70,6 @@ export function apiserverArgs(layout: StackLayout, pki: Pki): string[] {
     `--service-cluster-ip-range=${layout.serviceCidr}`,
     '--authorization-mode=Node,RBAC',
     '--allow-privileged=true',
-    // Endpoints may not hold loopback addresses, so the apiserver could never publish its own; leave the `kubernetes` Service without endpoints.
-    '--endpoint-reconciler-type=none',
     `--cert-dir=${join(layout.paths.pkiDir, 'apiserver-generated')}`,
     '--profiling=false',
     '--v=1',
@@ -89,7 +90,7 @@ export function controllerManagerArgs(layout: StackLayout, pki: Pki): string[] {
     '--use-service-account-credentials=true',
     `--service-account-private-key-file=${pki.serviceAccountKey}`,
     `--root-ca-file=${pki.caCert}`,
-    // Faster than the 50 s default so node-down tests finish sooner; still three of the agents' 10 s Lease renewals, so a busy machine does not flap.
+    // Faster than the 50 s default so node-down tests finish sooner; still three of the kubelets' 10 s Lease renewals, so a busy machine does not flap.
     '--node-monitor-period=2s',
     '--node-monitor-grace-period=30s',
     '--v=1',
@@ -143,8 +144,8 @@ export const APISERVER_KUBELET_CLIENT = {
 
 /**
  * The apiserver keeps its first Service CIDR in etcd (the default ServiceCIDR object) and refuses addresses of any
- * other; switching a state folder between process-backed and real nodes changes the range, so the throw-away
- * backing store starts empty then (its objects belonged to the other kind of nodes anyway).
+ * other; a state folder last used by the removed process-backed nodes (127.(B+96).0.0/16) has another range, so the
+ * throw-away backing store starts empty then (its objects belonged to those nodes anyway).
  */
 function resetStoreOnServiceCidrChange(layout: StackLayout, log: (line: string) => void): void {
   const marker = `${layout.paths.etcdDataDir}.service-cidr`;

@@ -1,4 +1,4 @@
-// Records when this process's event loop stood still: the process-node stack's daemon carries every Service's TCP forwarding (the stand-in for kube-proxy), so a stall there holds every client's traffic; the availability report prints the stalls that fall in a write gap.
+// Records when this process's event loop stood still: the stack's daemon carries the Pods' TCP relays to Temporal and MinIO (real-nodes/host-service-relays.ts), so a stall there holds that traffic; the availability report prints the stalls that fall in a write gap.
 import { appendFileSync } from 'node:fs';
 
 const TICK_MS = 50;

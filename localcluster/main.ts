@@ -31,7 +31,6 @@ function summary(info: StackInfo, stateDir: string): string {
     `  Temporal UI     ${info.temporal.uiUrl}`,
     `  S3 (MinIO)      ${info.s3.endpoint} bucket ${info.s3.bucket}`,
     `  nodes           ${info.nodes.map((n) => `${n.name}@${n.hostIp}`).join(', ')}`,
-    `  fault control   ${info.faultControlUrl ?? '-'}`,
     `  cert-manager    ${info.certManager?.metricsUrl ?? '-'}`,
     `  operator        ${info.operatorChart ? `chart release ${info.operatorChart.release} in namespace ${info.operatorChart.namespace}` : 'host process'}`,
     `  logs            ${info.logsDir}`,

@@ -2,8 +2,6 @@
 import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 
-export type NodeRuntimeKind = 'process' | 'real';
-
 export interface StackInfo {
   version: 1;
   phase: 'starting' | 'ready' | 'stopping';
@@ -19,25 +17,23 @@ export interface StackInfo {
   apiserverUrl: string;
   temporal: { address: string; namespace: string; uiUrl: string };
   s3: { endpoint: string; bucket: string; region: string; accessKeyId: string; secretAccessKey: string };
-  faultControlUrl: string | undefined;
   /** Present when the stack runs cert-manager (localcluster/cert-manager.ts). */
   certManager?: { metricsUrl: string };
   nodes: Array<{ name: string; zone: string; hostIp: string }>;
-  /** Real nodes: where Pods reach the host's Temporal and MinIO (relays on the node bridge). */
-  podReachable?: { temporalAddress: string; s3Endpoint: string };
-  /** Present when the operator runs from its Helm chart in the cluster (`up --real-nodes --operator=chart`). */
+  /** Where Pods reach the host's Temporal and MinIO (relays on the node bridge). */
+  podReachable: { temporalAddress: string; s3Endpoint: string };
+  /** Present when the operator runs from its Helm chart in the cluster (`up --operator=chart`). */
   operatorChart?: { namespace: string; release: string };
   /**
-   * What runs the Pods: `real` kubelets and containerd in network namespaces (localcluster/real-nodes/), or the
-   * project's `process`-backed node agents. Absent in a stack.json written before real nodes existed: `process`.
+   * What runs the Pods: always `real`, kubelets and containerd in network namespaces (localcluster/real-nodes/). Kept
+   * so that a stack.json written by the removed process-backed nodes (`process`, or no field at all) is told apart.
    */
-  nodeRuntime?: NodeRuntimeKind;
+  nodeRuntime: 'real';
   /**
-   * The machine's address as Pods see it: the stack's host IP on process-backed nodes (Pods share the host's
-   * network), the node bridge's address on real nodes (inside a Pod, 127.x is the Pod itself). A server a test runs
-   * on the host for Pods to reach (a foreign peer) listens here. Absent in an older stack.json: hostIp.
+   * The machine's address as Pods see it: the node bridge's address (inside a Pod, 127.x is the Pod itself). A server
+   * a test runs on the host for Pods to reach (a foreign peer) listens here.
    */
-  podsReachHostAt?: string;
+  podsReachHostAt: string;
   tools: {
     kubectl: string;
     temporal: string;
@@ -84,7 +80,3 @@ export function repoRoot(from: string = __dirname): string {
     if (dirname(dir) === dir) throw new Error(`no project root above ${from}`);
   }
 }
-
-/** The kind of nodes a stack runs; tests choose their fault helpers and expectations by it. */
-export const nodeRuntimeOf = (info: Pick<StackInfo, 'nodeRuntime'>): NodeRuntimeKind =>
-  info.nodeRuntime ?? 'process';

@@ -14,15 +14,12 @@ export interface StackInstance {
 export interface NodeLayout {
   name: string;
   zone: string;
-  hostIp: string;
+  /** The node's folder: its containerd, kubelet and volumes (real-nodes/real-node-layout.ts). */
   stateDir: string;
-  kubeconfig: string;
 }
 
 export interface StackLayout extends StackInstance {
-  /** Pods of this instance get addresses from here, one /32 each. */
-  podCidr: string;
-  /** Handed to kube-apiserver as --service-cluster-ip-range. */
+  /** Handed to kube-apiserver as --service-cluster-ip-range; the host routes it through node-a (real-nodes/). */
   serviceCidr: string;
   ports: {
     etcdClient: number;
@@ -36,7 +33,6 @@ export interface StackLayout extends StackInstance {
     temporalMetrics: number;
     s3: number;
     s3Console: number;
-    faultControl: number;
   };
   nodes: NodeLayout[];
   paths: {
@@ -68,23 +64,23 @@ function octets(ip: string): [number, number, number, number] {
 }
 
 /**
- * Addresses of 127.B.C.D: nodes 127.B.(C+1).1-3, pods 127.(B+1).0.0/16, services 127.(B+96).0.0/16.
- * Two instances coexist when their B octets differ by more than one and neither is within 96 of the other's service range.
+ * Servers of 127.B.C.D bind to that address; the nodes, Pods and Services of the instance are in 10.B.0.0/16
+ * (real-nodes/real-node-layout.ts), Services in 10.B.96.0/20. Two instances coexist when their B octets differ; B <= 158
+ * also keeps the Temporal and MinIO ports, which move with B, of any two instances apart.
  */
 export function stackLayout(instance: StackInstance): StackLayout {
-  const [a, b, c] = octets(instance.hostIp);
+  const [a, b] = octets(instance.hostIp);
   if (a !== 127)
     throw new Error(`the local stack binds to loopback only; ${instance.hostIp} is not in 127.0.0.0/8`);
-  if (b > 158 || c > 254)
+  if (b > 158)
     throw new Error(
-      `host IP ${instance.hostIp} leaves no room for node, pod and service ranges; use 127.B.0.1 with B <= 158`,
+      `host IP ${instance.hostIp}: a larger B could give two stacks the same port; use 127.B.0.1 with B <= 158`,
     );
   const s = instance.stateDir;
   const kubeconfigs = join(s, 'kubeconfigs');
   return {
     ...instance,
-    podCidr: `127.${b + 1}.0.0/16`,
-    serviceCidr: `127.${b + 96}.0.0/16`,
+    serviceCidr: `10.${b}.96.0/20`,
     ports: {
       // Not 2379/2380: with env.sh sourced, a bare `etcdctl` must never reach the store behind the apiserver.
       etcdClient: 2399,
@@ -101,14 +97,11 @@ export function stackLayout(instance: StackInstance): StackLayout {
       // MinIO also listens on every loopback interface (127.0.0.1, ::1) at its port, so only the port can keep two stacks apart.
       s3: 9000 + 2 * b,
       s3Console: 9001 + 2 * b,
-      faultControl: 7780,
     },
-    nodes: NODE_NAMES.map((name, i) => ({
+    nodes: NODE_NAMES.map((name) => ({
       name,
       zone: `zone-${name.slice(-1)}`,
-      hostIp: `127.${b}.${c + 1}.${i + 1}`,
       stateDir: join(s, 'nodes', name),
-      kubeconfig: join(kubeconfigs, `${name}.kubeconfig`),
     })),
     paths: {
       pkiDir: join(s, 'pki'),
@@ -133,34 +126,4 @@ export function firstServiceIp(cidr: string): string {
   const [base] = cidr.split('/');
   const [a, b, c, d] = octets(base ?? '');
   return `${a}.${b}.${c}.${d + 1}`;
-}
-
-/** Hands out pod addresses 127.P.x.y from a /16 pod range, skipping .0 and .255 in the last octet; reuses released ones last. */
-export function createPodIpAllocator(podCidr: string): {
-  allocate: () => string;
-  release: (ip: string) => void;
-} {
-  const [base, bits] = podCidr.split('/');
-  if (bits !== '16') throw new Error(`pod range must be a /16, got ${podCidr}`);
-  const [a, b] = octets(base ?? '');
-  const inUse = new Set<string>();
-  let next = 0;
-  const total = 256 * 254;
-  return {
-    allocate() {
-      for (let tries = 0; tries < total; tries++) {
-        const n = next;
-        next = (next + 1) % total;
-        const ip = `${a}.${b}.${Math.floor(n / 254)}.${(n % 254) + 1}`;
-        if (!inUse.has(ip)) {
-          inUse.add(ip);
-          return ip;
-        }
-      }
-      throw new Error(`pod range ${podCidr} is exhausted`);
-    },
-    release(ip) {
-      inUse.delete(ip);
-    },
-  };
 }

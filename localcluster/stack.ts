@@ -108,7 +108,6 @@ function writeKubeconfigs(layout: StackLayout, pki: Pki): string {
   write(layout.paths.schedulerKubeconfig, 'kube-scheduler', 'system:kube-scheduler');
   const servicesKubeconfig = join(layout.stateDir, 'kubeconfigs', 'local-services.kubeconfig');
   write(servicesKubeconfig, LOCAL_SERVICES_IDENTITY.file, LOCAL_SERVICES_IDENTITY.commonName);
-  for (const n of layout.nodes) write(n.kubeconfig, n.name, `system:node:${n.name}`);
   return servicesKubeconfig;
 }
 
@@ -123,25 +122,9 @@ async function readyNodeNames(kubeconfigPath: string): Promise<string[]> {
   return nodes.items.filter(isNodeReady).map((n) => n.metadata?.name ?? '');
 }
 
-/**
- * Services get a routable CIDR (kube-proxy translates it inside the nodes, the host routes it through node-a) and the
- * apiserver advertises the bridge address, so the `kubernetes` Service has an endpoint Pods can reach.
- */
-function realNodeServices(layout: StackLayout): StackLayout {
-  return { ...layout, serviceCidr: realNodeLayout(layout).serviceCidr };
-}
-
-function realNodeApiserverArgs(layout: StackLayout, pki: Pki): string[] {
-  return [
-    ...kubeletClientArgs(pki),
-    `--advertise-address=${realNodeLayout(layout).bridgeIp}`,
-    '--endpoint-reconciler-type=lease',
-  ];
-}
-
 export async function startStack(opts: StartStackOptions): Promise<RunningStack> {
   const { tools, log } = opts;
-  const layout = realNodeServices(opts.layout);
+  const { layout } = opts;
   const net = realNodeLayout(layout);
   const startedAt = new Date().toISOString();
   mkdirSync(layout.paths.logsDir, { recursive: true });
@@ -175,7 +158,7 @@ export async function startStack(opts: StartStackOptions): Promise<RunningStack>
 
     // Temporal and MinIO do not depend on Kubernetes: start all three at once and wait for each.
     const [controlPlane, temporal, minio] = await Promise.allSettled([
-      startControlPlane(layout, tools, pki, log, realNodeApiserverArgs(layout, pki)),
+      startControlPlane(layout, tools, pki, log, kubeletClientArgs(pki)),
       startTemporalServer(layout, tools.temporal),
       startMinioServer(layout, tools.minio),
     ]);
@@ -279,7 +262,6 @@ export async function startStack(opts: StartStackOptions): Promise<RunningStack>
         uiUrl: temporalUiUrl(layout),
       },
       s3: { endpoint: s3Endpoint(layout), bucket: S3_BUCKET, region: S3_REGION, ...creds },
-      faultControlUrl: undefined,
       ...(opts.withCertManager ? { certManager: { metricsUrl: certManagerMetricsUrl(layout.hostIp) } } : {}),
       nodes: nodeInfo,
       podReachable,

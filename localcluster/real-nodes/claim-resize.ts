@@ -67,7 +67,7 @@ export function planResizes(
 }
 
 /**
- * Carries out one resize on a volume that has no size of its own (a hostPath or local-path folder): raises the
+ * Carries out one resize on a volume that has no size of its own (a local-path folder): raises the
  * volume's capacity, then the claim's status capacity, which is all that growing such a volume means.
  */
 export async function applyResize(

@@ -4,8 +4,8 @@
 // a cluster with one.
 //
 // A local-path volume is a folder on its node with no size of its own: growing is bookkeeping, the volume's capacity
-// and the claim's status.capacity raised to what the claim asks for (the same decision as the process nodes' claim
-// binder, planResizes). Only volumes the host provisioner made, in classes of rancher.io/local-path, are touched.
+// and the claim's status.capacity raised to what the claim asks for (the decision is planResizes, claim-resize.ts).
+// Only volumes the host provisioner made, in classes of rancher.io/local-path, are touched.
 import { CoreV1Api, KubeConfig, StorageV1Api } from '@kubernetes/client-node';
 import type { V1PersistentVolume, V1PersistentVolumeClaim, V1StorageClass } from '@kubernetes/client-node';
 import { applyResize, planResizes } from './claim-resize';

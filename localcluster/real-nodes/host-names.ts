@@ -1,6 +1,6 @@
-// The machine itself resolves the cluster's Service names on real nodes, as it does on process-backed ones: a managed
-// block of /etc/hosts (the stack's own, removed on stop and by `down`) maps `<svc>.<ns>.svc[.cluster.local]` to the
-// ClusterIP (routed through node-a's kube-proxy) and headless per-Pod names to Pod IPs. The Pods themselves use CoreDNS.
+// The machine itself resolves the cluster's Service names: a managed block of /etc/hosts (the stack's own, removed on
+// stop and by `down`) maps `<svc>.<ns>.svc[.cluster.local]` to the ClusterIP (routed through node-a's kube-proxy) and
+// headless per-Pod names to Pod IPs. The Pods themselves use CoreDNS.
 import { CoreV1Api, DiscoveryV1Api, KubeConfig } from '@kubernetes/client-node';
 import { createHash } from 'node:crypto';
 import { readFileSync, renameSync, writeFileSync } from 'node:fs';

@@ -1,5 +1,5 @@
-// Can this machine run containers? Checked in a second before anything starts, so `up --real-nodes` fails at once with one
-// message naming everything that is missing instead of a kubelet that never becomes Ready. There is no fallback to fake nodes.
+// Can this machine run containers? Checked in a second before anything starts, so `up` fails at once with one message
+// naming everything that is missing instead of a kubelet that never becomes Ready. There is no other kind of node.
 import { accessSync, constants, existsSync, readFileSync } from 'node:fs';
 import { delimiter, join } from 'node:path';
 import { sh, shQuiet } from './host-commands';

@@ -39,7 +39,7 @@ export interface RealNodeLayout {
   nodeNetwork: string;
   /** Union of the nodes' Pod CIDRs. */
   clusterPodCidr: string;
-  /** The apiserver's Service CIDR on real nodes (kube-proxy routes it); the host reaches it through node-a. */
+  /** The apiserver's Service CIDR (stack-layout.ts; kube-proxy routes it); the host reaches it through node-a. */
   serviceCidr: string;
   /** The cluster DNS Service address (the kubelets' clusterDNS). */
   dnsServiceIp: string;
@@ -53,7 +53,10 @@ function octet(hostIp: string, index: number): number {
   return v;
 }
 
-/** 127.B.C.D gets 10.B.0.0/16: nodes 10.B.0.11+, the bridge 10.B.0.1, Services 10.B.96.0/20, Pods 10.B.(128+i).0/24 per node. */
+/**
+ * 127.B.C.D gets 10.B.0.0/16: nodes 10.B.0.11+, the bridge 10.B.0.1, Services 10.B.96.0/20 (the stack layout's
+ * serviceCidr), Pods 10.B.(128+i).0/24 per node.
+ */
 export function realNodeLayout(layout: StackLayout): RealNodeLayout {
   const b = octet(layout.hostIp, 1);
   const prefix = `ec${b}`;
@@ -63,7 +66,7 @@ export function realNodeLayout(layout: StackLayout): RealNodeLayout {
     bridgeIp: `10.${b}.0.1`,
     nodeNetwork: `10.${b}.0.0/24`,
     clusterPodCidr: `10.${b}.128.0/17`,
-    serviceCidr: `10.${b}.96.0/20`,
+    serviceCidr: layout.serviceCidr,
     dnsServiceIp: `10.${b}.96.10`,
     apiserverPort: layout.ports.apiserver,
     nodes: layout.nodes.map((n, i) => {

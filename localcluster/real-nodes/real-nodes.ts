@@ -238,11 +238,10 @@ const mountSizedVolumes = (n: RealNode) =>
   mountTmpfs(n.sizedVolumesDir, SIZED_VOLUMES_BYTES, `${n.name}-sized-volumes`);
 
 /**
- * `up --real-nodes --claims-in-memory` (what `npm test` uses): the default StorageClass's folder is a tmpfs too, so
- * members' WAL fsyncs cost nothing. On two cores shared with the test runner the machine's disk stalled etcd's
- * fdatasync for over a second at a time (the process-node stack's reason for the same option), and etcd commits its
- * backend synchronously when it applies a membership change, which a joiner's promotion then waits for. Its data
- * goes with the mount at `down`, as the on-disk folder's does.
+ * `up --claims-in-memory` (what `npm test` uses): the default StorageClass's folder is a tmpfs too, so members' WAL
+ * fsyncs cost nothing. On two cores shared with the test runner the machine's disk stalled etcd's fdatasync for over
+ * a second at a time, and etcd commits its backend synchronously when it applies a membership change, which a
+ * joiner's promotion then waits for. Its data goes with the mount at `down`, as the on-disk folder's does.
  */
 const mountVolumesInMemory = (n: RealNode) =>
   mountTmpfs(n.volumesDir, VOLUMES_IN_MEMORY_BYTES, `${n.name}-volumes`);
@@ -290,7 +289,7 @@ export async function cleanupRealNodes(layout: StackLayout, log: (line: string) 
 
 /**
  * The real-node network this stack folder made, if any: its record (network-owner.ts), or, for a stack started before
- * records were kept, its own nodes' kubelet configs (process nodes have none). `down` tears down only this.
+ * records were kept, its own nodes' kubelet configs. `down` tears down only this.
  */
 export function networkOwnerOf(layout: StackLayout): NetworkOwnerRecord | undefined {
   const recorded = readOwner(layout.stateDir);

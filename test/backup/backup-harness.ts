@@ -38,12 +38,11 @@ export async function createCredentialsSecret(
 
 /**
  * The stack's MinIO as Pods reach it: what an EtcdCluster or EtcdSnapshot names, since the snapshot Job and the
- * restore init container dial it from inside a Pod. On real nodes that is the relay on the node bridge (inside a Pod,
- * the host's 127.x address is the Pod itself); process-backed Pods share the host's network and use the host address.
- * The test's own S3 client (s3Client) keeps the host address.
+ * restore init container dial it from inside a Pod: the relay on the node bridge (inside a Pod, the host's 127.x
+ * address is the Pod itself). The test's own S3 client (s3Client) keeps the host address.
  */
 export function podS3Endpoint(h: Harness): string {
-  return h.stack.podReachable?.s3Endpoint ?? h.stack.s3.endpoint;
+  return h.stack.podReachable.s3Endpoint;
 }
 
 /** An S3 destination in the stack's MinIO under `prefix`, at the address Pods reach. */

@@ -103,8 +103,7 @@ afterAll(async () => {
 describe('the operator installed from the chart, running as a Pod', () => {
   it('comes up Ready on its in-cluster credentials, creates a cluster of 1 and scales it to 3 on its own task queue', async () => {
     // The Pod has a network of its own: Temporal is where Pods reach the host (the bridge address).
-    const temporalAddress = h.stack.podReachable?.temporalAddress;
-    if (!temporalAddress) throw new Error('stack.json names no Pod-reachable Temporal address');
+    const temporalAddress = h.stack.podReachable.temporalAddress;
     const rendered = helmTemplate(repoRoot(), {
       release: RELEASE,
       namespace: ns,

@@ -1,18 +1,13 @@
-// Pods of shell steps for the kubelet journeys: the project's image runs `sh` and `node` (on real nodes from the image
-// built here, on process-backed nodes from this machine).
+// Pods of shell steps for the kubelet journeys: the project's image, built here and imported into the real nodes, runs
+// `sh` and `node`.
 import type { V1Container, V1ContainerStatus, V1Pod, V1PodSpec } from '@kubernetes/client-node';
 import { PROJECT_IMAGE as BUILT_PROJECT_IMAGE } from '../../localcluster/project-image';
 import { eventually, type Kube } from './kube';
 
-/** The reference `npm run images` builds and imports into real nodes; process-backed nodes map any of its tags. */
+/** The reference `npm run images` builds and imports into real nodes. */
 export const PROJECT_IMAGE = BUILT_PROJECT_IMAGE;
 
-/**
- * Where the Pod's emptyDir is mounted: a folder every (Debian) host has, because the node creates missing mount
- * points on the host (see docs/local-cluster.md) and a journey should leave nothing behind. Not /tmp: a checkout
- * under /tmp (CI clones to /tmp/ci-clone) keeps its node state there, and a volume hiding the node's own folder
- * leaves the termination-message file impossible to set up, so every container would exit 128.
- */
+/** Where the Pod's emptyDir is mounted in each container. */
 export const SHARED = '/srv';
 
 /** A container running one shell script, with the Pod's emptyDir at SHARED. */

@@ -79,17 +79,7 @@ describe('a real-node stack of its own: up, up again, down', () => {
   const cli = (command: string) =>
     run(
       process.execPath,
-      [
-        main,
-        command,
-        '--state-dir',
-        stateDir,
-        '--host-ip',
-        HOST_IP,
-        '--no-operator',
-        '--no-cert-manager',
-        '--real-nodes',
-      ],
+      [main, command, '--state-dir', stateDir, '--host-ip', HOST_IP, '--no-operator', '--no-cert-manager'],
       { timeout: 280000, maxBuffer: 10 << 20 },
     );
   afterAll(async () => {

@@ -1,4 +1,4 @@
-// The operator as users install it: a real-node stack of its own (`up --real-nodes --operator=chart`) runs the
+// The operator as users install it: a real-node stack of its own (`up --operator=chart`) runs the
 // project's image, built here, as two replicas of the Helm chart's Deployment in a namespace that enforces the
 // restricted Pod Security profile; Temporal and MinIO stay host processes that Pods reach at the bridge address.
 // The chart's operator bootstraps a cluster in another restricted namespace; deleting the Pod that holds the watcher
@@ -52,17 +52,7 @@ describe('the operator installed by its chart on real nodes', () => {
   const cli = (command: string) =>
     run(
       process.execPath,
-      [
-        main,
-        command,
-        '--state-dir',
-        stateDir,
-        '--host-ip',
-        HOST_IP,
-        '--no-cert-manager',
-        '--real-nodes',
-        '--operator=chart',
-      ],
+      [main, command, '--state-dir', stateDir, '--host-ip', HOST_IP, '--no-cert-manager', '--operator=chart'],
       { timeout: 300000, maxBuffer: 10 << 20 },
     );
   const kubectl = async (...args: string[]) =>

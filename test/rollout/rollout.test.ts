@@ -298,7 +298,7 @@ describe('storage growth refused', () => {
       300_000,
     );
     expect(progressing(refused)?.status).toBe('False');
-    // Process nodes leave the claim without a class; on real nodes the default class (local-path, no expansion) takes it.
+    // The stack's default class (local-path, no expansion) takes the claim; without a default class it would have none.
     const claimClass = (
       await h.core.readNamespacedPersistentVolumeClaim({ namespace: ns, name: 'data-fixed-0' })
     ).spec?.storageClassName;

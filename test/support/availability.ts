@@ -202,8 +202,8 @@ export function describeAvailability(f: AvailabilityFigures): string {
 }
 
 /**
- * The stalls of the process-node stack's daemon (which forwards every Service's traffic there) inside a gap, as
- * lines for the report: a diagnosis, not discounted. Real nodes forward in the kernel and write no such log.
+ * The stalls of the stack's daemon inside a gap, as lines for the report: a diagnosis, not discounted. The daemon
+ * carries the Pods' relays to Temporal and MinIO; Service traffic is forwarded in the nodes' kernels and is not held.
  */
 function stackStallsWithin(h: Harness, gap: { from: number; to: number }): string[] {
   let text: string;

@@ -2,7 +2,8 @@
 import type { StackInfo } from '../../localcluster/stack-info';
 import { shareableDefaultStack } from './real-node-stack';
 
-const stack = (over: Partial<StackInfo>): StackInfo =>
+// Partial of any values: a stack.json from before the process runtime was removed may hold other nodeRuntime values.
+const stack = (over: Partial<Record<keyof StackInfo, unknown>>): StackInfo =>
   ({
     version: 1,
     phase: 'ready',
@@ -17,9 +18,15 @@ describe('shareableDefaultStack', () => {
   const cases: Array<[string, NodeJS.ProcessEnv, StackInfo | undefined, boolean, boolean]> = [
     ['a ready real-node stack is shared', {}, stack({}), true, true],
     ['no stack at all: a stack of its own', {}, undefined, true, false],
-    ['a process-node stack: a stack of its own', {}, stack({ nodeRuntime: 'process' }), true, false],
     [
-      'an older stack.json without nodeRuntime is process-backed',
+      'a process-node stack (since removed): a stack of its own',
+      {},
+      stack({ nodeRuntime: 'process' }),
+      true,
+      false,
+    ],
+    [
+      'a stack.json older than real nodes, without nodeRuntime: a stack of its own',
       {},
       stack({ nodeRuntime: undefined }),
       true,

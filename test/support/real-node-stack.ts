@@ -1,10 +1,11 @@
 // The real-node stack a test file runs on (kubelet + containerd per node in network namespaces). When the default stack
 // (the one cluster-harness's connect() finds) is itself a ready real-node stack, the file shares it: no stack of its
 // own is brought up, which saves minutes per file, and after the file every fault it left is undone and the file waits
-// for three Ready nodes, so the files after it find the stack as it was. Otherwise (a process-node default stack, none
-// at all, or REAL_NODES_OWN_STACK=1) the file brings up a stack of its own on its own host address 127.B.0.1 (so its
-// node network 10.B.0.0/24 is its own), takes it down after its tests, and makes it the stack connect() finds;
-// REAL_NODES_HOST_IP overrides that address, for a developer whose machine already runs stacks on it.
+// for three Ready nodes, so the files after it find the stack as it was. Otherwise (no ready default stack, a stack.json
+// left by the removed process-backed nodes, or REAL_NODES_OWN_STACK=1) the file brings up a stack of its own on its own
+// host address 127.B.0.1 (so its node network 10.B.0.0/24 is its own), takes it down after its tests, and makes it the
+// stack connect() finds; REAL_NODES_HOST_IP overrides that address, for a developer whose machine already runs stacks
+// on it.
 import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -12,7 +13,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { realNodeLayout, type RealNodeLayout } from '../../localcluster/real-nodes/real-node-layout';
 import { RealNodeFaults } from '../../localcluster/real-nodes/node-faults';
-import { nodeRuntimeOf, readStackInfo, repoRoot, type StackInfo } from '../../localcluster/stack-info';
+import { readStackInfo, repoRoot, type StackInfo } from '../../localcluster/stack-info';
 import { stackLayout, type StackLayout } from '../../localcluster/stack-layout';
 import { cacheRoot, toolPaths } from '../../localcluster/tool-cache';
 import { pidAlive } from '../../localcluster/tools';
@@ -38,7 +39,7 @@ export function shareableDefaultStack(
 ): StackInfo | undefined {
   if (env.REAL_NODES_OWN_STACK === '1') return undefined;
   const info = read(env.ETCD_CONDUCTOR_STACK_JSON ?? join(repoRoot(), '.local', 'stack.json'));
-  if (!info || info.phase !== 'ready' || nodeRuntimeOf(info) !== 'real' || !alive(info.ownerPid))
+  if (!info || info.phase !== 'ready' || info.nodeRuntime !== 'real' || !alive(info.ownerPid))
     return undefined;
   return info;
 }
@@ -81,7 +82,7 @@ export function useRealNodeStack(defaultHostIp: string): RealNodeStack {
     (
       await run(
         process.execPath,
-        [main, command, '--state-dir', stateDir, '--host-ip', hostIp, '--no-cert-manager', '--real-nodes'],
+        [main, command, '--state-dir', stateDir, '--host-ip', hostIp, '--no-cert-manager'],
         { timeout: 280_000, maxBuffer: 10 << 20 },
       )
     ).stdout;

@@ -93,7 +93,7 @@ test('a learner presenting a peer certificate of a foreign CA is refused; the cl
   // The intruder: a real etcd on a free port of the machine's address as the members' Pods reach it, with a peer
   // certificate for that address from a foreign CA. It trusts the cluster's CA, so the refusal is about its
   // certificate alone.
-  const host = h.stack.podsReachHostAt ?? h.stack.hostIp;
+  const host = h.stack.podsReachHostAt;
   const [peerPort, clientPort] = [await freePort(host), await freePort(host)];
   const peerURL = `https://${host}:${peerPort}`;
   const leaf = foreign.issue('intruder', [`IP:${host}`, 'IP:127.0.0.1']);

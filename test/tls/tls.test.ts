@@ -113,8 +113,8 @@ describe('a cluster with peer and client TLS', () => {
 
   test('a peer presenting a certificate from another CA is refused at the handshake; one of the cluster CA is served', async () => {
     // etcd checks a peer's certificate against the address it connects from: this probe connects from the machine,
-    // which Pods see at podsReachHostAt (the node bridge on real nodes; on process nodes the host IP, beside 127.0.0.1).
-    const probeSans = [...memberSans(ns, name), `IP:${h.stack.podsReachHostAt ?? h.stack.hostIp}`];
+    // which Pods see at podsReachHostAt (the node bridge).
+    const probeSans = [...memberSans(ns, name), `IP:${h.stack.podsReachHostAt}`];
     const good = await peerGet(`${name}-0`, ca.issue('peer-probe', probeSans));
     expect(good.status).toBe(200);
     expect(good.body).toContain(`${name}-1`);
