@@ -1,5 +1,5 @@
-// The operator as users install it: a real-node stack of its own (`up --operator=chart`) runs the
-// project's image, built here, as two replicas of the Helm chart's Deployment in a namespace that enforces the
+// The operator as users install it: a real-node stack with `up --operator=chart` (the default stack when `npm test`
+// brought it up so; otherwise one of its own) runs the project's image, built here, as two replicas of the Helm chart's Deployment in a namespace that enforces the
 // restricted Pod Security profile; Temporal and MinIO stay host processes that Pods reach at the bridge address.
 // The chart's operator bootstraps a cluster in another restricted namespace; deleting the Pod that holds the watcher
 // Lease hands the Lease to the other replica, which carries a scale to convergence with nothing acknowledged lost;
@@ -15,7 +15,7 @@ import { CoordinationV1Api } from '@kubernetes/client-node';
 import { snapshotJobName } from '../../activities/snapshot-manifests';
 import { PROJECT_IMAGE } from '../../localcluster/project-image';
 import { realNodeLayout } from '../../localcluster/real-nodes/real-node-layout';
-import { readStackInfo, repoRoot } from '../../localcluster/stack-info';
+import { readStackInfo, repoRoot, type StackInfo } from '../../localcluster/stack-info';
 import { stackLayout } from '../../localcluster/stack-layout';
 import { cacheRoot, toolPaths } from '../../localcluster/tool-cache';
 import { expectAvailability, PLANNED_GAP_BOUND_MS } from '../support/availability';
@@ -29,13 +29,26 @@ import {
   waitConverged,
   type Harness,
 } from '../support/cluster-harness';
+import { shareableDefaultStack } from '../support/real-node-stack';
 import { startWriterRunning } from '../support/writer';
 import { createCredentialsSecret, createSnapshot, waitFinished } from '../backup/backup-harness';
 
 const run = promisify(execFile);
 /** Its own instance: B = 66 gives the node network 10.66.0.0/16 and names ec66-*, apart from every other stack. */
 const HOST_IP = '127.66.0.1';
+/** The default stack when it runs the operator from the chart: its tests then need no stack of their own. */
+const sharedChartStack = (): StackInfo | undefined => {
+  const info = shareableDefaultStack();
+  return info?.operatorChart ? info : undefined;
+};
 const OPERATOR_UID = 65532;
+
+/** Whether an IPv4 address is in a /24 (the nodes' Pod ranges are /24s). */
+function inCidr(ip: string, cidr: string): boolean {
+  const [base, bits] = cidr.split('/');
+  if (bits !== '24') throw new Error(`a /24 expected, not ${cidr}`);
+  return ip.split('.').slice(0, 3).join('.') === (base ?? '').split('.').slice(0, 3).join('.');
+}
 
 /** What the runtime was told to run (`crictl inspect`): the kubelet's securityContext after it applied it. */
 interface RuntimeSpec {
@@ -44,8 +57,9 @@ interface RuntimeSpec {
 }
 
 describe('the operator installed by its chart on real nodes', () => {
-  const stateDir = mkdtempSync(join(tmpdir(), 'etcd-conductor-chart-'));
-  const layout = stackLayout({ repoRoot: repoRoot(), stateDir, hostIp: HOST_IP });
+  const shared = sharedChartStack();
+  const stateDir = shared?.stateDir ?? mkdtempSync(join(tmpdir(), 'etcd-conductor-chart-'));
+  const layout = stackLayout({ repoRoot: repoRoot(), stateDir, hostIp: shared?.hostIp ?? HOST_IP });
   const net = realNodeLayout(layout);
   const main = join(repoRoot(), 'dist', 'localcluster', 'main.js');
   const tools = toolPaths(cacheRoot());
@@ -95,17 +109,20 @@ describe('the operator installed by its chart on real nodes', () => {
   };
 
   beforeAll(async () => {
-    const t0 = Date.now();
-    const up = await cli('up');
-    expect(up.stdout).toMatch(/up: ready in/);
-    console.log(`operator chart: up took ${((Date.now() - t0) / 1000).toFixed(1)}s`);
-    process.env.ETCD_CONDUCTOR_STACK_JSON = join(stateDir, 'stack.json');
+    if (!shared) {
+      const t0 = Date.now();
+      const up = await cli('up');
+      expect(up.stdout).toMatch(/up: ready in/);
+      console.log(`operator chart: up took ${((Date.now() - t0) / 1000).toFixed(1)}s`);
+      process.env.ETCD_CONDUCTOR_STACK_JSON = join(stateDir, 'stack.json');
+    }
     h = connect();
     operatorNs = h.stack.operatorChart?.namespace ?? '';
     ns = await freshNamespace(h, 'chart', { 'pod-security.kubernetes.io/enforce': 'restricted' });
   }, 320000);
 
   afterAll(async () => {
+    if (shared) return;
     await cli('down').catch(() => undefined);
     rmSync(stateDir, { recursive: true, force: true });
   }, 120000);
@@ -126,12 +143,12 @@ describe('the operator installed by its chart on real nodes', () => {
       const c = p.status?.containerStatuses?.find((s) => s.name === 'operator');
       expect(c?.image).toBe(PROJECT_IMAGE);
       expect(c?.imageID).toMatch(/sha256:[0-9a-f]{64}$/);
-      expect(p.status?.podIP).toMatch(/^10\.66\.(128|129|130)\.\d+$/);
+      expect(net.nodes.some((n) => inCidr(p.status?.podIP ?? '', n.podCidr))).toBe(true);
     }
     // Temporal is reached at the bridge address, the chart's one setting for an external Temporal.
     const env = pods[0]?.spec?.containers[0]?.env ?? [];
     expect(env.find((e) => e.name === 'TEMPORAL_ADDRESS')?.value).toBe(h.stack.podReachable?.temporalAddress);
-    expect(h.stack.podReachable?.temporalAddress).toMatch(/^10\.66\.0\.1:\d+$/);
+    expect(h.stack.podReachable?.temporalAddress).toBe(`${net.bridgeIp}:${layout.ports.temporal}`);
 
     const pod = pods[0]?.metadata?.name ?? '';
     const exec = (...args: string[]) =>
@@ -201,7 +218,7 @@ describe('the operator installed by its chart on real nodes', () => {
 
   it("runs a snapshot Job to the host's MinIO as uid 65532 with a read-only /", async () => {
     const reachable = h.stack.podReachable;
-    expect(reachable?.s3Endpoint).toMatch(/^http:\/\/10\.66\.0\.1:\d+$/);
+    expect(reachable?.s3Endpoint).toBe(`http://${net.bridgeIp}:${layout.ports.s3}`);
     await createCredentialsSecret(h, ns, 's3');
     await createSnapshot(h, ns, 'chart-snap', {
       clusterRef: { name },
