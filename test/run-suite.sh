@@ -1,26 +1,48 @@
 #!/bin/sh
-# The whole suite against the running local stack: `npm test` brings it up on real nodes first (kubelet, containerd
-# and runc per node, CNI, kube-proxy, CoreDNS; the operator installed by its chart, two replicas of the image built
-# here; issue 14), and every group runs on that one stack. The e2e files share
-# it, each in namespaces of its own, so most run two at a time after the unit tests (E2E_GROUP=shared); the
-# files that change the stack itself (jest.config.js ALONE: operator kills, stacks of their own, rolling TLS under a
-# tight write-gap bound) run after, one at a time; then the fault files whose faults stay in their own namespace two
-# at a time (realnodes-paired), then those that stop or cut off a node or fill its disk one by one (realnodes-alone).
-# Every group always runs; the exit status is non-zero if any failed.
+# The whole suite on the local stack. Without arguments (`npm test`) it brings the stack up on real nodes (kubelet,
+# containerd and runc per node, CNI, kube-proxy, CoreDNS; the operator installed by its chart, two replicas of the
+# image built here; member volumes in memory; issue 14), runs every group on that one stack and takes it down at the
+# end. With arguments (Jest's: a path pattern, say) it runs them against the stack already up and leaves it up.
+# The e2e files share the stack, each in namespaces of its own, so most run two at a time after the unit tests
+# (E2E_GROUP=shared); the files that change the stack itself (jest.config.js ALONE: operator kills, stacks of their
+# own, rolling TLS under a tight write-gap bound) run after, one at a time; then the fault files whose faults stay in
+# their own namespace two at a time (realnodes-paired), then those that stop or cut off a node or fill its disk one by
+# one (realnodes-alone). Every group always runs; the exit status is non-zero if any failed.
 export NODE_OPTIONS=--experimental-vm-modules
 jest=./node_modules/.bin/jest
 status=0
-# The unit tests (CPU-bound: Temporal dev servers, bundling) run first, on their own: beside the shared e2e files on
-# a real-node stack they pushed the 2-core machine to a load of 12, the writer's own process stalled up to 1.8 s, and
-# a planned scale missed its 1 s write-gap bound by 20 ms. Jest and everything it starts run at a lower priority than
-# the stack, so the system under test (etcd members, the operator, the apiserver, the kubelets) is not starved by the
-# test runner.
+up_pid=
+up_log="${TMPDIR:-/tmp}/etcd-conductor-up.$$.log"
+if [ $# -eq 0 ]; then
+  # The stack comes up while the type check and the unit tests run (neither needs it): most of `up`'s ~100 s is
+  # waiting on kubelets, image imports and the chart's rollout. Its output is printed once it is done.
+  node dist/localcluster/main.js up --claims-in-memory --operator=chart >"$up_log" 2>&1 &
+  up_pid=$!
+fi
+# The type check and the unit tests (CPU-bound: Temporal dev servers, bundling) run at a lower priority than the stack,
+# on their own before the e2e files: beside the shared e2e files on a real-node stack they pushed the 2-core machine
+# to a load of 12, the writer's own process stalled up to 1.8 s, and a planned scale missed its 1 s write-gap bound by
+# 20 ms. Jest and everything it starts stay at that priority, so the system under test (etcd members, the operator,
+# the apiserver, the kubelets) is not starved by the test runner.
+if [ $# -eq 0 ]; then nice -n 10 ./node_modules/.bin/tsc -p tsconfig.json --noEmit || status=1; fi
 nice -n 10 "$jest" --selectProjects unit --maxWorkers="${E2E_WORKERS:-2}" --passWithNoTests "$@" || status=1
+if [ -n "$up_pid" ]; then
+  if wait "$up_pid"; then
+    cat "$up_log"
+    rm -f "$up_log"
+  else
+    cat "$up_log"
+    rm -f "$up_log"
+    echo "run-suite: the stack did not come up; no e2e file ran" >&2
+    node dist/localcluster/main.js down
+    exit 1
+  fi
+fi
 E2E_GROUP=shared nice -n 10 "$jest" --selectProjects e2e --maxWorkers="${E2E_WORKERS:-2}" --passWithNoTests "$@" || status=1
 E2E_GROUP=alone "$jest" --selectProjects e2e --maxWorkers=1 --passWithNoTests "$@" || status=1
 E2E_GROUP=realnodes-paired "$jest" --selectProjects e2e --maxWorkers=2 --passWithNoTests "$@" || status=1
 E2E_GROUP=realnodes-alone "$jest" --selectProjects e2e --maxWorkers=1 --passWithNoTests "$@" || status=1
-# The stack `npm test` brought up is the suite's own: the whole suite takes it down (with a filter, it stays for the
+# The stack this script brought up is the suite's own: the whole suite takes it down (with arguments, it stays for the
 # next run by hand).
 [ $# -eq 0 ] && node dist/localcluster/main.js down
 exit $status
