@@ -628,22 +628,36 @@ describe('etcdClusterWorkflow on the Temporal dev server', () => {
   });
 
   it('deleting the EtcdCluster while a scale-up waits on its learner ends both workflows without undoing anything, even with every member Pod gone', async () => {
-    const fake = createFakeCluster();
+    // The scale-up's looks are held while the world changes: a look between the object's deletion and the
+    // cancellation (at load: once in a unit run beside a 50-cluster bench, once in CI beside the stack's `up`) found
+    // the object or the Pods gone and the scale-up ended on its own (COMPLETED), so the cancellation under test never
+    // happened.
+    let releaseLooks: (() => void) | undefined;
+    let held: Promise<void> | undefined;
+    const fake = createFakeCluster({ beforeOperationLook: () => held ?? Promise.resolve() });
     await withCluster('drop', specOf(1), fake, async ({ opId, change, handle }) => {
       await finished(fake, opId(1, 'Bootstrap'));
       fake.faults.learnerNeverCatchesUp();
       await change(2, specOf(2));
       await eventually('the learner drop-1', () => fake.learnerNames().includes('drop-1'));
-      // What `kubectl delete` does: the object goes, the garbage collector takes the member Pods, so no member
-      // answers: a MemberRemove would be retried for ever. The deletion is signalled before the Pods go: the other
-      // way round, a look the waiting scale-up took in between (at load, once in a unit run beside a 50-cluster
-      // bench) found no Pod and the scale-up ended on its own (COMPLETED): the cancellation under test never happened.
+      held = new Promise((r) => (releaseLooks = r));
+      // What `kubectl delete` does: the object goes, the watcher signals, the garbage collector takes the member
+      // Pods, so no member answers: a MemberRemove would be retried for ever.
       fake.faults.deleteClusterObject();
       const deletedAt = Date.now();
       await change(2, specOf(2), { deleted: true });
+      const scaleUp = env.client.workflow.getHandle(opId(2, 'ScaleUp'));
+      for (let tries = 0; ; tries++) {
+        const events = (await scaleUp.fetchHistory()).events ?? [];
+        if (events.some((e) => e.workflowExecutionCancelRequestedEventAttributes)) break;
+        if (tries >= 100) throw new Error('the scale-up was not asked to cancel within 10 s of the deletion');
+        await new Promise((r) => setTimeout(r, 100));
+      }
       for (const pod of fake.podNames()) fake.faults.deletePod(pod);
+      held = undefined;
+      releaseLooks?.();
       await expect(handle.result()).resolves.toBeUndefined();
-      const child = await env.client.workflow.getHandle(opId(2, 'ScaleUp')).describe();
+      const child = await scaleUp.describe();
       expect(child.status.name).toBe('CANCELLED');
       expect(child.closeTime?.getTime()).toBeLessThan(deletedAt + 30_000);
       expect(fake.callsOf('removeMember')).toEqual([]);

@@ -80,6 +80,8 @@ export interface FakeClusterOptions {
    * observation reads: this is called then (the watcher's signal), and awaited before the observation returns.
    */
   rolledPodGoneDuringLook?: () => Promise<void>;
+  /** Awaited before each look an operation workflow takes: a test holds an operation's looks while it changes the world. */
+  beforeOperationLook?: () => Promise<void>;
   /** The newest EtcdSnapshot of the cluster that the quorum-loss probe finds (default: none). */
   backup?: BackupPoint;
 }
@@ -288,6 +290,7 @@ export function createFakeCluster(options: FakeClusterOptions = {}) {
       checkRef(input.ref);
       // Only the operation's own look sees them go (the cluster workflow looks too, at other moments).
       const byOperation = (Context.current().info.workflowExecution?.workflowId ?? '').includes('/op/');
+      if (byOperation) await options.beforeOperationLook?.();
       const gone = byOperation ? [...lingering.keys()] : [];
       for (const name of gone) pods.set(name, lingering.get(name) as FakePod);
       for (const name of gone) lingering.delete(name);
