@@ -57,6 +57,9 @@ const ALONE = atRoot([
   // The same kind of rolling restart with TLS and auth: in a CI run with every file on real nodes (load ~10 in the shared
   // group), four writes of its upgrade went unanswered for 1 s (longest gap 1862 ms).
   'test/upgrade/upgrade-secure',
+  // A scale 1 -> 3 held to the 1 s bound (the joiner is one of two voters until the third comes): at load 12 in the
+  // shared group it missed by 20 ms (Session 19) and by 23 ms (Session 20's last CI run). 25 s on its own.
+  'test/operator/describe-step',
 ]);
 const group = process.env.E2E_GROUP;
 const GROUPS = {
