@@ -28,12 +28,11 @@ fi
 if [ $# -eq 0 ]; then nice -n 10 ./node_modules/.bin/tsc -p tsconfig.json --noEmit || status=1; fi
 nice -n 10 "$jest" --selectProjects unit --maxWorkers="${E2E_WORKERS:-2}" --passWithNoTests "$@" || status=1
 if [ -n "$up_pid" ]; then
-  if wait "$up_pid"; then
-    cat "$up_log"
-    rm -f "$up_log"
-  else
-    cat "$up_log"
-    rm -f "$up_log"
+  wait "$up_pid"
+  up_status=$?
+  cat "$up_log"
+  rm -f "$up_log"
+  if [ "$up_status" -ne 0 ]; then
     echo "run-suite: the stack did not come up; no e2e file ran" >&2
     node dist/localcluster/main.js down
     exit 1

@@ -121,7 +121,7 @@ async function removeMember(
       (ctx.deferred ??= []).push(cleanup);
       return;
     }
-    await Promise.all([cleanup, ...(ctx.deferred?.splice(0) ?? [])]);
+    await Promise.all([cleanup, settleDeferred(ctx)]);
     return;
   }
   await acts.deleteMemberPod({ ref, member: step.member });
