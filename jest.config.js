@@ -77,6 +77,8 @@ module.exports = {
   // the whole suite's leftovers (module registries held by native runtimes and sockets) piled up in one
   // process until it died of heap exhaustion near the end of a 60-minute run.
   workerIdleMemoryLimit: '2500MB',
+  // Longest files first, from Jest's timing cache or, in a fresh clone, from test/e2e-durations.json.
+  testSequencer: '<rootDir>/test/support/duration-sequencer.js',
   projects: [
     {
       ...common,
