@@ -127,6 +127,7 @@ export async function startStack(opts: StartStackOptions): Promise<RunningStack>
   const { layout } = opts;
   const net = realNodeLayout(layout);
   const startedAt = new Date().toISOString();
+  const beganAt = Date.now();
   mkdirSync(layout.paths.logsDir, { recursive: true });
   const stops: Array<{ name: string; stop: () => Promise<void> }> = [];
   const onStop = (name: string, stop: () => Promise<void>) => stops.push({ name, stop });
@@ -205,7 +206,9 @@ export async function startStack(opts: StartStackOptions): Promise<RunningStack>
       },
       { timeoutMs: 90000, intervalMs: 300 },
     );
-    log(`stack: real nodes ${names.join(', ')} Ready`);
+    log(
+      `stack: real nodes ${names.join(', ')} Ready ${((Date.now() - beganAt) / 1000).toFixed(1)} s after the stack began`,
+    );
     await waitForDefaultServiceAccount(layout);
     const relay = await startUpstreamDnsRelay(real.net.bridgeIp, log);
     if (relay) onStop('upstream DNS relay', () => relay.stop());
