@@ -39,4 +39,28 @@ describe('clusterDnsManifests', () => {
     const kinds = items.map((i) => i.kind);
     expect(kinds.indexOf('ServiceAccount')).toBeLessThan(kinds.indexOf('Deployment'));
   });
+
+  it('runs two CoreDNS Pods, preferably on different nodes, so one stopped node leaves names resolving', () => {
+    const deployment = items.find((i) => i.kind === 'Deployment');
+    expect(deployment?.spec).toMatchObject({
+      replicas: 2,
+      template: {
+        spec: {
+          affinity: {
+            podAntiAffinity: {
+              preferredDuringSchedulingIgnoredDuringExecution: [
+                {
+                  weight: 100,
+                  podAffinityTerm: {
+                    labelSelector: { matchLabels: { 'k8s-app': 'kube-dns' } },
+                    topologyKey: 'kubernetes.io/hostname',
+                  },
+                },
+              ],
+            },
+          },
+        },
+      },
+    });
+  });
 });

@@ -64,7 +64,11 @@ export function clusterDnsManifests(dnsServiceIp: string, upstream?: string): ob
         kind: 'Deployment',
         metadata: { name: 'coredns', namespace: ns, labels },
         spec: {
-          replicas: 1,
+          // Two, on different nodes when there are two, as on kubeadm's clusters: with one, a stopped node could take
+          // the cluster's names away with it (Session 21: CoreDNS was on the node node-faults stopped, the operator in
+          // its Pods could not resolve the members' names, and the cluster converged ~2 minutes after the node was back,
+          // as the gRPC resolver's back-off allowed).
+          replicas: 2,
           selector: { matchLabels: labels },
           template: {
             // A changed Corefile (the host's resolver appeared, say) rolls the Pod: CoreDNS reads it only at start.
@@ -78,6 +82,19 @@ export function clusterDnsManifests(dnsServiceIp: string, upstream?: string): ob
             },
             spec: {
               serviceAccountName: 'coredns',
+              affinity: {
+                podAntiAffinity: {
+                  preferredDuringSchedulingIgnoredDuringExecution: [
+                    {
+                      weight: 100,
+                      podAffinityTerm: {
+                        labelSelector: { matchLabels: labels },
+                        topologyKey: 'kubernetes.io/hostname',
+                      },
+                    },
+                  ],
+                },
+              },
               // Pods of the DNS server itself must not use it.
               dnsPolicy: 'Default',
               securityContext: {
