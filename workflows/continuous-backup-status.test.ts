@@ -122,3 +122,15 @@ test('the gap Event says which revisions and times are not restorable', () => {
     `revisions 101..139 (${gap.afterTime} to ${gap.beforeTime}) are not in the backup (compacted); points after revision 140 are restorable again`,
   );
 });
+
+test('a current store with gaps says so in the condition: the store is current, and some points are not restorable', () => {
+  const plain = backupOutcome(look({ deployment: 'unchanged', state: state(3) })).condition;
+  expect(plain?.message).toBe(`every change up to revision 1234 is in the store as of ${ago(3)}`);
+  const later: BackupGap = { ...gap, afterRevision: 500, beforeRevision: 520 };
+  const one = backupOutcome(look({ deployment: 'unchanged', state: state(3, [gap]) })).condition;
+  expect(one?.message).toBe(
+    `every change up to revision 1234 is in the store as of ${ago(3)}; a gap is recorded (newest: revisions 101..139, compacted), points inside cannot be restored (status.backup.gaps)`,
+  );
+  const two = backupOutcome(look({ deployment: 'unchanged', state: state(3, [gap, later]) })).condition;
+  expect(two?.message).toContain('; 2 gaps are recorded (newest: revisions 501..519, compacted)');
+});

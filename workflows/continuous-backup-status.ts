@@ -32,6 +32,13 @@ export interface BackupOutcome {
 
 const gapKey = (g: BackupGap) => `${g.afterRevision}-${g.beforeRevision}`;
 const seconds = (ms: number) => Math.floor(ms / 1000);
+/** The gaps, in the condition's message: the store is current, and still some points cannot be restored. */
+function gapsNote(gaps: BackupGap[]): string {
+  const newest = gaps[gaps.length - 1];
+  if (!newest) return '';
+  const count = gaps.length === 1 ? 'a gap is' : `${gaps.length} gaps are`;
+  return `; ${count} recorded (newest: revisions ${newest.afterRevision + 1}..${newest.beforeRevision - 1}, ${newest.reason}), points inside cannot be restored (status.backup.gaps)`;
+}
 
 export function backupOutcome(look: BackupLook): BackupOutcome {
   const { report, previous, now } = look;
@@ -94,7 +101,7 @@ export function backupOutcome(look: BackupLook): BackupOutcome {
       : condition(
           'True',
           BackupReasons.BackupCurrent,
-          `every change up to revision ${state.latestRevision} is in the store as of ${state.latestTime}`,
+          `every change up to revision ${state.latestRevision} is in the store as of ${state.latestTime}${gapsNote(state.gaps)}`,
         );
     const known = new Set((previous.backup?.gaps ?? []).map(gapKey));
     for (const g of state.gaps.filter((x) => !known.has(gapKey(x))))
