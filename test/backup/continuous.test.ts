@@ -1,5 +1,5 @@
 // End-to-end: a cluster's continuous backup in the stack's MinIO, the cluster and its volumes deleted, and new clusters restored from the archive at a revision, at a time and at the newest point, each holding exactly what the source held there (a key leased during the run keeps its lease); a damaged chunk and an unreachable point are refused by name.
-import { GetObjectCommand, ListObjectsV2Command, PutObjectCommand } from '@aws-sdk/client-s3';
+import { PutObjectCommand } from '@aws-sdk/client-s3';
 import type { S3Client } from '@aws-sdk/client-s3';
 import { parseChainId, type ArchivedChange } from '../../contracts/continuous-backup';
 import type { EtcdCluster, PointInTime } from '../../crds/etcd-cluster';
@@ -17,6 +17,7 @@ import {
 import type { WriterReport } from '../support/writer';
 import { startWriter, strictClient } from '../support/writer';
 import { createCredentialsSecret, eventsFor, minioDestination, s3Client } from './backup-harness';
+import { archiveView, keysAt, waitRefused, type ArchiveView } from './archive-view';
 
 const MAX_LAG_SECONDS = 2;
 /** What the archive holds is waited for this much past maxLagSeconds before the source is deleted. */
@@ -39,60 +40,12 @@ let receivedAt: Map<number, string>;
 const LEASED_KEY = 'leased/e2e';
 const LEASE_TTL = 600;
 let leased: { lease: string; revision: number };
+let listKeys: ArchiveView['listKeys'];
+let getBytes: ArchiveView['getBytes'];
+/** Every change the source's archive holds. */
+let archivedChanges: () => Promise<ArchivedChange[]>;
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-/** Every key and value of the cluster at `revision` (all of them when undefined), read from one member. */
-async function keysAt(
-  namespace: string,
-  name: string,
-  member: string,
-  revision?: number,
-): Promise<{ revision: number; kvs: Map<string, string> }> {
-  const c = strictClient([memberClientURL({ namespace, name }, member)], {}, 10_000);
-  try {
-    const res = await c.kv.range({
-      key: Buffer.from([0]),
-      range_end: Buffer.from([0]),
-      ...(revision !== undefined ? { revision } : {}),
-    });
-    // With a revision asked for, the header still says the store's current one.
-    return {
-      revision: revision ?? Number(res.header.revision),
-      kvs: new Map(res.kvs.map((kv) => [kv.key.toString(), kv.value.toString()])),
-    };
-  } finally {
-    c.close();
-  }
-}
-
-async function listKeys(prefix: string): Promise<string[]> {
-  const keys: string[] = [];
-  let token: string | undefined;
-  do {
-    const page = await s3.send(
-      new ListObjectsV2Command({ Bucket: h.stack.s3.bucket, Prefix: prefix, ContinuationToken: token }),
-    );
-    for (const o of page.Contents ?? []) if (o.Key) keys.push(o.Key);
-    token = page.NextContinuationToken;
-  } while (token);
-  return keys.sort();
-}
-
-async function getBytes(key: string): Promise<Buffer> {
-  const got = await s3.send(new GetObjectCommand({ Bucket: h.stack.s3.bucket, Key: key }));
-  return Buffer.from(await got.Body!.transformToByteArray());
-}
-
-/** Every change the archive's chunks hold, read here from the stored lines (header first, then one change a line). */
-async function archivedChanges(): Promise<ArchivedChange[]> {
-  const changes: ArchivedChange[] = [];
-  for (const key of (await listKeys(root)).filter((k) => k.endsWith('.chunk'))) {
-    const lines = (await getBytes(key)).toString('utf8').split('\n').slice(1);
-    for (const line of lines.filter((l) => l !== '')) changes.push(JSON.parse(line) as ArchivedChange);
-  }
-  return changes.sort((a, b) => a.revision - b.revision);
-}
 
 function restoreSpec(pointInTime?: PointInTime) {
   return {
@@ -125,23 +78,11 @@ function waitRestoreStatus(
   );
 }
 
-/** Waits until the restore of `name` was refused (RestoreFailed) and returns the cluster. */
-function waitRefused(name: string): Promise<EtcdCluster> {
-  return eventually(
-    `the restore of ${name} to be refused`,
-    async () => {
-      const c = await getCluster(h, ns, name);
-      const degraded = c.status?.conditions?.find((x) => x.type === 'Degraded');
-      return degraded?.reason === 'RestoreFailed' && c.status?.lastOperation ? c : undefined;
-    },
-    240_000,
-    1000,
-  );
-}
-
 beforeAll(async () => {
   h = connect();
   s3 = s3Client(h);
+  ({ listKeys, getBytes } = archiveView(h, s3));
+  archivedChanges = () => archiveView(h, s3).archivedChanges(root);
   ns = await freshNamespace(h, 'continuous');
   await createCredentialsSecret(h, ns, 's3-credentials');
   const created = await createCluster(h, ns, 'src', {
@@ -289,8 +230,8 @@ describe('continuous backup and restore to a point in time', () => {
       waitConverged(h, ns, 'at-rev', 1, 300_000),
       waitConverged(h, ns, 'at-time', 1, 300_000),
       waitConverged(h, ns, 'newest', 1, 300_000),
-      waitRefused('beyond'),
-      waitRefused('too-early'),
+      waitRefused(h, ns, 'beyond'),
+      waitRefused(h, ns, 'too-early'),
     ]);
     for (const c of [rev, time, last])
       expect(c.status?.lastOperation).toMatchObject({ type: 'Bootstrap', result: 'Succeeded' });
@@ -378,7 +319,7 @@ describe('continuous backup and restore to a point in time', () => {
     await s3.send(new PutObjectCommand({ Bucket: h.stack.s3.bucket, Key: victim, Body: bytes }));
 
     await createCluster(h, ns, 'damaged', restoreSpec());
-    const refused = await waitRefused('damaged');
+    const refused = await waitRefused(h, ns, 'damaged');
     const degraded = refused.status?.conditions?.find((x) => x.type === 'Degraded');
     expect(degraded).toMatchObject({ status: 'True', reason: 'RestoreFailed' });
     expect(degraded?.message).toContain('ChecksumMismatch');
