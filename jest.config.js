@@ -77,7 +77,7 @@ module.exports = {
   // the whole suite's leftovers (module registries held by native runtimes and sockets) piled up in one
   // process until it died of heap exhaustion near the end of a 60-minute run.
   workerIdleMemoryLimit: '2500MB',
-  // Longest files first, from Jest's timing cache or, in a fresh clone, from test/e2e-durations.json.
+  // Longest files first, from Jest's timing cache or, in a fresh clone, from test/durations.json.
   testSequencer: '<rootDir>/test/support/duration-sequencer.js',
   projects: [
     {

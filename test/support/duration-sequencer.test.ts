@@ -28,6 +28,15 @@ describe('DurationSequencer', () => {
     ]);
   });
 
+  it('runs a file the figures do not name (the log names only files past 5 s) after those it names', () => {
+    const sequencer = new DurationSequencer({} as never);
+    sequencer.recorded = { 'test/a.test.ts': 30 };
+    expect(order(sequencer, ['test/b.test.ts', 'test/a.test.ts'])).toEqual([
+      'test/a.test.ts',
+      'test/b.test.ts',
+    ]);
+  });
+
   it('lets a duration Jest measured on this checkout win over the recorded one', () => {
     const sequencer = new DurationSequencer({} as never);
     sequencer.recorded = { 'test/a.test.ts': 200, 'test/b.test.ts': 30 };

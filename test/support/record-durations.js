@@ -1,11 +1,11 @@
 // Reads a Jest log on stdin (`PASS test/x.test.ts (123.4 s)` lines, as `npm test` prints them) and writes
-// test/e2e-durations.json: each e2e file's duration in whole seconds, for test/support/duration-sequencer.js. The log's
+// test/durations.json: each test file's duration in whole seconds, for test/support/duration-sequencer.js. The log's
 // figure replaces the recorded one; files absent from the log keep theirs.
 const { readFileSync, writeFileSync } = require('node:fs');
 const { join } = require('node:path');
 
-const target = join(__dirname, '..', 'e2e-durations.json');
-const line = /^\s*(?:PASS|FAIL)\s+(?:e2e\s+)?(test\/\S+\.test\.ts)\s+\((\d+(?:\.\d+)?) s\)/;
+const target = join(__dirname, '..', 'durations.json');
+const line = /^\s*(?:PASS|FAIL)\s+(?:(?:unit|e2e)\s+)?(\S+\.test\.ts)\s+\((\d+(?:\.\d+)?) s\)/;
 const figures = { ...require(target) };
 for (const text of readFileSync(0, 'utf8').split('\n')) {
   const m = line.exec(text.replace(/\x1b\[[0-9;]*m/g, ''));
