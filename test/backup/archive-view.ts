@@ -3,11 +3,12 @@
 import { GetObjectCommand, ListObjectsV2Command } from '@aws-sdk/client-s3';
 import type { S3Client } from '@aws-sdk/client-s3';
 import type { ArchivedChange } from '../../contracts/continuous-backup';
-import type { EtcdCluster } from '../../crds/etcd-cluster';
+import type { EtcdCluster, PointInTime } from '../../crds/etcd-cluster';
 import { memberClientURL } from '../../crds/names';
 import type { Harness } from '../support/cluster-harness';
 import { eventually, getCluster } from '../support/cluster-harness';
 import { strictClient } from '../support/writer';
+import { minioDestination } from './backup-harness';
 
 export interface ArchiveView {
   /** Every object key under `prefix`, sorted. */
@@ -81,4 +82,29 @@ export function waitRefused(h: Harness, namespace: string, name: string): Promis
     240_000,
     1000,
   );
+}
+
+/** A one-member cluster's spec restored from the continuous backup of `src` (uid `sourceUid`) in `namespace`'s folder. */
+export function continuousRestoreSpec(
+  h: Harness,
+  namespace: string,
+  sourceUid: string,
+  pointInTime?: PointInTime,
+) {
+  return {
+    replicas: 1,
+    bootstrap: {
+      restore: {
+        source: {
+          continuous: {
+            destination: minioDestination(h, 's3-credentials', `e2e/${namespace}`) as {
+              s3: NonNullable<ReturnType<typeof minioDestination>['s3']>;
+            },
+            cluster: { name: 'src', uid: sourceUid },
+          },
+        },
+        ...(pointInTime ? { pointInTime } : {}),
+      },
+    },
+  };
 }

@@ -22,7 +22,7 @@ import {
 } from '../support/cluster-harness';
 import { containerFaults } from '../support/container-faults';
 import { strictClient } from '../support/writer';
-import { archiveView, keysAt, waitRefused, type ArchiveView } from './archive-view';
+import { archiveView, continuousRestoreSpec, keysAt, waitRefused, type ArchiveView } from './archive-view';
 import { createCredentialsSecret, eventsFor, minioDestination, s3Client } from './backup-harness';
 
 jest.setTimeout(900_000);
@@ -159,22 +159,8 @@ describe('a gap in the continuous backup', () => {
     await waitArchived(after);
     const source = await keysAt(ns, 'src', 'src-0', after);
 
-    const restoreSpec = (pointInTime?: { revision: number }) => ({
-      replicas: 1,
-      bootstrap: {
-        restore: {
-          source: {
-            continuous: {
-              destination: minioDestination(h, 's3-credentials', `e2e/${ns}`) as {
-                s3: NonNullable<ReturnType<typeof minioDestination>['s3']>;
-              },
-              cluster: { name: 'src', uid: sourceUid },
-            },
-          },
-          ...(pointInTime ? { pointInTime } : {}),
-        },
-      },
-    });
+    const restoreSpec = (pointInTime?: { revision: number }) =>
+      continuousRestoreSpec(h, ns, sourceUid, pointInTime);
     await Promise.all([
       createCluster(h, ns, 'in-gap', restoreSpec({ revision: during.first })),
       createCluster(h, ns, 'newest', restoreSpec()),

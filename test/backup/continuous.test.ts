@@ -17,7 +17,7 @@ import {
 import type { WriterReport } from '../support/writer';
 import { startWriter, strictClient } from '../support/writer';
 import { createCredentialsSecret, eventsFor, minioDestination, s3Client } from './backup-harness';
-import { archiveView, keysAt, waitRefused, type ArchiveView } from './archive-view';
+import { archiveView, continuousRestoreSpec, keysAt, waitRefused, type ArchiveView } from './archive-view';
 
 const MAX_LAG_SECONDS = 2;
 /** What the archive holds is waited for this much past maxLagSeconds before the source is deleted. */
@@ -47,24 +47,7 @@ let archivedChanges: () => Promise<ArchivedChange[]>;
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-function restoreSpec(pointInTime?: PointInTime) {
-  return {
-    replicas: 1,
-    bootstrap: {
-      restore: {
-        source: {
-          continuous: {
-            destination: minioDestination(h, 's3-credentials', `e2e/${ns}`) as {
-              s3: NonNullable<ReturnType<typeof minioDestination>['s3']>;
-            },
-            cluster: { name: 'src', uid: sourceUid },
-          },
-        },
-        ...(pointInTime ? { pointInTime } : {}),
-      },
-    },
-  };
-}
+const restoreSpec = (pointInTime?: PointInTime) => continuousRestoreSpec(h, ns, sourceUid, pointInTime);
 
 /** Waits until status.restore of `name` says the point its restore reached. */
 function waitRestoreStatus(
