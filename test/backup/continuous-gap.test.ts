@@ -83,8 +83,14 @@ describe('a gap in the continuous backup', () => {
   let during: { first: number; last: number };
 
   test('an archiver stopped while etcd compacts past its place records the gap, closes it with a new chain, and status and an Event say which revisions are missing', async () => {
+    await eventually(
+      'status.backup to show a revision',
+      async () =>
+        (await getCluster(h, ns, 'src')).status?.backup?.latestRevision !== undefined ? true : undefined,
+      240_000,
+      1000,
+    );
     const before = await putKeys(['before/1', 'before/2', 'before/3']);
-    // Stored in a chunk: the archiver runs and its first chain exists.
     await waitArchived(before);
 
     const pods = await h.core.listNamespacedPod({
