@@ -56,6 +56,8 @@ export const Reasons = {
   // Progressing=False: spec.auth's Secret is missing or unusable, or etcd refuses its credentials (workflows/auth-plan.ts)
   AuthSecretInvalid: 'AuthSecretInvalid',
   AuthFailed: 'AuthFailed',
+  // Progressing=False: spec.auth is set and etcd did not say whether auth is on (a call that timed out); looked at again soon
+  AuthUnknown: 'AuthUnknown',
   // Degraded
   MembersHealthy: 'MembersHealthy',
   MemberDataLost: 'MemberDataLost',

@@ -60,6 +60,27 @@ describe('planAuth', () => {
   ])('%s', (_name, wanted, observed, expected) => {
     expect(planAuth(wanted, observed)).toEqual(expected);
   });
+
+  // Behind the patch auth-unknown-waits (plan-now.ts): auth that could not be read is not converged.
+  test.each<[string, boolean, AuthObservation | undefined, ReturnType<typeof planAuth>]>([
+    [
+      'an unanswered question is a wait that quotes it',
+      true,
+      { etcd: { state: 'unknown', message: 'deadline exceeded' } },
+      {
+        kind: 'Wait',
+        reason: Reasons.AuthUnknown,
+        message:
+          'spec.auth is set and etcd did not say whether auth is on (deadline exceeded); looking again',
+      },
+    ],
+    ['without spec.auth an unanswered question is nobody’s business', false, unknown, undefined],
+    ['auth on needs nothing', true, enabled, undefined],
+    ['auth off still needs the EnableAuth step', true, disabled(true, true), { kind: 'EnableAuth' }],
+    ['auth that was not observed decides nothing', true, undefined, undefined],
+  ])('with unknown auth waiting: %s', (_name, wanted, observed, expected) => {
+    expect(planAuth(wanted, observed, true)).toEqual(expected);
+  });
 });
 
 describe('authBlocked', () => {
@@ -226,6 +247,26 @@ describe('the enableAuth check in the plan chain', () => {
       kind: 'AddMember',
       member: 'main-1',
     });
+  });
+
+  test('auth that could not be read is not converged: the chain waits with AuthUnknown (recorded histories did not)', () => {
+    const timedOut: AuthObservation = { etcd: { state: 'unknown', message: 'deadline exceeded' } };
+    expect(plan({ ...desired(true), authUnknownWaits: true }, observed(3, timedOut))).toEqual({
+      check: 'enableAuth',
+      step: {
+        kind: 'Wait',
+        reason: Reasons.AuthUnknown,
+        message:
+          'spec.auth is set and etcd did not say whether auth is on (deadline exceeded); looking again',
+      },
+    });
+    // A seed whose auth could not be read does not grow: members must join a cluster that already has auth.
+    expect(plan({ ...desired(true), authUnknownWaits: true }, observed(1, timedOut)).step).toMatchObject({
+      kind: 'Wait',
+      reason: Reasons.AuthUnknown,
+    });
+    // The rule before the patch, which replayed histories keep: nothing planned.
+    expect(plan(desired(true), observed(3, timedOut)).step.kind).toBe('None');
   });
 
   test('a password that matches the applied copy leaves the cluster converged', () => {

@@ -16,20 +16,34 @@ export interface RotateAuthStep {
   kind: 'RotateAuth';
 }
 
-export type AuthWaitReason = typeof Reasons.AuthSecretInvalid | typeof Reasons.AuthFailed;
+export type AuthWaitReason =
+  | typeof Reasons.AuthSecretInvalid
+  | typeof Reasons.AuthFailed
+  | typeof Reasons.AuthUnknown;
 
 export type AuthPlanWait = { kind: 'Wait'; reason: AuthWaitReason; message: string };
 
 /**
  * The check in the plan chain (run once etcd has quorum and every member answers): EnableAuth while the
  * spec asks for auth and etcd has it off; a wait naming the Secret when its values cannot be used.
+ * With `unknownWaits`, auth that could not be read is a wait too (AuthUnknown): until etcd says auth is on, the
+ * cluster is not what its spec asks, and status must not call it converged.
  * Undefined when nothing is to be done, or when auth was not observed (a cluster without spec.auth).
  */
 export function planAuth(
   wanted: boolean,
   observed: AuthObservation | undefined,
+  unknownWaits = false,
 ): EnableAuthStep | AuthPlanWait | undefined {
-  if (!wanted || !observed || observed.etcd.state !== 'disabled') return undefined;
+  if (!wanted || !observed) return undefined;
+  if (observed.etcd.state === 'unknown' && unknownWaits) {
+    return {
+      kind: 'Wait',
+      reason: Reasons.AuthUnknown,
+      message: `spec.auth is set and etcd did not say whether auth is on (${observed.etcd.message}); looking again`,
+    };
+  }
+  if (observed.etcd.state !== 'disabled') return undefined;
   if (observed.secretProblem) {
     return {
       kind: 'Wait',

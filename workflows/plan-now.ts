@@ -20,6 +20,9 @@ export const REBUILD_FROM_BACKUP_PATCH = 'rebuild-from-backup';
 /** A brand-new cluster starts its initial members together rather than a seed that grows (plan-without-etcd.ts). */
 export const BOOTSTRAP_TOGETHER_PATCH = 'bootstrap-together';
 
+/** spec.auth with etcd's auth state unread is a wait (AuthUnknown), not converged (auth-plan.ts planAuth). */
+export const AUTH_UNKNOWN_WAITS_PATCH = 'auth-unknown-waits';
+
 /**
  * The next step, with every rule this code knows that the history allows. `recovery` (the EtcdCluster's uid and
  * approval annotation) is what the quorum-loss gate needs; callers without it never plan a recovery.
@@ -36,13 +39,27 @@ export function planNow(
       : lossWithoutSurvivor(desired, observed)
         ? { recovery: { ...recovery, fromBackup: true } }
         : {};
+  const auth = authUnread(desired, observed) ? { authUnknownWaits: true } : {};
   // Asked only when the rule decides differently, so histories that never met the case record no marker.
   const slowVoters = quorumEvidence(observed.etcd, observed.kube).proof === 'memberList';
   if (slowVoters && patched(QUORUM_BY_MEMBER_LIST_PATCH))
-    return plan({ ...desired, quorumByMemberList: true, ...judged }, observed);
+    return plan({ ...desired, quorumByMemberList: true, ...judged, ...auth }, observed);
   if (startsTogether(desired, observed))
-    return plan({ ...desired, bootstrapTogether: true, ...judged }, observed);
-  return plan({ ...desired, ...judged }, observed);
+    return plan({ ...desired, bootstrapTogether: true, ...judged, ...auth }, observed);
+  return plan({ ...desired, ...judged, ...auth }, observed);
+}
+
+/**
+ * spec.auth with etcd answering its member list but not its auth status. Asked of the patch only then: histories
+ * that never met it record no marker (one that did planned nothing and called the cluster converged).
+ */
+function authUnread(desired: Desired, observed: Observed): boolean {
+  return (
+    desired.auth === true &&
+    observed.etcd !== undefined &&
+    observed.auth?.etcd.state === 'unknown' &&
+    patched(AUTH_UNKNOWN_WAITS_PATCH)
+  );
 }
 
 /**

@@ -63,6 +63,12 @@ export interface Desired {
    * the workflows behind a patch (plan-now.ts): a recorded history bootstrapped a seed and grew it one learner at a time.
    */
   bootstrapTogether?: boolean;
+  /**
+   * spec.auth is wanted and etcd answered its member list but not its auth status: the plan waits (AuthUnknown) rather
+   * than calling the cluster converged while auth may still be off. Set by the workflows behind a patch (plan-now.ts):
+   * a recorded history planned nothing there.
+   */
+  authUnknownWaits?: boolean;
 }
 
 /** One member as etcd's member list and its own status describe it (the observer's type, see contracts/observation.ts). */

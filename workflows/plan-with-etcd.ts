@@ -246,7 +246,7 @@ export const withEtcdChain: Check<WithEtcd>[] = [
     // Once every member answers and before any is added: a bootstrapping cluster turns auth on while it is
     // one seed, so members join a cluster that already has it.
     name: 'enableAuth',
-    run: (c) => planAuth(c.desired.auth === true, c.observed.auth),
+    run: (c) => planAuth(c.desired.auth === true, c.observed.auth, c.desired.authUnknownWaits === true),
   },
   {
     name: 'scaleUp',

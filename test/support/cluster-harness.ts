@@ -9,6 +9,7 @@ import type { EtcdCluster, EtcdClusterSpec } from '../../crds/etcd-cluster';
 import { clusterClientEndpoint, memberClientURL, memberClientURLTLS } from '../../crds/names';
 import { requireStackInfo } from '../../localcluster/stack-info';
 import type { StackInfo } from '../../localcluster/stack-info';
+import { Reasons } from '../../crds/conditions';
 
 export interface Harness {
   stack: StackInfo;
@@ -141,7 +142,22 @@ export async function eventually<T>(
   }
 }
 
-/** Waits until status says Available with `replicas` ready voters, the spec's generation observed, and no operation running or planned. */
+/** Progressing reasons of a plan that waits (crds/conditions.ts): the cluster is not yet what its spec asks. */
+const WAIT_REASONS = new Set<string>([
+  Reasons.AuthUnknown,
+  Reasons.AuthSecretInvalid,
+  Reasons.AuthFailed,
+  Reasons.MemberNotReady,
+  Reasons.LearnerCatchingUp,
+  Reasons.QuorumAtRisk,
+  Reasons.WaitingForDeletion,
+  Reasons.WaitingForClusterVersion,
+]);
+
+/**
+ * Waits until status says Available with `replicas` ready voters, the spec's generation observed, and no operation
+ * running, planned or waited for.
+ */
 export async function waitConverged(
   h: Harness,
   namespace: string,
@@ -157,7 +173,10 @@ export async function waitConverged(
       const available = s?.conditions?.find((x) => x.type === 'Available')?.status === 'True';
       // Progressing=True with no current operation: the next one is planned and about to start (the EnableAuth after a
       // Bootstrap with spec.auth, say), so the cluster is not yet what its spec asks.
-      const planned = s?.conditions?.find((x) => x.type === 'Progressing')?.status === 'True';
+      const progressing = s?.conditions?.find((x) => x.type === 'Progressing');
+      const planned = progressing?.status === 'True';
+      // Progressing=False for a reason the plan waits on: whole and ready, yet not what the spec asks (auth unread, say).
+      const waiting = progressing !== undefined && WAIT_REASONS.has(progressing.reason);
       const voters = s?.members?.filter((m) => m.role === 'voter').length ?? -1;
       const ok =
         available &&
@@ -166,7 +185,8 @@ export async function waitConverged(
         voters === replicas &&
         (s?.members?.length ?? -1) === replicas &&
         !s?.currentOperation &&
-        !planned;
+        !planned &&
+        !waiting;
       return ok ? c : undefined;
     },
     timeoutMs,

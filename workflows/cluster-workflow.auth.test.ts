@@ -1,0 +1,111 @@
+// spec.auth in the cluster workflow, on the real Temporal dev server with the in-memory fake world: while etcd answers
+// its member list but not its auth status, status never says Converged (Progressing=False AuthUnknown), the cluster
+// looks again by itself (no signal), and once etcd answers, auth is enabled and only then is the cluster converged.
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import type { WorkflowBundleWithSourceMap } from '@temporalio/worker';
+import { Worker } from '@temporalio/worker';
+import type { EtcdClusterSpec } from '../crds/etcd-cluster';
+import type { ClusterWorkflowInput } from '../contracts/messages';
+import { clusterWorkflowId } from '../contracts/messages';
+import { createFakeCluster } from '../test/support/fake-cluster';
+import { DEV_SERVER_START_TIMEOUT_MS, eventually, startDevServer } from '../test/support/dev-server';
+import { etcdClusterWorkflow } from './cluster-workflow';
+
+jest.setTimeout(120_000);
+
+let env: TestWorkflowEnvironment;
+let workflowBundle: WorkflowBundleWithSourceMap;
+
+beforeAll(async () => {
+  ({ env, workflowBundle } = await startDevServer());
+}, DEV_SERVER_START_TIMEOUT_MS);
+
+afterAll(async () => {
+  await env?.teardown();
+});
+
+const spec: EtcdClusterSpec = {
+  replicas: 3,
+  version: '3.6.16',
+  storage: { size: '1Gi', medium: '' },
+  progressDeadlineSeconds: 600,
+  auth: { rootSecretRef: { name: 'au-root' } },
+};
+
+test('auth that etcd does not answer about is never reported converged; once it answers, auth is enabled and then the cluster converges', async () => {
+  const fake = createFakeCluster();
+  let unanswered = true;
+  const unansweredLooks: number[] = [];
+  const observeAuth = fake.activities.observeAuth;
+  fake.activities.observeAuth = async (input) => {
+    const real = await observeAuth(input);
+    if (!unanswered || real.etcd.state === 'unknown') return real;
+    unansweredLooks.push(Date.now());
+    return { etcd: { state: 'unknown', message: 'etcd did not answer about auth: deadline exceeded' } };
+  };
+  // Whether etcd had auth on at each status write that called the cluster converged.
+  const authAtConverged: boolean[] = [];
+  const writeStatus = fake.activities.writeStatus;
+  fake.activities.writeStatus = async (input) => {
+    if (input.status.conditions?.find((c) => c.type === 'Progressing')?.reason === 'Converged')
+      authAtConverged.push(fake.authEnabled());
+    return writeStatus(input);
+  };
+  const taskQueue = 'cluster-workflow-auth';
+  const uid = 'uid-au';
+  const worker = await Worker.create({
+    connection: env.nativeConnection,
+    taskQueue,
+    workflowBundle,
+    activities: fake.activities,
+  });
+  await worker.runUntil(async () => {
+    const input: ClusterWorkflowInput = {
+      ref: { namespace: 'default', name: 'au', uid },
+      change: { uid, generation: 1, spec },
+    };
+    const handle = await env.client.workflow.start(etcdClusterWorkflow, {
+      workflowId: clusterWorkflowId('default', 'au'),
+      taskQueue,
+      args: [input],
+    });
+    try {
+      const progressing = () => fake.status?.conditions?.find((c) => c.type === 'Progressing');
+      // The Bootstrap started the members together; with auth unread it does not end as done: it waits, and says so.
+      const waiting = await eventually(
+        'status to say auth is unknown',
+        () => (progressing()?.message.includes('AuthUnknown') ? fake.status : undefined),
+        60_000,
+      );
+      expect(waiting.currentOperation).toMatchObject({
+        type: 'Bootstrap',
+        step: expect.stringContaining('etcd did not say whether auth is on'),
+      });
+      expect(waiting.conditions?.find((c) => c.type === 'Progressing')).toMatchObject({
+        status: 'True',
+        reason: 'Bootstrapping',
+      });
+      expect(fake.authEnabled()).toBe(false);
+      // Looked at again by the workflow's own timers: nothing signals it meanwhile.
+      const seen = unansweredLooks.length;
+      await eventually('another look at auth without a signal', () =>
+        unansweredLooks.length > seen ? true : undefined,
+      );
+      unanswered = false;
+      const converged = await eventually(
+        'the cluster to converge once etcd answers',
+        () =>
+          progressing()?.reason === 'Converged' && !fake.status?.currentOperation ? fake.status : undefined,
+        60_000,
+      );
+      expect(fake.authEnabled()).toBe(true);
+      expect(converged.readyReplicas).toBe(3);
+      // No status written while auth was off ever said Converged.
+      expect(authAtConverged.length).toBeGreaterThan(0);
+      expect(authAtConverged.every(Boolean)).toBe(true);
+    } finally {
+      const description = await handle.describe();
+      if (description.status.name === 'RUNNING') await handle.terminate('test over');
+    }
+  });
+});
