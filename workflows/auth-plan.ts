@@ -17,9 +17,7 @@ export interface RotateAuthStep {
 }
 
 export type AuthWaitReason =
-  | typeof Reasons.AuthSecretInvalid
-  | typeof Reasons.AuthFailed
-  | typeof Reasons.AuthUnknown;
+  typeof Reasons.AuthSecretInvalid | typeof Reasons.AuthFailed | typeof Reasons.AuthUnknown;
 
 export type AuthPlanWait = { kind: 'Wait'; reason: AuthWaitReason; message: string };
 
