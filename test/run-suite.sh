@@ -1,11 +1,9 @@
 #!/bin/sh
 # The whole suite on the local stack. Without arguments (`npm test`) it brings the stack up on real nodes (kubelet,
-# containerd and runc per node, CNI, kube-proxy, CoreDNS; member volumes in memory), runs every group on that one stack
-# and takes it down at the end. With arguments (Jest's: a path pattern, say) it runs them against the stack already up
-# and leaves it up. The operator is a host process here: with it installed by its chart (`--operator=chart`), Session
-# 21's second CI run found clusters with spec.auth reported converged (Available, nothing planned) while etcd still had
-# auth off, and auth and restore-secure failed on it (docs/local-cluster.md); test/realnodes/operator-chart.test.ts
-# brings up a chart stack of its own.
+# containerd and runc per node, CNI, kube-proxy, CoreDNS; member volumes in memory) with the operator installed by its
+# Helm chart as users run it (two replicas of the image built here; issue 14), runs every group on that one stack and
+# takes it down at the end. With arguments (Jest's: a path pattern, say) it runs them against the stack already up and
+# leaves it up. OPERATOR=process runs the operator as a host process instead (quicker to debug: its log is a file).
 # The e2e files share the stack, each in namespaces of its own, so most run two at a time after the unit tests
 # (E2E_GROUP=shared); the files that change the stack itself (jest.config.js ALONE: operator kills, stacks of their
 # own, rolling TLS under a tight write-gap bound) run after, one at a time; then the fault files whose faults stay in
@@ -19,7 +17,7 @@ up_log="${TMPDIR:-/tmp}/etcd-conductor-up.$$.log"
 if [ $# -eq 0 ]; then
   # The stack comes up while the type check and the unit tests run (neither needs it): most of `up`'s ~100 s is
   # waiting on kubelets, image imports and the chart's rollout. Its output is printed once it is done.
-  node dist/localcluster/main.js up --claims-in-memory >"$up_log" 2>&1 &
+  node dist/localcluster/main.js up --claims-in-memory --operator="${OPERATOR:-chart}" >"$up_log" 2>&1 &
   up_pid=$!
 fi
 # The type check and the unit tests (CPU-bound: Temporal dev servers, bundling) run at a lower priority than the stack
