@@ -34,14 +34,13 @@ const spec: EtcdClusterSpec = {
 
 test('auth that etcd does not answer about is never reported converged; once it answers, auth is enabled and then the cluster converges', async () => {
   const fake = createFakeCluster();
-  let unanswered = true;
+  fake.faults.authUnanswered();
   const unansweredLooks: number[] = [];
   const observeAuth = fake.activities.observeAuth;
   fake.activities.observeAuth = async (input) => {
-    const real = await observeAuth(input);
-    if (!unanswered || real.etcd.state === 'unknown') return real;
-    unansweredLooks.push(Date.now());
-    return { etcd: { state: 'unknown', message: 'etcd did not answer about auth: deadline exceeded' } };
+    const answer = await observeAuth(input);
+    if (answer.etcd.state === 'unknown') unansweredLooks.push(Date.now());
+    return answer;
   };
   // Whether etcd had auth on at each status write that called the cluster converged.
   const authAtConverged: boolean[] = [];
@@ -91,7 +90,7 @@ test('auth that etcd does not answer about is never reported converged; once it 
       await eventually('another look at auth without a signal', () =>
         unansweredLooks.length > seen ? true : undefined,
       );
-      unanswered = false;
+      fake.faults.authAnswers();
       const converged = await eventually(
         'the cluster to converge once etcd answers',
         () =>

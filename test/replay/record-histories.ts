@@ -272,6 +272,23 @@ const scenarios: Record<string, ClusterScenario> = {
       await change(2, withAuth, { deleted: true });
     },
   },
+  // spec.auth from the start while etcd does not answer about auth: the Bootstrap waits (AuthUnknown) instead of ending
+  // with auth off; once etcd answers, auth is enabled inside it, and the cluster converges; then delete.
+  authunknown: {
+    initial: specOf(3, { auth: { rootSecretRef: { name: 'authunknown-root' } } }),
+    prepare: (fake) => fake.faults.authUnanswered(),
+    body: async ({ fake, op, change }) => {
+      await until('the Bootstrap waiting on auth', () =>
+        /AuthUnknown/.test(fake.status?.currentOperation?.step ?? ''),
+      );
+      fake.faults.authAnswers();
+      await finished(fake, op(1, 'Bootstrap'));
+      await until('auth on', () => fake.authEnabled());
+      await change(1, specOf(3, { auth: { rootSecretRef: { name: 'authunknown-root' } } }), {
+        deleted: true,
+      });
+    },
+  },
   // Databases over the fragmentation threshold: every member defragmented, the leader last; then delete.
   defrag: {
     initial: specOf(3),

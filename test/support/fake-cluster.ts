@@ -177,6 +177,8 @@ export function createFakeCluster(options: FakeClusterOptions = {}) {
   let downgradeTarget: string | undefined;
   /** etcd's auth: the root user, its root role, and whether auth is on. */
   const auth = { rootUser: false, rootRole: false, enabled: false };
+  /** While set, etcd answers its member list but not its auth status (a call that timed out). */
+  let authUnanswered = false;
   const minorOf = (v: string | undefined) => {
     const m = /^(\d+)\.(\d+)\./.exec(v ?? '');
     return m ? { text: `${m[1]}.${m[2]}.0`, rank: Number(m[1]) * 1000 + Number(m[2]) } : undefined;
@@ -671,9 +673,11 @@ export function createFakeCluster(options: FakeClusterOptions = {}) {
       record('observeAuth', input);
       const observation: AuthObservation = !hasQuorum()
         ? { etcd: { state: 'unknown', message: 'no voter answers' } }
-        : auth.enabled
-          ? { etcd: { state: 'enabled' } }
-          : { etcd: { state: 'disabled', rootUser: auth.rootUser, rootRole: auth.rootRole } };
+        : authUnanswered
+          ? { etcd: { state: 'unknown', message: 'etcd did not answer about auth: deadline exceeded' } }
+          : auth.enabled
+            ? { etcd: { state: 'enabled' } }
+            : { etcd: { state: 'disabled', rootUser: auth.rootUser, rootRole: auth.rootRole } };
       return observation;
     },
 
@@ -808,6 +812,13 @@ export function createFakeCluster(options: FakeClusterOptions = {}) {
       learnerNeverCatchesUp(member?: string) {
         if (member === undefined) learnersNeverCatchUp = true;
         else neverCatchUp.add(member);
+      },
+      /** etcd answers its member list but not its auth status, until authAnswers(). */
+      authUnanswered() {
+        authUnanswered = true;
+      },
+      authAnswers() {
+        authUnanswered = false;
       },
       learnersCatchUp() {
         learnersNeverCatchUp = false;
