@@ -34,6 +34,13 @@ const MEMBER_VERSIONS_DURING_UPGRADE_PATCH = 'member-versions-during-upgrade';
  * spec generation supersede an operation waiting on a member Pod that cannot run.
  */
 const STEP_MIRROR_PATCH = 'operation-step-mirror-v2';
+/**
+ * The patch behind passing a member change on to the operation without waiting for Temporal to deliver it: a signal
+ * to an operation that ended meanwhile failed only ~2 s later (external workflow not found), and the cluster
+ * workflow, waiting on it, noticed the end, told it and started the next operation that much later (seen at the end
+ * of CI scale-downs, whose Pod deletions signal member changes as the operation ends).
+ */
+const MEMBERS_FORWARD_UNAWAITED_PATCH = 'members-forward-unawaited';
 
 const RESULT_EVENT: Record<OperationResult, { type: 'Normal' | 'Warning'; reason: EventReason }> = {
   Succeeded: { type: 'Normal', reason: 'OperationSucceeded' },
@@ -148,16 +155,25 @@ async function mirrorSteps(
   finished: () => boolean,
 ): Promise<void> {
   let refreshedStep: string | undefined;
+  // A member change on its way to the operation: further ones wait for it (one signal in flight at a time, as before).
+  let forwarding = false;
   for (;;) {
-    await condition(() => finished() || s.stepChanged || (mirrorV2 && s.membersChangedDuringOperation));
+    await condition(
+      () => finished() || s.stepChanged || (mirrorV2 && s.membersChangedDuringOperation && !forwarding),
+    );
     if (finished()) break;
-    if (mirrorV2 && s.membersChangedDuringOperation) {
+    if (mirrorV2 && s.membersChangedDuringOperation && !forwarding) {
       // The operation waits with back-off; a Pod or claim change is worth a look at once.
       s.membersChangedDuringOperation = false;
       // By workflow id, not run: the operation may have continued as new since it started.
-      await getExternalWorkflowHandle(workflowId)
+      const passed = getExternalWorkflowHandle(workflowId)
         .signal(membersChangedSignal)
         .catch(() => undefined);
+      if (patched(MEMBERS_FORWARD_UNAWAITED_PATCH)) {
+        // The operation's end (or a new step) is noticed while the signal is on its way.
+        forwarding = true;
+        void passed.then(() => (forwarding = false));
+      } else await passed;
       if (!s.stepChanged) continue;
     }
     s.stepChanged = false;

@@ -6,7 +6,7 @@ import type { WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import { Worker } from '@temporalio/worker';
 import type { EtcdClusterSpec } from '../crds/etcd-cluster';
 import type { ClusterWorkflowInput } from '../contracts/messages';
-import { clusterWorkflowId } from '../contracts/messages';
+import { clusterWorkflowId, membersChangedSignal } from '../contracts/messages';
 import { createFakeCluster } from '../test/support/fake-cluster';
 import { DEV_SERVER_START_TIMEOUT_MS, eventually, startDevServer } from '../test/support/dev-server';
 import { etcdClusterWorkflow } from './cluster-workflow';
@@ -102,6 +102,68 @@ test('auth that etcd does not answer about is never reported converged; once it 
       // No status written while auth was off ever said Converged.
       expect(authAtConverged.length).toBeGreaterThan(0);
       expect(authAtConverged.every(Boolean)).toBe(true);
+    } finally {
+      const description = await handle.describe();
+      if (description.status.name === 'RUNNING') await handle.terminate('test over');
+    }
+  });
+});
+
+test('a member change while the operation waits is passed on to it: each wakes the operation long before its back-off would', async () => {
+  const fake = createFakeCluster();
+  fake.faults.authUnanswered();
+  const looks: number[] = [];
+  const observeAuth = fake.activities.observeAuth;
+  fake.activities.observeAuth = async (input) => {
+    looks.push(Date.now());
+    return observeAuth(input);
+  };
+  const taskQueue = 'cluster-workflow-auth-forward';
+  const uid = 'uid-af';
+  const worker = await Worker.create({
+    connection: env.nativeConnection,
+    taskQueue,
+    workflowBundle,
+    activities: fake.activities,
+  });
+  await worker.runUntil(async () => {
+    const input: ClusterWorkflowInput = {
+      ref: { namespace: 'default', name: 'af', uid },
+      change: { uid, generation: 1, spec },
+    };
+    const handle = await env.client.workflow.start(etcdClusterWorkflow, {
+      workflowId: clusterWorkflowId('default', 'af'),
+      taskQueue,
+      args: [input],
+    });
+    try {
+      // The Bootstrap's wait on unread auth backs off 1, 2, 4, 8 s: once two looks were 4 s apart, every later pause is
+      // 8 s or more (a change wakes the wait but does not shorten the next pause).
+      const pausedLong = () => looks.length >= 2 && (looks.at(-1) ?? 0) - (looks.at(-2) ?? 0) >= 3500;
+      await eventually('pauses of 4 s and more', () => (pausedLong() ? true : undefined), 60_000);
+      for (const round of [1, 2, 3]) {
+        const before = looks.length;
+        const signalledAt = Date.now();
+        await handle.signal(membersChangedSignal);
+        await eventually(
+          `member change ${round} passed on`,
+          () => (looks.length > before ? true : undefined),
+          10_000,
+        );
+        // Woken by the change, not by its pause (8 s and more by now).
+        expect(looks[before]! - signalledAt).toBeLessThan(3000);
+      }
+      fake.faults.authAnswers();
+      await handle.signal(membersChangedSignal);
+      await eventually(
+        'the Bootstrap to end once auth is on',
+        () =>
+          fake.status?.lastOperation?.result === 'Succeeded' && !fake.status.currentOperation
+            ? true
+            : undefined,
+        10_000,
+      );
+      expect(fake.authEnabled()).toBe(true);
     } finally {
       const description = await handle.describe();
       if (description.status.name === 'RUNNING') await handle.terminate('test over');

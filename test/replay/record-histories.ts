@@ -26,6 +26,7 @@ import type { snapshotScheduleRunWorkflow } from '../../workflows/snapshot-sched
 import type { ClusterChange, ClusterWorkflowInput, ScheduleChange } from '../../contracts/messages';
 import {
   clusterChangedSignal,
+  membersChangedSignal,
   clusterWorkflowId,
   operationWorkflowId,
   scheduleChangedSignal,
@@ -82,6 +83,8 @@ interface Run {
   capture: () => Promise<void>;
   op: (seq: number, type: Parameters<typeof operationWorkflowId>[3]) => string;
   change: (generation: number, spec: EtcdClusterSpec, more?: Partial<ClusterChange>) => Promise<void>;
+  /** What the watcher sends when a member Pod or claim changed. */
+  membersChanged: () => Promise<void>;
 }
 
 type Scenario = (run: Run) => Promise<void>;
@@ -273,15 +276,21 @@ const scenarios: Record<string, ClusterScenario> = {
     },
   },
   // spec.auth from the start while etcd does not answer about auth: the Bootstrap waits (AuthUnknown) instead of ending
-  // with auth off; once etcd answers, auth is enabled inside it, and the cluster converges; then delete.
+  // with auth off, and member changes are passed on to it without waiting for their delivery; once etcd answers, auth
+  // is enabled inside it, and the cluster converges; then delete.
   authunknown: {
     initial: specOf(3, { auth: { rootSecretRef: { name: 'authunknown-root' } } }),
     prepare: (fake) => fake.faults.authUnanswered(),
-    body: async ({ fake, op, change }) => {
+    body: async ({ fake, op, change, membersChanged }) => {
       await until('the Bootstrap waiting on auth', () =>
         /AuthUnknown/.test(fake.status?.currentOperation?.step ?? ''),
       );
+      for (let i = 0; i < 3; i++) {
+        await membersChanged();
+        await new Promise((r) => setTimeout(r, 300));
+      }
       fake.faults.authAnswers();
+      await membersChanged();
       await finished(fake, op(1, 'Bootstrap'));
       await until('auth on', () => fake.authEnabled());
       await change(1, specOf(3, { auth: { rootSecretRef: { name: 'authunknown-root' } } }), {
@@ -595,6 +604,7 @@ async function record(
       op: (seq, type) => operationWorkflowId(NAMESPACE, name, seq, type),
       change: (generation, spec, more = {}) =>
         handle.signal(clusterChangedSignal, { uid, generation, spec, ...more }),
+      membersChanged: () => handle.signal(membersChangedSignal),
     });
     await handle.result();
     // Every operation the cluster workflow started appears in status, as currentOperation first.
