@@ -1,4 +1,4 @@
-import { clusterDnsManifests, corefile } from './cluster-dns';
+import { clusterDnsManifests, corefile, dnsServes } from './cluster-dns';
 
 interface Item {
   kind: string;
@@ -62,5 +62,17 @@ describe('clusterDnsManifests', () => {
         },
       },
     });
+  });
+});
+
+describe('dnsServes', () => {
+  test.each([
+    ['none available yet (kubectl prints nothing)', '', false],
+    ['none available', '0', false],
+    ['one of two', '1', true],
+    ['both at once (CI saw this jump and waited out 90 s on "exactly 1")', '2', true],
+    ['with a newline', '2\n', true],
+  ])('%s', (_name, out, expected) => {
+    expect(dnsServes(out)).toBe(expected);
   });
 });

@@ -163,6 +163,14 @@ function kubectlOutput(kubectl: string, kubeconfig: string, args: string[]): Pro
   );
 }
 
+/**
+ * Whether the CoreDNS Deployment's availableReplicas (as kubectl prints it: empty while none) says names resolve: one
+ * replica is enough. Not "exactly 1": with two replicas both often become available between two looks.
+ */
+export function dnsServes(availableReplicas: string): boolean {
+  return Number.parseInt(availableReplicas.trim() || '0', 10) >= 1;
+}
+
 export async function installClusterDns(
   kubectl: string,
   kubeconfig: string,
@@ -175,7 +183,7 @@ export async function installClusterDns(
   await waitFor(
     'CoreDNS to be available',
     async () =>
-      (
+      dnsServes(
         await kubectlOutput(kubectl, kubeconfig, [
           '-n',
           'kube-system',
@@ -184,8 +192,8 @@ export async function installClusterDns(
           'coredns',
           '-o',
           'jsonpath={.status.availableReplicas}',
-        ])
-      ).trim() === '1',
+        ]),
+      ),
     { timeoutMs: 90000, intervalMs: 500 },
   );
   log(`real nodes: cluster DNS (CoreDNS) ready on ${dnsServiceIp} in ${Date.now() - t0} ms`);
