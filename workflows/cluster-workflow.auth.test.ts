@@ -4,9 +4,11 @@
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import type { WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import { Worker } from '@temporalio/worker';
+import type { WorkflowHandle } from '@temporalio/client';
 import type { EtcdClusterSpec } from '../crds/etcd-cluster';
 import type { ClusterWorkflowInput } from '../contracts/messages';
 import { clusterWorkflowId, membersChangedSignal } from '../contracts/messages';
+import type { FakeCluster } from '../test/support/fake-cluster';
 import { createFakeCluster } from '../test/support/fake-cluster';
 import { DEV_SERVER_START_TIMEOUT_MS, eventually, startDevServer } from '../test/support/dev-server';
 import { etcdClusterWorkflow } from './cluster-workflow';
@@ -32,6 +34,39 @@ const spec: EtcdClusterSpec = {
   auth: { rootSecretRef: { name: 'au-root' } },
 };
 
+/** The cluster workflow for `name` on the fake world, with spec.auth, on a task queue of its own; terminated after `body`. */
+async function withAuthCluster(
+  name: string,
+  fake: FakeCluster,
+  body: (handle: WorkflowHandle<typeof etcdClusterWorkflow>) => Promise<void>,
+): Promise<void> {
+  const taskQueue = `cluster-workflow-auth-${name}`;
+  const uid = `uid-${name}`;
+  const worker = await Worker.create({
+    connection: env.nativeConnection,
+    taskQueue,
+    workflowBundle,
+    activities: fake.activities,
+  });
+  await worker.runUntil(async () => {
+    const input: ClusterWorkflowInput = {
+      ref: { namespace: 'default', name, uid },
+      change: { uid, generation: 1, spec },
+    };
+    const handle = await env.client.workflow.start(etcdClusterWorkflow, {
+      workflowId: clusterWorkflowId('default', name),
+      taskQueue,
+      args: [input],
+    });
+    try {
+      await body(handle);
+    } finally {
+      const description = await handle.describe();
+      if (description.status.name === 'RUNNING') await handle.terminate('test over');
+    }
+  });
+}
+
 test('auth that etcd does not answer about is never reported converged; once it answers, auth is enabled and then the cluster converges', async () => {
   const fake = createFakeCluster();
   fake.faults.authUnanswered();
@@ -50,62 +85,40 @@ test('auth that etcd does not answer about is never reported converged; once it 
       authAtConverged.push(fake.authEnabled());
     return writeStatus(input);
   };
-  const taskQueue = 'cluster-workflow-auth';
-  const uid = 'uid-au';
-  const worker = await Worker.create({
-    connection: env.nativeConnection,
-    taskQueue,
-    workflowBundle,
-    activities: fake.activities,
-  });
-  await worker.runUntil(async () => {
-    const input: ClusterWorkflowInput = {
-      ref: { namespace: 'default', name: 'au', uid },
-      change: { uid, generation: 1, spec },
-    };
-    const handle = await env.client.workflow.start(etcdClusterWorkflow, {
-      workflowId: clusterWorkflowId('default', 'au'),
-      taskQueue,
-      args: [input],
+  await withAuthCluster('au', fake, async () => {
+    const progressing = () => fake.status?.conditions?.find((c) => c.type === 'Progressing');
+    // The Bootstrap started the members together; with auth unread it does not end as done: it waits, and says so.
+    const waiting = await eventually(
+      'status to say auth is unknown',
+      () => (progressing()?.message.includes('AuthUnknown') ? fake.status : undefined),
+      60_000,
+    );
+    expect(waiting.currentOperation).toMatchObject({
+      type: 'Bootstrap',
+      step: expect.stringContaining('etcd did not say whether auth is on'),
     });
-    try {
-      const progressing = () => fake.status?.conditions?.find((c) => c.type === 'Progressing');
-      // The Bootstrap started the members together; with auth unread it does not end as done: it waits, and says so.
-      const waiting = await eventually(
-        'status to say auth is unknown',
-        () => (progressing()?.message.includes('AuthUnknown') ? fake.status : undefined),
-        60_000,
-      );
-      expect(waiting.currentOperation).toMatchObject({
-        type: 'Bootstrap',
-        step: expect.stringContaining('etcd did not say whether auth is on'),
-      });
-      expect(waiting.conditions?.find((c) => c.type === 'Progressing')).toMatchObject({
-        status: 'True',
-        reason: 'Bootstrapping',
-      });
-      expect(fake.authEnabled()).toBe(false);
-      // Looked at again by the workflow's own timers: nothing signals it meanwhile.
-      const seen = unansweredLooks.length;
-      await eventually('another look at auth without a signal', () =>
-        unansweredLooks.length > seen ? true : undefined,
-      );
-      fake.faults.authAnswers();
-      const converged = await eventually(
-        'the cluster to converge once etcd answers',
-        () =>
-          progressing()?.reason === 'Converged' && !fake.status?.currentOperation ? fake.status : undefined,
-        60_000,
-      );
-      expect(fake.authEnabled()).toBe(true);
-      expect(converged.readyReplicas).toBe(3);
-      // No status written while auth was off ever said Converged.
-      expect(authAtConverged.length).toBeGreaterThan(0);
-      expect(authAtConverged.every(Boolean)).toBe(true);
-    } finally {
-      const description = await handle.describe();
-      if (description.status.name === 'RUNNING') await handle.terminate('test over');
-    }
+    expect(waiting.conditions?.find((c) => c.type === 'Progressing')).toMatchObject({
+      status: 'True',
+      reason: 'Bootstrapping',
+    });
+    expect(fake.authEnabled()).toBe(false);
+    // Looked at again by the workflow's own timers: nothing signals it meanwhile.
+    const seen = unansweredLooks.length;
+    await eventually('another look at auth without a signal', () =>
+      unansweredLooks.length > seen ? true : undefined,
+    );
+    fake.faults.authAnswers();
+    const converged = await eventually(
+      'the cluster to converge once etcd answers',
+      () =>
+        progressing()?.reason === 'Converged' && !fake.status?.currentOperation ? fake.status : undefined,
+      60_000,
+    );
+    expect(fake.authEnabled()).toBe(true);
+    expect(converged.readyReplicas).toBe(3);
+    // No status written while auth was off ever said Converged.
+    expect(authAtConverged.length).toBeGreaterThan(0);
+    expect(authAtConverged.every(Boolean)).toBe(true);
   });
 });
 
@@ -118,55 +131,33 @@ test('a member change while the operation waits is passed on to it: each wakes t
     looks.push(Date.now());
     return observeAuth(input);
   };
-  const taskQueue = 'cluster-workflow-auth-forward';
-  const uid = 'uid-af';
-  const worker = await Worker.create({
-    connection: env.nativeConnection,
-    taskQueue,
-    workflowBundle,
-    activities: fake.activities,
-  });
-  await worker.runUntil(async () => {
-    const input: ClusterWorkflowInput = {
-      ref: { namespace: 'default', name: 'af', uid },
-      change: { uid, generation: 1, spec },
-    };
-    const handle = await env.client.workflow.start(etcdClusterWorkflow, {
-      workflowId: clusterWorkflowId('default', 'af'),
-      taskQueue,
-      args: [input],
-    });
-    try {
-      // The Bootstrap's wait on unread auth backs off 1, 2, 4, 8 s: once two looks were 4 s apart, every later pause is
-      // 8 s or more (a change wakes the wait but does not shorten the next pause).
-      const pausedLong = () => looks.length >= 2 && (looks.at(-1) ?? 0) - (looks.at(-2) ?? 0) >= 3500;
-      await eventually('pauses of 4 s and more', () => (pausedLong() ? true : undefined), 60_000);
-      for (const round of [1, 2, 3]) {
-        const before = looks.length;
-        const signalledAt = Date.now();
-        await handle.signal(membersChangedSignal);
-        await eventually(
-          `member change ${round} passed on`,
-          () => (looks.length > before ? true : undefined),
-          10_000,
-        );
-        // Woken by the change, not by its pause (8 s and more by now).
-        expect(looks[before]! - signalledAt).toBeLessThan(3000);
-      }
-      fake.faults.authAnswers();
+  await withAuthCluster('af', fake, async (handle) => {
+    // The Bootstrap's wait on unread auth backs off 1, 2, 4, 8 s: once two looks were 4 s apart, every later pause is
+    // 8 s or more (a change wakes the wait but does not shorten the next pause).
+    const pausedLong = () => looks.length >= 2 && (looks.at(-1) ?? 0) - (looks.at(-2) ?? 0) >= 3500;
+    await eventually('pauses of 4 s and more', () => (pausedLong() ? true : undefined), 60_000);
+    for (const round of [1, 2, 3]) {
+      const before = looks.length;
+      const signalledAt = Date.now();
       await handle.signal(membersChangedSignal);
       await eventually(
-        'the Bootstrap to end once auth is on',
-        () =>
-          fake.status?.lastOperation?.result === 'Succeeded' && !fake.status.currentOperation
-            ? true
-            : undefined,
+        `member change ${round} passed on`,
+        () => (looks.length > before ? true : undefined),
         10_000,
       );
-      expect(fake.authEnabled()).toBe(true);
-    } finally {
-      const description = await handle.describe();
-      if (description.status.name === 'RUNNING') await handle.terminate('test over');
+      // Woken by the change, not by its pause (8 s and more by now).
+      expect(looks[before]! - signalledAt).toBeLessThan(3000);
     }
+    fake.faults.authAnswers();
+    await handle.signal(membersChangedSignal);
+    await eventually(
+      'the Bootstrap to end once auth is on',
+      () =>
+        fake.status?.lastOperation?.result === 'Succeeded' && !fake.status.currentOperation
+          ? true
+          : undefined,
+      10_000,
+    );
+    expect(fake.authEnabled()).toBe(true);
   });
 });
