@@ -3,15 +3,13 @@
 // looks again by itself (no signal), and once etcd answers, auth is enabled and only then is the cluster converged.
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import type { WorkflowBundleWithSourceMap } from '@temporalio/worker';
-import { Worker } from '@temporalio/worker';
-import type { WorkflowHandle } from '@temporalio/client';
 import type { EtcdClusterSpec } from '../crds/etcd-cluster';
-import type { ClusterWorkflowInput } from '../contracts/messages';
-import { clusterWorkflowId, membersChangedSignal } from '../contracts/messages';
+import { membersChangedSignal } from '../contracts/messages';
 import type { FakeCluster } from '../test/support/fake-cluster';
 import { createFakeCluster } from '../test/support/fake-cluster';
 import { DEV_SERVER_START_TIMEOUT_MS, eventually, startDevServer } from '../test/support/dev-server';
-import { etcdClusterWorkflow } from './cluster-workflow';
+import type { ClusterRun } from '../test/support/cluster-workflow-run';
+import { withClusterWorkflow } from '../test/support/cluster-workflow-run';
 
 jest.setTimeout(120_000);
 
@@ -34,38 +32,12 @@ const spec: EtcdClusterSpec = {
   auth: { rootSecretRef: { name: 'au-root' } },
 };
 
-/** The cluster workflow for `name` on the fake world, with spec.auth, on a task queue of its own; terminated after `body`. */
-async function withAuthCluster(
-  name: string,
-  fake: FakeCluster,
-  body: (handle: WorkflowHandle<typeof etcdClusterWorkflow>) => Promise<void>,
-): Promise<void> {
-  const taskQueue = `cluster-workflow-auth-${name}`;
-  const uid = `uid-${name}`;
-  const worker = await Worker.create({
-    connection: env.nativeConnection,
-    taskQueue,
-    workflowBundle,
-    activities: fake.activities,
-  });
-  await worker.runUntil(async () => {
-    const input: ClusterWorkflowInput = {
-      ref: { namespace: 'default', name, uid },
-      change: { uid, generation: 1, spec },
-    };
-    const handle = await env.client.workflow.start(etcdClusterWorkflow, {
-      workflowId: clusterWorkflowId('default', name),
-      taskQueue,
-      args: [input],
-    });
-    try {
-      await body(handle);
-    } finally {
-      const description = await handle.describe();
-      if (description.status.name === 'RUNNING') await handle.terminate('test over');
-    }
-  });
-}
+/** The cluster workflow for `name` on the fake world, with spec.auth; terminated after `body`. */
+const withAuthCluster = (name: string, fake: FakeCluster, body: (r: ClusterRun) => Promise<void>) =>
+  withClusterWorkflow(
+    { env, workflowBundle, queuePrefix: 'cluster-workflow-auth', name, spec, activities: fake.activities },
+    body,
+  );
 
 test('auth that etcd does not answer about is never reported converged; once it answers, auth is enabled and then the cluster converges', async () => {
   const fake = createFakeCluster();
@@ -131,7 +103,7 @@ test('a member change while the operation waits is passed on to it: each wakes t
     looks.push(Date.now());
     return observeAuth(input);
   };
-  await withAuthCluster('af', fake, async (handle) => {
+  await withAuthCluster('af', fake, async ({ handle }) => {
     // The Bootstrap's wait on unread auth backs off 1, 2, 4, 8 s: once two looks were 4 s apart, every later pause is
     // 8 s or more (a change wakes the wait but does not shorten the next pause).
     const pausedLong = () => looks.length >= 2 && (looks.at(-1) ?? 0) - (looks.at(-2) ?? 0) >= 3500;

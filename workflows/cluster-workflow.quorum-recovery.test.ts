@@ -2,27 +2,20 @@
 // server with the in-memory fake world: without an approval nothing happens, an approval that is not the uid is
 // refused, the uid's approval runs the Recover operation (--force-new-cluster on the newest survivor, then plain),
 // and the ScaleUp after it brings the cluster back to its replicas. A loss that is only temporary is never gated.
-import type { WorkflowHandle } from '@temporalio/client';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import type { WorkflowBundleWithSourceMap } from '@temporalio/worker';
-import { Worker } from '@temporalio/worker';
 import type { EtcdClusterSpec, EtcdClusterStatus } from '../crds/etcd-cluster';
-import type { ClusterChange, ClusterWorkflowInput } from '../contracts/messages';
-import {
-  clusterChangedSignal,
-  clusterWorkflowId,
-  membersChangedSignal,
-  operationWorkflowId,
-} from '../contracts/messages';
+import { membersChangedSignal } from '../contracts/messages';
 import type { FakeCluster } from '../test/support/fake-cluster';
 import { createFakeCluster } from '../test/support/fake-cluster';
+import type { ClusterRun } from '../test/support/cluster-workflow-run';
+import { withClusterWorkflow } from '../test/support/cluster-workflow-run';
 import {
   DEV_SERVER_START_TIMEOUT_MS,
   eventually,
   operationFinished,
   startDevServer,
 } from '../test/support/dev-server';
-import { etcdClusterWorkflow } from './cluster-workflow';
 
 jest.setTimeout(120_000);
 
@@ -63,49 +56,16 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const condition = (status: EtcdClusterStatus | undefined, type: string) =>
   status?.conditions?.find((c) => c.type === type);
 
-interface Run {
-  handle: WorkflowHandle<typeof etcdClusterWorkflow>;
-  uid: string;
-  opId: (seq: number, type: Parameters<typeof operationWorkflowId>[3]) => string;
-  change: (more: Partial<ClusterChange>) => Promise<void>;
-}
-
-async function withCluster(
+function withCluster(
   name: string,
   fake: FakeCluster,
-  body: (r: Run) => Promise<void>,
+  body: (r: ClusterRun) => Promise<void>,
   spec: EtcdClusterSpec = plainSpec,
 ): Promise<void> {
-  const taskQueue = `quorum-recovery-${name}`;
-  const uid = `uid-${name}`;
-  const worker = await Worker.create({
-    connection: env.nativeConnection,
-    taskQueue,
-    workflowBundle,
-    activities: fake.activities,
-  });
-  await worker.runUntil(async () => {
-    const input: ClusterWorkflowInput = {
-      ref: { namespace: 'default', name, uid },
-      change: { uid, generation: 1, spec },
-    };
-    const handle = await env.client.workflow.start(etcdClusterWorkflow, {
-      workflowId: clusterWorkflowId('default', name),
-      taskQueue,
-      args: [input],
-    });
-    try {
-      await body({
-        handle,
-        uid,
-        opId: (seq, type) => operationWorkflowId('default', name, seq, type),
-        change: (more) => handle.signal(clusterChangedSignal, { uid, generation: 1, spec, ...more }),
-      });
-    } finally {
-      const description = await handle.describe();
-      if (description.status.name === 'RUNNING') await handle.terminate('test over');
-    }
-  });
+  return withClusterWorkflow(
+    { env, workflowBundle, queuePrefix: 'quorum-recovery', name, spec, activities: fake.activities },
+    body,
+  );
 }
 
 const recoverySteps = (fake: FakeCluster) =>

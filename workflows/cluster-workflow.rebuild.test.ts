@@ -3,30 +3,23 @@
 // happens even when approved; with a snapshot, the uid's approval runs the Rebuild operation (the point resolved
 // before anything is touched, every claim deleted, the first member restored from it), the lost window is told,
 // and the ScaleUp after it brings the cluster back to its replicas.
-import type { WorkflowHandle } from '@temporalio/client';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import type { WorkflowBundleWithSourceMap } from '@temporalio/worker';
-import { Worker } from '@temporalio/worker';
 import type { ClusterActivities } from '../activities/cluster-activities';
 import type { RestoreActivities } from '../activities/restore-activities';
 import type { RestoreInit } from '../activities/restore-manifests';
 import type { EtcdClusterSpec, EtcdClusterStatus } from '../crds/etcd-cluster';
-import type { ClusterChange, ClusterWorkflowInput } from '../contracts/messages';
-import {
-  clusterChangedSignal,
-  clusterWorkflowId,
-  membersChangedSignal,
-  operationWorkflowId,
-} from '../contracts/messages';
+import { membersChangedSignal } from '../contracts/messages';
 import type { FakeCluster } from '../test/support/fake-cluster';
 import { createFakeCluster } from '../test/support/fake-cluster';
+import type { ClusterRun } from '../test/support/cluster-workflow-run';
+import { withClusterWorkflow } from '../test/support/cluster-workflow-run';
 import {
   DEV_SERVER_START_TIMEOUT_MS,
   eventually,
   operationFinished,
   startDevServer,
 } from '../test/support/dev-server';
-import { etcdClusterWorkflow } from './cluster-workflow';
 
 jest.setTimeout(120_000);
 
@@ -65,21 +58,12 @@ const condition = (status: EtcdClusterStatus | undefined, type: string) =>
   status?.conditions?.find((c) => c.type === type);
 const restoreInit = { container: { name: 'restore' }, volumes: [] } as unknown as RestoreInit;
 
-interface Run {
-  handle: WorkflowHandle<typeof etcdClusterWorkflow>;
-  uid: string;
-  opId: (seq: number, type: Parameters<typeof operationWorkflowId>[3]) => string;
-  change: (more: Partial<ClusterChange>) => Promise<void>;
-}
-
 /** The fake world plus the restore preparation, which answers ready and records what it was asked. */
 async function withCluster(
   name: string,
   fake: FakeCluster,
-  body: (r: Run, prepared: unknown[]) => Promise<void>,
+  body: (r: ClusterRun, prepared: unknown[]) => Promise<void>,
 ) {
-  const taskQueue = `rebuild-${name}`;
-  const uid = `uid-${name}`;
   const prepared: unknown[] = [];
   const activities: ClusterActivities & RestoreActivities = {
     ...fake.activities,
@@ -89,37 +73,9 @@ async function withCluster(
       return { state: 'ready', init: restoreInit, uri: 's3://etcd/rb-snap.db' };
     },
   };
-  const worker = await Worker.create({
-    connection: env.nativeConnection,
-    taskQueue,
-    workflowBundle,
-    activities,
-  });
-  await worker.runUntil(async () => {
-    const input: ClusterWorkflowInput = {
-      ref: { namespace: 'default', name, uid },
-      change: { uid, generation: 1, spec },
-    };
-    const handle = await env.client.workflow.start(etcdClusterWorkflow, {
-      workflowId: clusterWorkflowId('default', name),
-      taskQueue,
-      args: [input],
-    });
-    try {
-      await body(
-        {
-          handle,
-          uid,
-          opId: (seq, type) => operationWorkflowId('default', name, seq, type),
-          change: (more) => handle.signal(clusterChangedSignal, { uid, generation: 1, spec, ...more }),
-        },
-        prepared,
-      );
-    } finally {
-      const description = await handle.describe();
-      if (description.status.name === 'RUNNING') await handle.terminate('test over');
-    }
-  });
+  await withClusterWorkflow({ env, workflowBundle, queuePrefix: 'rebuild', name, spec, activities }, (run) =>
+    body(run, prepared),
+  );
 }
 
 test('every member lost with no backup: nothing to approve, and an approval changes nothing', async () => {
