@@ -1,13 +1,14 @@
 // What a writer's run proves, asserted: every acknowledged write is on every member (read from each member itself, once it has applied the highest acknowledged revision), hashKV agrees at one revision, and the longest write gap stays under its bound. The figures go to the test output and to <stack>/availability.log.
 import { execFile } from 'node:child_process';
 import { appendFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { DAEMON_STALLS_FILE, parseStallLog } from '../../localcluster/loop-stalls';
 import { memberClientURL, memberClientURLTLS } from '../../crds/names';
 import type { Harness } from './cluster-harness';
 import { eventually, getCluster } from './cluster-harness';
+import { memberLogsAround } from './member-log-window';
 import type { MemberCopyCheck, StoredKey } from './write-history';
 import { checkMemberCopy, highestAcknowledgedRevision } from './write-history';
 import type { WriterReport } from './writer';
@@ -267,6 +268,20 @@ export async function expectAvailability(
         ]
       : [];
   console.log([line, gapAt, ...failures, ...stalls, ...stackStallsWithin(h, figures.longestGap)].join('\n'));
+  if (figures.longestGap.ms >= input.boundMs) {
+    // Over its bound: what the members said around the gap (an election, a heartbeat sent late, a slow apply), and
+    // how busy the machine was, so that the failure below can be explained from this output alone.
+    const around = await memberLogsAround(h, report, figures.longestGap).catch((err: unknown) => [
+      `  the members' logs could not be listed (${String(err).slice(0, 120)})`,
+    ]);
+    const [one = 0, five = 0] = loadavg();
+    console.log(
+      [
+        `${gapAt}: over its bound; load average ${one.toFixed(1)} (1 min), ${five.toFixed(1)} (5 min)`,
+        ...around,
+      ].join('\n'),
+    );
+  }
   try {
     appendFileSync(join(h.stack.stateDir, 'availability.log'), `${new Date().toISOString()} ${line}\n`);
   } catch {
