@@ -56,26 +56,45 @@ interface AuthenticatorLike {
   invalidateMetadata(): void;
 }
 
+/** Where a client's calls take their token from, and whom to tell when etcd rejects it. */
+export interface TokenSource {
+  /** The token to send (undefined: none, auth is off). */
+  token(): Promise<string | undefined>;
+  /** etcd answered "invalid auth token"; etcd3 then makes the same call again, asking `token()` anew. */
+  rejected(): void;
+}
+
 /**
- * Makes every call of `client` (built without the `auth` option) carry `token`. etcd3 has no public way to
- * pass a token, so this wraps its authenticator; after etcd rejects the token, the next call fails with
- * "invalid auth token" instead of etcd3 retrying the same token forever.
+ * Makes every call of `client` (built without the `auth` option) carry the token `source` gives. etcd3 has no
+ * public way to pass a token, so this wraps its authenticator.
  */
-export function attachToken(client: Etcd3, token: string): void {
+export function attachTokenSource(client: Etcd3, source: TokenSource): void {
   const authenticator = (client as unknown as { pool?: { authenticator?: AuthenticatorLike } }).pool
     ?.authenticator;
   if (!authenticator || typeof authenticator.getMetadata !== 'function') {
     throw new Error('the etcd3 client has no authenticator to attach a token to (was etcd3 upgraded?)');
   }
   const empty = authenticator.getMetadata.bind(authenticator);
-  let rejected = false;
-  authenticator.invalidateMetadata = () => {
-    rejected = true;
-  };
+  authenticator.invalidateMetadata = () => source.rejected();
   authenticator.getMetadata = async () => {
-    if (rejected) throw new Error('etcdserver: invalid auth token');
+    const token = await source.token();
     const metadata = await empty();
-    metadata.set('token', token);
+    if (token !== undefined) metadata.set('token', token);
     return metadata;
   };
+}
+
+/**
+ * Makes every call of `client` (built without the `auth` option) carry `token`; after etcd rejects the token, the
+ * next call fails with "invalid auth token" instead of etcd3 retrying the same token forever.
+ */
+export function attachToken(client: Etcd3, token: string): void {
+  let rejected = false;
+  attachTokenSource(client, {
+    token: () =>
+      rejected ? Promise.reject(new Error('etcdserver: invalid auth token')) : Promise.resolve(token),
+    rejected: () => {
+      rejected = true;
+    },
+  });
 }

@@ -186,3 +186,50 @@ test('a key deleted behind the writer is reported lost (the check can fail)', as
   }
   expect(checkMemberCopy(report.records, await stored('/deleted')).lost).toEqual([victim]);
 });
+
+/** How many Authenticate calls the member has started, from its gRPC metrics. */
+async function authenticates(member: LocalEtcd): Promise<number> {
+  const text = await (await fetch(`${member.url}/metrics`)).text();
+  const line = text
+    .split('\n')
+    .find((l) => l.startsWith('grpc_server_started_total{') && l.includes('grpc_method="Authenticate"'));
+  return Number(line?.split(' ').pop() ?? 0);
+}
+
+test('with auth, one token for every connection: writes after a failed one reconnect without authenticating again', async () => {
+  const secured = await startLocalEtcd('writer-auth-test-', 30_000);
+  try {
+    const root = { username: 'root', password: 'writer-test' };
+    const admin = strictClient([secured.url], {}, 5000);
+    try {
+      await admin.user('root').create(root.password);
+      await admin.user('root').addRole('root');
+      await admin.auth.authEnable({});
+    } finally {
+      admin.close();
+    }
+    const before = await authenticates(secured);
+    const writer = startWriter({
+      namespace: 'x',
+      name: 'x',
+      prefix: '/auth',
+      endpoints: [secured.url],
+      auth: root,
+    });
+    await sleep(500);
+    secured.signal('SIGSTOP');
+    await sleep(1500);
+    secured.signal('SIGCONT');
+    const thawedAt = Date.now();
+    await sleep(1500);
+    const report = await writer.stop();
+
+    // Writes failed during the freeze, each on a connection given up for a new one, and came back after it.
+    expect(report.records.filter((r) => !r.ok).length).toBeGreaterThanOrEqual(1);
+    expect(report.records.filter((r) => r.ok && r.startedAt > thawedAt).length).toBeGreaterThan(5);
+    // One Authenticate in all: the new connections carried the token the first one got.
+    expect((await authenticates(secured)) - before).toBe(1);
+  } finally {
+    secured.stop();
+  }
+});

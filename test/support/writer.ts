@@ -3,6 +3,8 @@ import { randomBytes } from 'node:crypto';
 import { noop } from 'cockatiel';
 import { Etcd3 } from 'etcd3';
 import type { IOptions } from 'etcd3';
+import type { TokenSource } from '../../activities/auth-tokens';
+import { attachTokenSource } from '../../activities/auth-tokens';
 import { clusterClientEndpoint } from '../../crds/names';
 import type { ClientCredentials } from './cluster-harness';
 import type { Stall, WriteFigures, WriteRecord } from './write-history';
@@ -123,6 +125,26 @@ export function within<T>(ms: number, work: Promise<T>): Promise<T> {
   return Promise.race([work, timeout]).finally(() => clearTimeout(timer));
 }
 
+/** A token for `auth` from the member at `endpoint`; undefined when etcd's auth is off. */
+async function authenticate(
+  endpoint: string,
+  credentials: ClientCredentials | undefined,
+  auth: EtcdAuth,
+): Promise<string | undefined> {
+  const c = strictClient([endpoint], credentials ? { credentials } : {});
+  try {
+    return (await c.auth.authenticate({ name: auth.username, password: auth.password })).token;
+  } catch (err) {
+    if (/authentication is not enabled/i.test(String(err))) return undefined;
+    throw err;
+  } finally {
+    c.close();
+  }
+}
+
+/** etcd's answers after which the writer's token is asked for again: rejected, or auth turned on since. */
+const TOKEN_STALE = /invalid auth token|user name is empty/i;
+
 /**
  * Starts writing at once. The next write starts 50 ms after the previous one started (at once if that one took
  * longer), never in a burst to catch up. A write still unanswered after HEDGE_AFTER_MS no longer holds the next one
@@ -147,6 +169,35 @@ export function startWriter(input: WriterInput): Writer {
   /** Which endpoint the writer keeps to (moved on by each failure and each write left unanswered). */
   let pinned = 0;
   const inFlight = new Set<Promise<void>>();
+  /**
+   * With auth, one token for every connection the writer opens, as etcd's own client (clientv3) keeps its token
+   * across reconnects: the first write that needs it authenticates (inside its own budget), and the token is asked
+   * for again only when etcd rejects it, auth is turned on, or the credentials change. A token per connection made
+   * each write after a failure pay an Authenticate (a bcrypt check and a raft entry) inside its 1 s budget: on a
+   * loaded machine ten of them failed in a row after one slow write, a 5 s gap that was the writer's own.
+   */
+  let token: { for: EtcdAuth; value: Promise<string | undefined> } | undefined;
+  const tokenFor = (
+    auth: EtcdAuth,
+    credentials: ClientCredentials | undefined,
+    endpoint: string,
+  ): TokenSource => ({
+    token: () => {
+      if (!token || token.for !== auth) {
+        const value = authenticate(endpoint, credentials, auth);
+        const held = { for: auth, value };
+        token = held;
+        // A failed Authenticate fails the write that asked; the next write asks again.
+        value.catch(() => {
+          if (token === held) token = undefined;
+        });
+      }
+      return token.value;
+    },
+    rejected: () => {
+      if (token?.for === auth) token = undefined;
+    },
+  });
   /** The current client is given up: later writes connect anew, it is closed once its own writes have ended. */
   const giveUp = (c: Etcd3, pending: Promise<void>) => {
     if (client !== c) return;
@@ -171,6 +222,7 @@ export function startWriter(input: WriterInput): Writer {
       },
       (err: unknown) => {
         records.push({ key, value, startedAt: started, endedAt: Date.now(), ok: false, error: String(err) });
+        if (TOKEN_STALE.test(String(err))) token = undefined;
         input.onFailure?.(String(err));
         giveUp(c, Promise.resolve());
       },
@@ -189,12 +241,17 @@ export function startWriter(input: WriterInput): Writer {
       }
       using = wanted;
       // The gRPC deadline is a backstop: the write's budget is within()'s, which does not count the writer's stalls.
-      client ??= strictClient(
-        [endpoints[pinned % endpoints.length] ?? ''],
-        using,
-        WRITE_TIMEOUT_MS,
-        3 * WRITE_TIMEOUT_MS,
-      );
+      if (!client) {
+        const endpoint = endpoints[pinned % endpoints.length] ?? '';
+        const { auth, credentials } = using;
+        client = strictClient(
+          [endpoint],
+          credentials ? { credentials } : {},
+          WRITE_TIMEOUT_MS,
+          3 * WRITE_TIMEOUT_MS,
+        );
+        if (auth) attachTokenSource(client, tokenFor(auth, credentials, endpoint));
+      }
       const c = client;
       const done = write(c, seq, started);
       inFlight.add(done);
