@@ -113,7 +113,13 @@ describe('the watcher Lease', () => {
     await eventually('the second operator to take the Lease', async () =>
       (await holder()) === secondIdentity ? true : undefined,
     );
-    expect(await leaderGauge(secondAddress())).toBe('1');
+    // Its gauge follows its Lease write a moment after the Lease can be read.
+    await eventually(
+      'the second operator to report the Lease',
+      async () => ((await leaderGauge(secondAddress())) === '1' ? true : undefined),
+      10_000,
+      100,
+    );
     expect((await get(secondAddress(), '/readyz')).body).toContain(
       'watcher (holds the watcher Lease default/',
     );
@@ -178,7 +184,14 @@ async function chartReplicas(chart: { namespace: string }): Promise<void> {
     await eventually('the standby to take the Lease', async () =>
       (await holder()) === standby ? true : undefined,
     );
-    expect(await leaderGauge(podHttpAddress(standbyPod))).toBe('1');
+    // The new holder's gauge and readiness follow its Lease write: the Lease can be read a moment before they are
+    // (rehearsal F read the gauge still 0 right after the Lease changed hands).
+    await eventually(
+      'the new holder to report the Lease',
+      async () => ((await leaderGauge(podHttpAddress(standbyPod))) === '1' ? true : undefined),
+      10_000,
+      100,
+    );
     expect((await get(podHttpAddress(standbyPod), '/readyz')).body).toContain(
       `watcher (holds the watcher Lease ${chart.namespace}/`,
     );
