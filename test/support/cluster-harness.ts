@@ -202,6 +202,9 @@ export function etcdClient(endpoints: string[], credentials?: ClientCredentials)
     ...(credentials ? { credentials } : {}),
     dialTimeout: 5000,
     defaultCallOptions: (ctx) => (ctx.isStream ? {} : { deadline: Date.now() + 5000 }),
+    // Its own connections: grpc-js otherwise shares one subchannel per address among every client of the process, and
+    // a client made after a member went away waited on the shared one's reconnect back-off (see the writer).
+    grpcOptions: { 'grpc.use_local_subchannel_pool': 1 },
   });
 }
 
