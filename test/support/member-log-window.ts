@@ -3,7 +3,7 @@
 import { Labels } from '../../crds/labels';
 import type { Harness } from './cluster-harness';
 
-/** Lines each member contributes at most; the first ones in the window, where a stall begins. */
+/** Lines each member contributes at most (see linesWithin for which). */
 export const LINES_PER_MEMBER = 12;
 /** Looked at before the gap began (what led to it) and after it ended (how it ended). */
 export const BEFORE_MS = 2000;
@@ -75,7 +75,7 @@ export async function memberLogsAround(
       });
       const lines = linesWithin(text, from, to);
       out.push(
-        `  ${podName} logged ${lines.length === 0 ? 'nothing' : `${lines.length} lines`} from 2 s before the gap to its end:`,
+        `  ${podName} logged ${lines.length === 0 ? 'nothing' : `${lines.length} lines`} from ${BEFORE_MS / 1000} s before the gap to ${AFTER_MS} ms after it:`,
       );
       out.push(...lines.map((l) => `    ${l}`));
     } catch (err) {

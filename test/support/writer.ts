@@ -5,6 +5,7 @@ import { Etcd3 } from 'etcd3';
 import type { IOptions } from 'etcd3';
 import type { TokenSource } from '../../activities/auth-tokens';
 import { attachTokenSource } from '../../activities/auth-tokens';
+import { AUTH_NOT_ENABLED } from '../../agent/etcd-source';
 import { clusterClientEndpoint } from '../../crds/names';
 import type { ClientCredentials } from './cluster-harness';
 import type { Stall, WriteFigures, WriteRecord } from './write-history';
@@ -135,7 +136,7 @@ async function authenticate(
   try {
     return (await c.auth.authenticate({ name: auth.username, password: auth.password })).token;
   } catch (err) {
-    if (/authentication is not enabled/i.test(String(err))) return undefined;
+    if (AUTH_NOT_ENABLED.test(String(err))) return undefined;
     throw err;
   } finally {
     c.close();
