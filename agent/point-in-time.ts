@@ -16,7 +16,7 @@ import type { ArchiveStore } from './archive-store';
 import { ChunkError, decodeChunk, type Chunk } from './change-chunk';
 import { LeaseReplay, type LeaseReplayResult } from './lease-replay';
 import { takeSnapshot } from './snapshot';
-import { etcdutl, etcdutlTimeoutMs, firstRead, freePort, startEtcd, type RunningEtcd } from './verify';
+import { etcdutl, etcdutlTimeoutMs, freePort, startRestoredEtcd, type RunningEtcd } from './verify';
 import { AgentFailureReasons } from '../contracts/agent-result';
 import {
   archiveRoot,
@@ -208,8 +208,8 @@ export async function buildPointSnapshot(input: PointRestoreInput): Promise<Poin
         `${store.where}/${snapKey} has sha256 ${sha}, its manifest says ${manifest.snapshotSha256}`,
       );
 
-    const [clientPort, peerPort] = [await freePort(), await freePort()];
-    const peer = `http://127.0.0.1:${peerPort}`;
+    // The peer URL recorded in the restored member; etcd listens on ports of its own (startRestoredEtcd).
+    const peer = `http://127.0.0.1:${await freePort()}`;
     await etcdutl(
       [
         'snapshot',
@@ -229,8 +229,9 @@ export async function buildPointSnapshot(input: PointRestoreInput): Promise<Poin
       etcdutlTimeoutMs(manifest.snapshotSize),
     );
     await rm(base, { force: true });
-    etcd = startEtcd(dataDir, clientPort, peerPort, env);
-    const start = await firstRead(etcd, signal);
+    const started = await startRestoredEtcd(dataDir, env, signal);
+    etcd = started.etcd;
+    const start = started.first;
     if (start.revision !== manifest.snapshotRevision)
       throw fail(
         'SnapshotCorrupt',
@@ -269,7 +270,7 @@ export async function buildPointSnapshot(input: PointRestoreInput): Promise<Poin
     const { artifact } = await takeSnapshot(
       {
         command: 'snapshot',
-        endpoint: `http://127.0.0.1:${clientPort}`,
+        endpoint: etcd.clientURL,
         destination: { kind: 'file', path: out },
         uri: `file://${out}`,
         resultFile: join(workDir, 'unused-result'),

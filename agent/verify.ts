@@ -106,6 +106,8 @@ export function freePort(): Promise<number> {
 
 export interface RunningEtcd {
   client: Etcd3;
+  /** Where it answers clients. */
+  clientURL: string;
   /** Resolves when etcd has exited; its last lines of output. */
   exited: Promise<string>;
   stop(): Promise<void>;
@@ -161,6 +163,7 @@ export function startEtcd(
   });
   return {
     client,
+    clientURL,
     exited,
     async stop() {
       client.close();
@@ -174,6 +177,49 @@ export function startEtcd(
 
 const ALL_KEYS = { key: Buffer.from([0]), range_end: Buffer.from([0]) };
 
+/** etcd's words when a port it was given was taken between freePort() and its bind. */
+export const PORT_TAKEN = /address already in use/i;
+
+/** The throwaway etcd lost a port race: nothing is wrong with the data; start it again on other ports. */
+export class PortTakenError extends Error {
+  constructor(readonly exit: string) {
+    super(`the etcd restored from the snapshot could not bind its port: ${exit}`);
+    this.name = 'PortTakenError';
+  }
+}
+
+/** Port races tried before a start that keeps finding its ports taken is given up (as not answering). */
+export const PORT_ATTEMPTS = 3;
+
+/**
+ * Starts etcd on a restored data dir and waits for its first read, on fresh loopback ports each time its start
+ * finds a port taken (freePort() hands a port out, etcd binds it a moment later; another process can take it in
+ * between): that is a race on this machine, never a property of the snapshot. The restored member's peer URL is
+ * kept in its data; it listens wherever it is told, and a single member never dials its own peer URL.
+ */
+export async function startRestoredEtcd(
+  dataDir: string,
+  env: NodeJS.ProcessEnv,
+  signal: AbortSignal,
+  ports: () => Promise<number> = freePort,
+): Promise<{ etcd: RunningEtcd; first: { revision: number; keys: number } }> {
+  for (let attempt = 1; ; attempt++) {
+    const etcd = startEtcd(dataDir, await ports(), await ports(), env);
+    try {
+      return { etcd, first: await firstRead(etcd, signal) };
+    } catch (e) {
+      await etcd.stop().catch(() => undefined);
+      if (e instanceof PortTakenError && attempt < PORT_ATTEMPTS) continue;
+      if (e instanceof PortTakenError)
+        throw new AgentError(
+          AgentFailureReasons.DestinationUnavailable,
+          `${e.message} (${PORT_ATTEMPTS} times, on fresh ports each time)`,
+        );
+      throw e;
+    }
+  }
+}
+
 /** Waits until the restored etcd serves a read; its count and revision are the first figures. */
 export async function firstRead(
   etcd: RunningEtcd,
@@ -184,6 +230,7 @@ export async function firstRead(
   void etcd.exited.then((why) => (exit = why));
   let last: unknown;
   while (Date.now() < deadline) {
+    if (exit && PORT_TAKEN.test(exit)) throw new PortTakenError(exit);
     if (exit) throw corrupt(`the etcd restored from the snapshot did not start: ${exit}`);
     if (signal.aborted)
       throw new AgentError(
@@ -191,7 +238,12 @@ export async function firstRead(
         `verification stopped by ${String(signal.reason ?? 'a signal')}`,
       );
     try {
-      const res = await etcd.client.kv.range({ ...ALL_KEYS, count_only: true });
+      // An etcd that exits is noticed at once, not after the read's deadline (its port may answer for another).
+      const res = await Promise.race([
+        etcd.client.kv.range({ ...ALL_KEYS, count_only: true }),
+        etcd.exited.then(() => undefined),
+      ]);
+      if (!res) continue;
       return { revision: Number(res.header.revision), keys: Number(res.count) };
     } catch (e) {
       last = e;
@@ -249,8 +301,8 @@ export async function verifySnapshot(
     // Restore first: it checks the sha256 etcd appended to the snapshot before bbolt reads a page, so damage is
     // found by a checksum rather than by walking damaged pages; status then reads every page of what passed it.
     const timeoutMs = etcdutlTimeoutMs(got.size);
-    const [clientPort, peerPort] = [await freePort(), await freePort()];
-    const peerURL = `http://${LOOPBACK}:${peerPort}`;
+    // The peer URL recorded in the restored member; etcd listens on ports of its own (startRestoredEtcd).
+    const peerURL = `http://${LOOPBACK}:${await freePort()}`;
     await rm(paths.dataDir, { recursive: true, force: true });
     await etcdutl(
       [
@@ -275,8 +327,9 @@ export async function verifySnapshot(
     await etcdutl(['snapshot', 'status', paths.download, '-w', 'json'], env, signal, timeoutMs);
     // The download is no longer needed: give its space back before etcd opens the database.
     await rm(paths.download, { force: true });
-    etcd = startEtcd(paths.dataDir, clientPort, peerPort, env);
-    const { revision, keys } = await firstRead(etcd, signal);
+    const started = await startRestoredEtcd(paths.dataDir, env, signal);
+    etcd = started.etcd;
+    const { revision, keys } = started.first;
     const hashed = await hashAt(etcd.client, args.hashRevision, revision);
     return {
       ok: true,
