@@ -21,6 +21,12 @@ describe('clusterDnsManifests', () => {
     expect(corefile()).toMatch(/^\.:1053 \{/);
     expect(corefile()).toContain('kubernetes cluster.local in-addr.arpa ip6.arpa');
   });
+  it("never caches answers for cluster.local, as kubeadm's default Corefile: a name asked for before its Pod exists resolves once it does", () => {
+    const cache = corefile('10.60.0.1:10053').match(/\n {4}cache \d+ \{\n([^}]*)\}/)?.[1] ?? '';
+    expect(cache.split('\n').map((l) => l.trim())).toEqual(
+      expect.arrayContaining(['disable success cluster.local', 'disable denial cluster.local']),
+    );
+  });
   it("forwards other names to the host's resolver relay only when there is one", () => {
     expect(corefile()).not.toContain('forward');
     expect(corefile('10.60.0.1:10053')).toContain('    forward . 10.60.0.1:10053\n');

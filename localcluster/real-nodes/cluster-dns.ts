@@ -6,7 +6,12 @@ import { createHash } from 'node:crypto';
 import { COREDNS_IMAGE } from '../images';
 import { waitFor } from '../wait-for';
 
-/** Pure: CoreDNS's configuration; with `upstream` (host:port), names outside the cluster domain are forwarded there. */
+/**
+ * Pure: CoreDNS's configuration; with `upstream` (host:port), names outside the cluster domain are forwarded there.
+ * Answers for cluster.local are never cached, as in kubeadm's (and so kind's) default Corefile: a member's peer name
+ * is asked for before its Pod exists (the operator adds the learner, then creates the Pod), and a cached "no such
+ * name" kept the leader from reaching the new member for up to the cache's 5 s (Session 23, scale 3 -> 5).
+ */
 export function corefile(upstream?: string): string {
   const forward = upstream ? `    forward . ${upstream}\n` : '';
   return `.:1053 {
@@ -18,7 +23,10 @@ export function corefile(upstream?: string): string {
         fallthrough in-addr.arpa ip6.arpa
         ttl 5
     }
-${forward}    cache 5
+${forward}    cache 5 {
+        disable success cluster.local
+        disable denial cluster.local
+    }
     loop
 }
 `;

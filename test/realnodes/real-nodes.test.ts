@@ -294,9 +294,10 @@ describe('real nodes: kubelet and containerd in network namespaces', () => {
         members: ['rn-0', 'rn-1', 'rn-2', 'rn-3'],
       });
     }
-    // The leader looked the new name up right after MemberAdd, before the Pod had an address, so CoreDNS holds "no
-    // such name" for it a while; the joining etcd resolves its own name while it checks the member list, and that
-    // answer comes from the Pod's /etc/hosts (hostAliases), so it never logs a failed look-up of it.
+    // The joining etcd resolves its own name while it checks the member list, possibly before the headless Service
+    // publishes its Pod's address (and, where the cluster's DNS caches "no such name", while the answer the leader got
+    // right after MemberAdd is still cached); that answer comes from the Pod's /etc/hosts (hostAliases), so it never
+    // logs a failed look-up of it.
     const own = `rn-3.rn-peer.${NAMESPACE}.svc`;
     const pod = await getPod('rn-3');
     expect(pod.spec.hostAliases).toEqual([{ ip: '127.0.0.1', hostnames: [own] }]);
