@@ -77,10 +77,38 @@ export async function memberLogsAround(
       out.push(
         `  ${podName} logged ${lines.length === 0 ? 'nothing' : `${lines.length} lines`} from ${BEFORE_MS / 1000} s before the gap to ${AFTER_MS} ms after it:`,
       );
+      // A member restarted since the window began: its container's previous log when the kubelet keeps one (a restart
+      // in the same Pod); a re-created Pod's earlier log is gone with the old Pod.
+      const status = pod.status?.containerStatuses?.find((c) => c.name === 'etcd');
+      const started = startedAtOf(status?.state?.running);
+      if (started !== undefined && started > from) {
+        const previous =
+          (status?.restartCount ?? 0) > 0
+            ? await h.core
+                .readNamespacedPodLog({
+                  namespace: cluster.namespace,
+                  name: podName,
+                  container: 'etcd',
+                  previous: true,
+                })
+                .then((t) => linesWithin(t, from, to))
+                .catch(() => undefined)
+            : undefined;
+        out.push(
+          `    (its etcd container started at ${new Date(started).toISOString()}, inside the window; ${previous ? `the one before it logged ${previous.length} lines:` : 'what the one before it logged is gone'})`,
+          ...(previous ?? []).map((l) => `    ${l}`),
+        );
+      }
       out.push(...lines.map((l) => `    ${l}`));
     } catch (err) {
       out.push(`  ${podName}: its log could not be read (${String(err).slice(0, 120)})`);
     }
   }
   return out;
+}
+
+/** When a running container started, in ms; client-node types it a Date, the wire carries a string. */
+function startedAtOf(running: { startedAt?: Date | string } | undefined): number | undefined {
+  const at = running?.startedAt === undefined ? NaN : new Date(running.startedAt).getTime();
+  return Number.isNaN(at) ? undefined : at;
 }
