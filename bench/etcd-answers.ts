@@ -40,6 +40,26 @@ export const answers = (podIP: string): Promise<boolean> =>
     return true;
   });
 
+/**
+ * True as soon as one check says true, without waiting for the others (a member removed a moment ago can hold its
+ * answer until its deadline); false once every check said false or failed.
+ */
+export function anyTrue(checks: ReadonlyArray<Promise<boolean>>): Promise<boolean> {
+  if (checks.length === 0) return Promise.resolve(false);
+  return new Promise((resolve) => {
+    let left = checks.length;
+    for (const check of checks)
+      check.then(
+        (yes) => (yes ? resolve(true) : --left === 0 && resolve(false)),
+        () => --left === 0 && resolve(false),
+      );
+  });
+}
+
+/** Some member at `podIPs` answers a linearizable member list of exactly n members. */
+export const membershipIs = (podIPs: string[], n: number): Promise<boolean> =>
+  anyTrue(podIPs.map((ip) => memberList(ip).then((l) => l.length === n)));
+
 /** True when some member lists exactly `n` voters and the member at every one of `podIPs` answers. */
 export async function votersAnswering(podIPs: string[], n: number): Promise<boolean> {
   if (podIPs.length !== n) return false;

@@ -8,7 +8,7 @@ import {
 import type { EtcdCluster } from '../crds/etcd-cluster';
 import { Labels } from '../crds/labels';
 import { clusterCrd as crd, createEtcdCluster, until } from './bench-stack';
-import { answers, memberList, votersAnswering } from './etcd-answers';
+import { answers, membershipIs, votersAnswering } from './etcd-answers';
 import { POLL_MS } from './floor';
 
 /** Seconds per step of one run, each from the spec change (or the Pod deletion). */
@@ -68,10 +68,7 @@ export async function runOperator(
   const membership = (n: number) =>
     until(
       `etcd: membership ${n}`,
-      async () => {
-        const lists = await Promise.all((await podIPs()).map((ip) => memberList(ip).catch(() => undefined)));
-        return lists.some((l) => l?.length === n) ? true : undefined;
-      },
+      async () => ((await membershipIs(await podIPs(), n)) ? true : undefined),
       TIMEOUT_MS,
       POLL_MS,
     );
