@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { LeaseReplay, leaseStep, type LeaseStep } from './lease-replay';
 import { buildPointSnapshot } from './point-in-time';
-import { etcdutl, firstRead, freePort, startEtcd } from './verify';
+import { restoreSingleMember, startRestoredEtcd } from './verify';
 import {
   archiveRoot,
   chainReach,
@@ -169,20 +169,12 @@ describe('a point-in-time restore keeps the leases of replayed keys (real etcd)'
       env,
       signal: new AbortController().signal,
     });
-    const [clientPort, peerPort] = [await freePort(), await freePort()];
-    const peer = `http://127.0.0.1:${peerPort}`;
     const data = join(work, dir);
     const signal = new AbortController().signal;
-    const args = ['--data-dir', data, '--name', 'verify', '--initial-cluster', `verify=${peer}`];
-    await etcdutl(
-      ['snapshot', 'restore', built.file, ...args, '--initial-advertise-peer-urls', peer],
-      env,
-      signal,
-      60_000,
-    );
-    const restored = startEtcd(data, clientPort, peerPort, env);
+    await restoreSingleMember(built.file, data, env, signal, 60_000);
+    const { etcd: restored, first } = await startRestoredEtcd(data, env, signal);
     try {
-      const { revision } = await firstRead(restored, signal);
+      const { revision } = first;
       const all = await restored.client.kv.range({ key: Buffer.from([0]), range_end: Buffer.from([0]) });
       const keys = Object.fromEntries(all.kvs.map((kv) => [kv.key.toString(), String(kv.lease)]));
       const ttls: Record<string, { TTL: number; grantedTTL: number }> = {};

@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { AgentError } from './agent-error';
 import { buildPointSnapshot, type PointRestoreInput } from './point-in-time';
-import { etcdutl, firstRead, freePort, startEtcd } from './verify';
+import { restoreSingleMember, startRestoredEtcd } from './verify';
 import { AgentFailureReasons } from '../contracts/agent-result';
 import { archiveRoot, chainReach, chainsOfListing } from '../contracts/continuous-backup';
 import { binaryPath, cacheRoot, ETCD_TOOLS } from '../localcluster/tool-cache';
@@ -118,30 +118,12 @@ async function restoredDump(
   file: string,
   dir: string,
 ): Promise<{ keys: Record<string, string>; revision: number }> {
-  const [clientPort, peerPort] = [await freePort(), await freePort()];
-  const peer = `http://127.0.0.1:${peerPort}`;
   const data = join(work, dir);
-  await etcdutl(
-    [
-      'snapshot',
-      'restore',
-      file,
-      '--data-dir',
-      data,
-      '--name',
-      'verify',
-      '--initial-cluster',
-      `verify=${peer}`,
-      '--initial-advertise-peer-urls',
-      peer,
-    ],
-    env,
-    new AbortController().signal,
-    60_000,
-  );
-  const restored = startEtcd(data, clientPort, peerPort, env);
+  const signal = new AbortController().signal;
+  await restoreSingleMember(file, data, env, signal, 60_000);
+  const { etcd: restored, first } = await startRestoredEtcd(data, env, signal);
   try {
-    const { revision } = await firstRead(restored, new AbortController().signal);
+    const { revision } = first;
     return { keys: await dump(restored.client), revision };
   } finally {
     await restored.stop();

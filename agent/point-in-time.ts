@@ -16,7 +16,7 @@ import type { ArchiveStore } from './archive-store';
 import { ChunkError, decodeChunk, type Chunk } from './change-chunk';
 import { LeaseReplay, type LeaseReplayResult } from './lease-replay';
 import { takeSnapshot } from './snapshot';
-import { etcdutl, etcdutlTimeoutMs, freePort, startRestoredEtcd, type RunningEtcd } from './verify';
+import { etcdutlTimeoutMs, restoreSingleMember, startRestoredEtcd, type RunningEtcd } from './verify';
 import { AgentFailureReasons } from '../contracts/agent-result';
 import {
   archiveRoot,
@@ -208,26 +208,7 @@ export async function buildPointSnapshot(input: PointRestoreInput): Promise<Poin
         `${store.where}/${snapKey} has sha256 ${sha}, its manifest says ${manifest.snapshotSha256}`,
       );
 
-    // The peer URL recorded in the restored member; etcd listens on ports of its own (startRestoredEtcd).
-    const peer = `http://127.0.0.1:${await freePort()}`;
-    await etcdutl(
-      [
-        'snapshot',
-        'restore',
-        base,
-        '--data-dir',
-        dataDir,
-        '--name',
-        'verify',
-        '--initial-cluster',
-        `verify=${peer}`,
-        '--initial-advertise-peer-urls',
-        peer,
-      ],
-      env,
-      signal,
-      etcdutlTimeoutMs(manifest.snapshotSize),
-    );
+    await restoreSingleMember(base, dataDir, env, signal, etcdutlTimeoutMs(manifest.snapshotSize));
     await rm(base, { force: true });
     const started = await startRestoredEtcd(dataDir, env, signal);
     etcd = started.etcd;

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { AgentError } from './agent-error';
 import { takeSnapshot } from './snapshot';
-import { etcdutl, freePort, PORT_ATTEMPTS, startRestoredEtcd } from './verify';
+import { freePort, PORT_ATTEMPTS, restoreSingleMember, startRestoredEtcd } from './verify';
 import { AgentFailureReasons } from '../contracts/agent-result';
 import { binaryPath, cacheRoot, ETCD_TOOLS } from '../localcluster/tool-cache';
 import { startLocalEtcd, type LocalEtcd } from '../test/support/local-etcd';
@@ -63,26 +63,8 @@ afterAll(async () => {
 });
 
 async function restore(dir: string): Promise<string> {
-  const peer = `http://127.0.0.1:${await freePort()}`;
   const data = join(work, dir);
-  await etcdutl(
-    [
-      'snapshot',
-      'restore',
-      snapshotFile,
-      '--data-dir',
-      data,
-      '--name',
-      'verify',
-      '--initial-cluster',
-      `verify=${peer}`,
-      '--initial-advertise-peer-urls',
-      peer,
-    ],
-    env,
-    signal,
-    60_000,
-  );
+  await restoreSingleMember(snapshotFile, data, env, signal, 60_000);
   return data;
 }
 

@@ -177,6 +177,41 @@ export function startEtcd(
 
 const ALL_KEYS = { key: Buffer.from([0]), range_end: Buffer.from([0]) };
 
+/**
+ * `etcdutl snapshot restore` of `snapshot` into `dataDir` as the single member startEtcd runs (MEMBER). Its peer URL,
+ * kept in the data, is a free loopback port; the etcd started on it listens wherever startRestoredEtcd tells it, and a
+ * single member never dials its own peer URL.
+ */
+export async function restoreSingleMember(
+  snapshot: string,
+  dataDir: string,
+  env: NodeJS.ProcessEnv,
+  signal: AbortSignal,
+  timeoutMs: number,
+  clusterToken?: string,
+): Promise<void> {
+  const peerURL = `http://${LOOPBACK}:${await freePort()}`;
+  await etcdutl(
+    [
+      'snapshot',
+      'restore',
+      snapshot,
+      '--data-dir',
+      dataDir,
+      '--name',
+      MEMBER,
+      '--initial-cluster',
+      `${MEMBER}=${peerURL}`,
+      '--initial-advertise-peer-urls',
+      peerURL,
+      ...(clusterToken ? ['--initial-cluster-token', clusterToken] : []),
+    ],
+    env,
+    signal,
+    timeoutMs,
+  );
+}
+
 /** etcd's words when a port it was given was taken between freePort() and its bind. */
 export const PORT_TAKEN = /address already in use/i;
 
@@ -301,29 +336,8 @@ export async function verifySnapshot(
     // Restore first: it checks the sha256 etcd appended to the snapshot before bbolt reads a page, so damage is
     // found by a checksum rather than by walking damaged pages; status then reads every page of what passed it.
     const timeoutMs = etcdutlTimeoutMs(got.size);
-    // The peer URL recorded in the restored member; etcd listens on ports of its own (startRestoredEtcd).
-    const peerURL = `http://${LOOPBACK}:${await freePort()}`;
     await rm(paths.dataDir, { recursive: true, force: true });
-    await etcdutl(
-      [
-        'snapshot',
-        'restore',
-        paths.download,
-        '--data-dir',
-        paths.dataDir,
-        '--name',
-        MEMBER,
-        '--initial-cluster',
-        `${MEMBER}=${peerURL}`,
-        '--initial-advertise-peer-urls',
-        peerURL,
-        '--initial-cluster-token',
-        'etcd-conductor-verify',
-      ],
-      env,
-      signal,
-      timeoutMs,
-    );
+    await restoreSingleMember(paths.download, paths.dataDir, env, signal, timeoutMs, 'etcd-conductor-verify');
     await etcdutl(['snapshot', 'status', paths.download, '-w', 'json'], env, signal, timeoutMs);
     // The download is no longer needed: give its space back before etcd opens the database.
     await rm(paths.download, { force: true });
