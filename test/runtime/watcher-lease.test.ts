@@ -63,6 +63,17 @@ async function get(address: string, path: string): Promise<{ status: number; bod
 
 const leaderGauge = async (address: string) =>
   /^etcd_conductor_watcher_leader (\d)$/m.exec((await get(address, '/metrics')).body)?.[1];
+/**
+ * Waits for a new Lease holder's gauge to say 1: the process sets it after its Lease write returns, so the Lease can
+ * be read a moment before (rehearsal F read the gauge still 0 right after the Lease changed hands).
+ */
+const reportsLease = (address: () => string, who: string) =>
+  eventually(
+    `${who} to report the Lease`,
+    async () => ((await leaderGauge(address())) === '1' ? true : undefined),
+    10_000,
+    100,
+  );
 
 describe('the watcher Lease', () => {
   test('only the holder watches; killing it hands over, and a clean stop releases the Lease at once', async () => {
@@ -113,13 +124,7 @@ describe('the watcher Lease', () => {
     await eventually('the second operator to take the Lease', async () =>
       (await holder()) === secondIdentity ? true : undefined,
     );
-    // Its gauge follows its Lease write a moment after the Lease can be read.
-    await eventually(
-      'the second operator to report the Lease',
-      async () => ((await leaderGauge(secondAddress())) === '1' ? true : undefined),
-      10_000,
-      100,
-    );
+    await reportsLease(secondAddress, 'the second operator');
     expect((await get(secondAddress(), '/readyz')).body).toContain(
       'watcher (holds the watcher Lease default/',
     );
@@ -184,14 +189,7 @@ async function chartReplicas(chart: { namespace: string }): Promise<void> {
     await eventually('the standby to take the Lease', async () =>
       (await holder()) === standby ? true : undefined,
     );
-    // The new holder's gauge and readiness follow its Lease write: the Lease can be read a moment before they are
-    // (rehearsal F read the gauge still 0 right after the Lease changed hands).
-    await eventually(
-      'the new holder to report the Lease',
-      async () => ((await leaderGauge(podHttpAddress(standbyPod))) === '1' ? true : undefined),
-      10_000,
-      100,
-    );
+    await reportsLease(() => podHttpAddress(standbyPod), 'the new holder');
     expect((await get(podHttpAddress(standbyPod), '/readyz')).body).toContain(
       `watcher (holds the watcher Lease ${chart.namespace}/`,
     );
