@@ -8,7 +8,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { chromium } from 'playwright-core';
-import type { Browser } from 'playwright-core';
+import type { Browser, Locator, Page } from 'playwright-core';
 import { repoRoot } from '../../localcluster/stack-info';
 import type { Harness } from '../support/cluster-harness';
 import {
@@ -35,8 +35,46 @@ function chromiumPath(): string {
   }
 }
 
+/**
+ * Clicks the tab named `name` and waits for the route it leads to and for `shown` on it. A click that was lost, or a
+ * page that did not render the tab, is tried again after a reload, as a person would: three attempts at most.
+ */
+async function openTab(page: Page, name: string, route: RegExp, shown: Locator): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await page.getByText(name, { exact: true }).click({ timeout: 15_000 });
+      await page.waitForURL(route, { timeout: 15_000 });
+      await shown.waitFor({ timeout: 15_000 });
+      return;
+    } catch (err) {
+      if (attempt === 3) throw err;
+      process.stdout.write(
+        `the ${name} tab did not open (${page.url()}: ${String(err).split('\n')[0]}); reloading\n`,
+      );
+      await page.reload();
+    }
+  }
+}
+
 let h: Harness;
 let browser: Browser | undefined;
+let page: Page | undefined;
+
+/** What the page showed when a step failed: its address, its text and a screenshot, so a failure in CI can be read. */
+async function saveFailure(err: unknown): Promise<void> {
+  if (!page) return;
+  try {
+    mkdirSync(OUTPUT_DIR, { recursive: true });
+    const shot = join(OUTPUT_DIR, 'failure.png');
+    await page.screenshot({ path: shot, fullPage: true, timeout: 10_000 });
+    const text = (await page.locator('body').innerText({ timeout: 10_000 })).slice(0, 2000);
+    process.stdout.write(
+      `failed (${String(err).split('\n')[0]}) at ${page.url()}; screenshot ${shot}\npage text:\n${text}\n`,
+    );
+  } catch (shotErr) {
+    process.stdout.write(`failed, and the page could not be saved: ${String(shotErr)}\n`);
+  }
+}
 beforeAll(() => {
   h = connect();
 });
@@ -68,7 +106,7 @@ describe('the Temporal Web UI during a scale', () => {
         // As root, Chromium refuses to start with its sandbox.
         args: ['--no-sandbox'],
       });
-      const page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
+      page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
       const ui = h.stack.temporal.uiUrl;
 
       // What a person types into the UI's filter: the cluster's search attributes, running executions only.
@@ -82,7 +120,15 @@ describe('the Temporal Web UI during a scale', () => {
       await page.getByRole('link', { name: `etcdcluster/${ns}/${name}`, exact: true }).waitFor();
       await opLink.click();
 
-      await page.getByText('User Metadata', { exact: true }).click();
+      // The tab is a link to the run's /user-metadata page. In Session 24's CI run (two e2e files at a time on a loaded
+      // machine) the summary's heading or frame never appeared in 60 s, and the page was not kept to say why; so the tab
+      // is checked by its route and its heading, tried again after a reload, and a failure saves the page (saveFailure).
+      await openTab(
+        page,
+        'User Metadata',
+        /\/user-metadata(\?|$)/,
+        page.getByTestId('user-metadata-summary-heading').first(),
+      );
       // The UI renders each markdown field in an iframe right after its heading.
       const summaryFrame = page
         .locator("xpath=//h3[@data-testid='user-metadata-summary-heading']/following::iframe[1]")
@@ -104,6 +150,9 @@ describe('the Temporal Web UI during a scale', () => {
       const shot = join(OUTPUT_DIR, 'scale-in-flight.png');
       await page.screenshot({ path: shot, fullPage: true });
       process.stdout.write(`screenshot: ${shot}\n`);
+    } catch (err) {
+      await saveFailure(err);
+      throw err;
     } finally {
       await hold.release();
     }
