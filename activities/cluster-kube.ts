@@ -20,7 +20,10 @@ import type { EventReason } from '../contracts/event-reasons';
 
 export interface PodLike extends KubernetesObject {
   metadata?: KubernetesObject['metadata'] & { deletionTimestamp?: Date | string };
-  spec?: { containers?: { name?: string; image?: string }[] };
+  spec?: {
+    containers?: { name?: string; image?: string }[];
+    initContainers?: { name?: string; image?: string }[];
+  };
   status?: {
     phase?: string;
     /** The Pod's address, once it has one (observation dials members there: member-addresses.ts). */
@@ -38,7 +41,10 @@ export interface PodLike extends KubernetesObject {
       lastState?: { terminated?: { message?: string; exitCode?: number } };
       restartCount?: number;
     }[];
-    initContainerStatuses?: (NonNullable<Parameters<typeof restoreFailureOf>[0]> & { name: string })[];
+    initContainerStatuses?: (NonNullable<Parameters<typeof restoreFailureOf>[0]> & {
+      name: string;
+      state?: { waiting?: { reason?: string; message?: string } };
+    })[];
   };
 }
 

@@ -27,6 +27,7 @@ import { observeIssuedTLS } from './issued-tls';
 import type { ClusterRef } from '../contracts/cluster-ref';
 import { heartbeat } from './heartbeat';
 import { isoOf, memberPods, ownedByAnother } from './cluster-kube';
+import type { PodLike } from './cluster-kube';
 import { ANSWER_POLL_MS, delay } from './etcd-membership';
 import { dialAt } from './member-addresses';
 
@@ -84,6 +85,22 @@ export interface ObservationDeps {
   kube: KubeObjects;
   etcd: EtcdAdmin;
   imageFor: (version: string) => string | undefined;
+}
+
+/** The init containers of a member Pod that wait, for memberProblem: an image the kubelet cannot pull stops etcd too. */
+function initProblems(p: PodLike): Pick<ProblemPod, 'init'> {
+  const waiting = (p.status?.initContainerStatuses ?? []).filter((c) => c.state?.waiting);
+  if (waiting.length === 0) return {};
+  return {
+    init: waiting.map((c) => {
+      const image = p.spec?.initContainers?.find((x) => x.name === c.name)?.image;
+      return {
+        name: c.name,
+        ...(image ? { image } : {}),
+        ...(c.state?.waiting ? { waiting: c.state.waiting } : {}),
+      };
+    }),
+  };
 }
 
 /**
@@ -164,6 +181,7 @@ export async function observeCluster(
         ...(waiting ? { waiting } : {}),
         ...(lastTerminated ? { lastTerminated } : {}),
       },
+      ...initProblems(p),
     });
     if (p.status?.podIP) podIPs.set(name, p.status.podIP);
     const podInitial = initialMembersOfAnnotation(p.metadata?.annotations?.[Annotations.initialMembers]);

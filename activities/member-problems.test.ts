@@ -67,6 +67,33 @@ describe('memberProblem', () => {
       { reason: 'ImagePullFailed', message: `Pod main-0 cannot pull image "${IMAGE}" (ImagePullBackOff)` },
     ],
     [
+      "an init container's image that cannot be pulled is named with the container, while etcd only waits",
+      pod({
+        etcd: { image: IMAGE, waiting: { reason: 'PodInitializing' } },
+        init: [
+          {
+            name: 'restore',
+            image: 'agent:1',
+            waiting: { reason: 'ErrImagePull', message: 'Failed to pull image "agent:1": not found' },
+          },
+        ],
+      }),
+      claim(),
+      {
+        reason: 'ImagePullFailed',
+        message: 'Pod main-0 cannot pull image "agent:1" for init container restore: not found',
+      },
+    ],
+    [
+      'an init container that runs is no problem',
+      pod({
+        etcd: { image: IMAGE, waiting: { reason: 'PodInitializing' } },
+        init: [{ name: 'restore', image: 'agent:1' }],
+      }),
+      claim(),
+      undefined,
+    ],
+    [
       'a crash loop names the exit code and what etcd said last, without its timestamp',
       waiting('CrashLoopBackOff', 'back-off 40s restarting failed container=etcd pod=main-0_ns(uid)', {
         exitCode: 1,

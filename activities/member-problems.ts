@@ -37,6 +37,8 @@ export interface ProblemPod {
     waiting?: { reason?: string; message?: string };
     lastTerminated?: { exitCode?: number; message?: string };
   };
+  /** The Pod's init containers that wait (a restored seed's `restore`, which runs the agent image). */
+  init?: { name: string; image?: string; waiting?: { reason?: string; message?: string } }[];
 }
 
 export interface ProblemClaim {
@@ -117,6 +119,17 @@ export function lastWords(text: string | undefined): string | undefined {
   return said.length > 300 ? `${said.slice(0, 297)}...` : said;
 }
 
+function pullFailure(
+  pod: string,
+  image: string | undefined,
+  waiting: { reason?: string; message?: string },
+  container = '',
+): MemberProblem {
+  const named = image ? ` "${image}"` : '';
+  const cause = waiting.message ? `: ${pullFailureCause(waiting.message)}` : ` (${waiting.reason})`;
+  return { reason: 'ImagePullFailed', message: `Pod ${pod} cannot pull image${named}${container}${cause}` };
+}
+
 /**
  * What keeps this member from running, if anything the user must act on: a claim that stays Pending, a Pod
  * the scheduler cannot place, an image the kubelet cannot pull, a container that keeps exiting.
@@ -159,12 +172,13 @@ export function memberProblem(
       message: `Pod ${pod.name} cannot be scheduled: ${scheduled.message ?? 'Unschedulable'}`,
     };
   }
+  // An init container runs before etcd: while its image cannot be pulled, etcd's container only says PodInitializing.
+  const init = pod.init?.find((c) => c.waiting?.reason && IMAGE_PULL_REASONS.has(c.waiting.reason));
+  if (init?.waiting)
+    return pullFailure(pod.name, init.image, init.waiting, ` for init container ${init.name}`);
   const waiting = pod.etcd?.waiting;
-  if (waiting?.reason && IMAGE_PULL_REASONS.has(waiting.reason)) {
-    const image = pod.etcd?.image ? ` "${pod.etcd.image}"` : '';
-    const cause = waiting.message ? `: ${pullFailureCause(waiting.message)}` : ` (${waiting.reason})`;
-    return { reason: 'ImagePullFailed', message: `Pod ${pod.name} cannot pull image${image}${cause}` };
-  }
+  if (waiting?.reason && IMAGE_PULL_REASONS.has(waiting.reason))
+    return pullFailure(pod.name, pod.etcd?.image, waiting);
   if (waiting?.reason === 'CrashLoopBackOff') {
     const last = pod.etcd?.lastTerminated;
     const code = last?.exitCode !== undefined ? ` with exit code ${last.exitCode}` : '';
