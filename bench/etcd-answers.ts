@@ -33,6 +33,25 @@ export const memberList = (podIP: string): Promise<EtcdMember[]> =>
     })),
   );
 
+/**
+ * Raft entries a cluster has applied before the bench times a join: more than etcd 3.6 applies between two in-memory
+ * raft snapshots (memorySnapshotCount, 100), after which the first entry is compacted away and every member that
+ * joins gets its data as a snapshot, as a member joining a cluster in use does. A cluster younger than that sends a
+ * new member its few entries instead, a path users seldom meet, and one that skips etcd's own delay after a snapshot
+ * (docs/local-cluster.md, "Joining by snapshot").
+ */
+export const PRELOAD_ENTRIES = 150;
+
+/** Writes `count` keys through the member at `podIP`, one raft entry each. */
+export const preload = (podIP: string, count = PRELOAD_ENTRIES): Promise<void> =>
+  withClient(podIP, async (c) => {
+    for (let i = 0; i < count; i += 25) {
+      await Promise.all(
+        Array.from({ length: Math.min(25, count - i) }, (_, k) => c.put(`bench/preload/${i + k}`).value('x')),
+      );
+    }
+  });
+
 /** The member at `podIP` serves a linearizable read: it is part of a quorum with a leader (etcdctl endpoint health). */
 export const answers = (podIP: string): Promise<boolean> =>
   withClient(podIP, async (c) => {

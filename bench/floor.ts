@@ -4,7 +4,7 @@ import { initialCluster } from '../activities/member-manifests';
 import type { EtcdClusterSpec } from '../crds/etcd-cluster';
 import { memberPeerURL } from '../crds/names';
 import { until } from './bench-stack';
-import { memberAdd, memberList, memberRemove } from './etcd-answers';
+import { answers, memberAdd, memberList, memberRemove, preload } from './etcd-answers';
 import { floorClaim, floorPeerService, floorPod } from './floor-manifests';
 
 /** Seconds per step; one run. */
@@ -13,7 +13,7 @@ export interface FloorTimes {
   bootstrap: number;
   /** 2 voters added one after the other (etcd member add, then the Pod with state existing, to Ready). */
   join: number;
-  /** Each joining Pod, created -> Ready. */
+  /** Each joining Pod, created -> Ready and answering. */
   podReady: number[];
   /** 2 voters removed (etcd member remove) until the member list says 3. */
   remove: number;
@@ -29,9 +29,19 @@ const FLOOR_CLUSTER = 'f';
 const elapsed = (t0: number) => (performance.now() - t0) / 1000;
 const isReady = (p: V1Pod) => p.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True');
 
-/** The Pod `name` once Ready (and, with `notUid`, once it is a new Pod, not that one). */
-export function podReady(core: CoreV1Api, namespace: string, name: string, notUid?: string): Promise<V1Pod> {
-  return until(
+/**
+ * The Pod `name` once Ready (and, with `notUid`, once it is a new Pod, not that one) and its etcd answering a
+ * linearizable read on its client port: "done" as the operator's figures take it. The two differ for a member fed a
+ * snapshot: its metrics port's /readyz (the readiness probe) passes while its client port still waits for its own
+ * `publish` (docs/local-cluster.md, "Joining by snapshot").
+ */
+export async function podReady(
+  core: CoreV1Api,
+  namespace: string,
+  name: string,
+  notUid?: string,
+): Promise<V1Pod> {
+  const pod = await until(
     `${namespace}/${name} Ready`,
     async () => {
       const p = await core.readNamespacedPod({ namespace, name });
@@ -40,6 +50,14 @@ export function podReady(core: CoreV1Api, namespace: string, name: string, notUi
     180_000,
     POLL_MS,
   );
+  const ip = pod.status?.podIP ?? '';
+  await until(
+    `${namespace}/${name} answering`,
+    async () => ((await answers(ip)) ? true : undefined),
+    180_000,
+    POLL_MS,
+  );
+  return pod;
 }
 
 export async function measureFloor(
@@ -77,6 +95,8 @@ export async function measureFloor(
   const started = await Promise.all(first.map((m) => start(m, 'new', first)));
   const bootstrap = elapsed(t0);
   const ip0 = started[0]?.status?.podIP ?? '';
+  // Joins are timed on a cluster in use, as the operator's are (PRELOAD_ENTRIES).
+  await preload(ip0);
 
   // etcd refuses a voter change while a member's peer link is younger than its health interval (5 s, strict
   // reconfig check, "unhealthy cluster"); the operator's scale starts later than that after its bootstrap, so the

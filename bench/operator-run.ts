@@ -8,7 +8,7 @@ import {
 import type { EtcdCluster } from '../crds/etcd-cluster';
 import { Labels } from '../crds/labels';
 import { clusterCrd as crd, createEtcdCluster, until } from './bench-stack';
-import { answers, membershipIs, votersAnswering } from './etcd-answers';
+import { answers, membershipIs, preload, votersAnswering } from './etcd-answers';
 import { POLL_MS } from './floor';
 
 /** Seconds per step of one run, each from the spec change (or the Pod deletion). */
@@ -93,6 +93,10 @@ export async function runOperator(
     () => etcdDone(3),
     () => converged(3),
   );
+  // A scale of a cluster in use: its new members get a snapshot, as the floor's do (PRELOAD_ENTRIES). Not timed.
+  const [firstIP] = await podIPs();
+  if (!firstIP) throw new Error(`${namespace}/${name}: no member Pod has an address after the create`);
+  await preload(firstIP);
   const [scaleUpEtcd, scaleUpStatus] = await both(
     () => scale(5),
     () => etcdDone(5),

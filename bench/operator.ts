@@ -29,7 +29,7 @@ const ROWS: Array<{
     name: 'scale 3 -> 5: etcd 5 voters answer',
     op: 'scaleUpEtcd',
     floor: 'join',
-    note: 'floor: member add + Pod, x2',
+    note: 'floor: member add + Pod, x2, each fed a snapshot (PRELOAD_ENTRIES)',
   },
   { name: 'scale 3 -> 5: status Available', op: 'scaleUpStatus', floor: 'join', note: 'target <= 3 s' },
   {
@@ -144,7 +144,7 @@ export const operatorSection: BenchSection = {
       name: 'floor: member Pod created -> Ready',
       unit: 's',
       ...podReady,
-      note: 'bare Pod, same image, claim and probe (joining a cluster)',
+      note: 'bare Pod, same image, claim and probe (joining a cluster), to Ready and answering',
     } as Figure);
     figures.push({
       name: 'idle cluster: status writes',
