@@ -75,9 +75,35 @@ export function anyTrue(checks: ReadonlyArray<Promise<boolean>>): Promise<boolea
   });
 }
 
-/** Some member at `podIPs` answers a linearizable member list of exactly n members. */
+/**
+ * How long one member's answer is waited for in a membership poll. A linearizable member list takes ~10-60 ms here;
+ * a member removed a moment ago, whose Pod still has its address, can hold a call for 3 s (the client's own retries
+ * past its 1 s deadline), and a poll that waited for it would read a membership change up to 3 s late.
+ */
+export const MEMBERSHIP_ANSWER_MS = 300;
+
+/** `p`, or `fallback` once `ms` passed without an answer. */
+export function within<T>(p: Promise<T>, ms: number, fallback: T): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  return Promise.race([
+    p.finally(() => clearTimeout(timer)),
+    new Promise<T>((resolve) => {
+      timer = setTimeout(() => resolve(fallback), ms);
+    }),
+  ]);
+}
+
+/** Some member at `podIPs` answers a linearizable member list of exactly n members (within MEMBERSHIP_ANSWER_MS). */
 export const membershipIs = (podIPs: string[], n: number): Promise<boolean> =>
-  anyTrue(podIPs.map((ip) => memberList(ip).then((l) => l.length === n)));
+  anyTrue(
+    podIPs.map((ip) =>
+      within(
+        memberList(ip).then((l) => l.length === n),
+        MEMBERSHIP_ANSWER_MS,
+        false,
+      ),
+    ),
+  );
 
 /** True when some member lists exactly `n` voters and the member at every one of `podIPs` answers. */
 export async function votersAnswering(podIPs: string[], n: number): Promise<boolean> {
