@@ -7,7 +7,7 @@
 # The e2e files share the stack, each in namespaces of its own, so most run two at a time after the unit tests
 # (E2E_GROUP=shared); the files that change the stack itself (jest.config.js ALONE: operator kills, stacks of their
 # own, an upgrade with TLS and auth) run after, one at a time; then those held to the planned-change write-gap bound
-# through rolling TLS or a scale from 1 (PAIRED_PLANNED), two at a time with nothing else; then the fault files whose faults stay in
+# through rolling TLS or a scale from 1 (PAIRED_PLANNED: the TLS files, describe-step, lifecycle), two at a time with nothing else; then the fault files whose faults stay in
 # their own namespace (a full volume included) two at a time (realnodes-paired), then those that stop or cut off a
 # node or kill the operator one by one (realnodes-alone). Every group always runs; the exit status is non-zero if any failed.
 export NODE_OPTIONS=--experimental-vm-modules
