@@ -89,18 +89,13 @@ export interface ObservationDeps {
 
 /** The init containers of a member Pod that wait, for memberProblem: an image the kubelet cannot pull stops etcd too. */
 function initProblems(p: PodLike): Pick<ProblemPod, 'init'> {
-  const waiting = (p.status?.initContainerStatuses ?? []).filter((c) => c.state?.waiting);
-  if (waiting.length === 0) return {};
-  return {
-    init: waiting.map((c) => {
-      const image = p.spec?.initContainers?.find((x) => x.name === c.name)?.image;
-      return {
-        name: c.name,
-        ...(image ? { image } : {}),
-        ...(c.state?.waiting ? { waiting: c.state.waiting } : {}),
-      };
-    }),
-  };
+  const init = (p.status?.initContainerStatuses ?? []).flatMap((c) => {
+    const waiting = c.state?.waiting;
+    if (!waiting) return [];
+    const image = p.spec?.initContainers?.find((x) => x.name === c.name)?.image;
+    return [{ name: c.name, waiting, ...(image ? { image } : {}) }];
+  });
+  return init.length > 0 ? { init } : {};
 }
 
 /**

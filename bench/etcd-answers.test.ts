@@ -1,4 +1,4 @@
-import { anyTrue, within } from './etcd-answers';
+import { anyTrue, settleWithin } from './etcd-answers';
 
 const never = () => new Promise<boolean>(() => undefined);
 const later = (ms: number, value: boolean) => new Promise<boolean>((r) => setTimeout(() => r(value), ms));
@@ -17,17 +17,17 @@ describe('anyTrue: the first member to say so, not the slowest', () => {
   });
 });
 
-describe('within: a slow answer counts as the fallback, so a poll is not held by one member', () => {
+describe('settleWithin: a slow answer counts as the fallback, so a poll is not held by one member', () => {
   it.each([
     ['an answer in time', () => later(5, true), true],
     ['an answer too late', () => later(200, true), false],
     ['no answer at all', never, false],
   ] as Array<[string, () => Promise<boolean>, boolean]>)('%s', async (_what, check, expected) => {
-    await expect(within(check(), 50, false)).resolves.toBe(expected);
+    await expect(settleWithin(check(), 50, false)).resolves.toBe(expected);
   });
 
   it('lets anyTrue settle false at the bound when every member said false but one never answers', async () => {
-    // Without `within`, anyTrue would wait for the member that never answers, and the test would time out.
-    await expect(anyTrue([Promise.resolve(false), within(never(), 50, false)])).resolves.toBe(false);
+    // Without `settleWithin`, anyTrue would wait for the member that never answers, and the test would time out.
+    await expect(anyTrue([Promise.resolve(false), settleWithin(never(), 50, false)])).resolves.toBe(false);
   });
 });

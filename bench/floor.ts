@@ -35,7 +35,7 @@ const isReady = (p: V1Pod) => p.status?.conditions?.some((c) => c.type === 'Read
  * snapshot: its metrics port's /readyz (the readiness probe) passes while its client port still waits for its own
  * `publish` (docs/local-cluster.md, "Joining by snapshot").
  */
-export async function podReady(
+export async function podAnswering(
   core: CoreV1Api,
   namespace: string,
   name: string,
@@ -86,7 +86,7 @@ export async function measureFloor(
       body: floorClaim({ namespace, cluster, spec, member }) as V1PersistentVolumeClaim,
     });
     await core.createNamespacedPod({ namespace, body: pod(member, state, members) as V1Pod });
-    return podReady(core, namespace, member);
+    return podAnswering(core, namespace, member);
   };
 
   let t0 = performance.now();
@@ -144,7 +144,7 @@ export async function measureFloor(
     POLL_MS,
   );
   await core.createNamespacedPod({ namespace, body: pod(m1, 'new', first) as V1Pod });
-  await podReady(core, namespace, m1, old.metadata?.uid);
+  await podAnswering(core, namespace, m1, old.metadata?.uid);
   const heal = elapsed(t0);
 
   return { bootstrap, join, podReady: podReadyTimes, remove, heal, refusals: refused.count };

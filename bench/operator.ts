@@ -141,10 +141,10 @@ export const operatorSection: BenchSection = {
     });
     const podReady = summarize(floors.flatMap((f) => f.podReady));
     figures.push({
-      name: 'floor: member Pod created -> Ready',
+      name: 'floor: member Pod created -> Ready and answering',
       unit: 's',
       ...podReady,
-      note: 'bare Pod, same image, claim and probe (joining a cluster), to Ready and answering',
+      note: 'bare Pod, same image, claim and probe (joining a cluster)',
     } as Figure);
     figures.push({
       name: 'idle cluster: status writes',
