@@ -16,11 +16,12 @@ import {
 } from '@temporalio/workflow';
 import type { EventReason } from '../contracts/event-reasons';
 import { membersChangedSignal, SearchAttributes } from '../contracts/messages';
+import type { ClusterObservation } from '../contracts/observation';
 import { Reasons } from '../crds/conditions';
 import type { EtcdClusterStatus, OperationResult, OperationType } from '../crds/etcd-cluster';
 import type { ClusterRunState } from './cluster-run-state';
 import { clusterActs as acts } from './cluster-run-state';
-import { refreshMembers } from './cluster-status';
+import { publishLook, refreshMembers } from './cluster-status';
 import { clusterOperationWorkflow } from './operation-workflow';
 import type { OperationInput, OperationModule } from './operations/operation-module';
 import { operationModule } from './operations/registry';
@@ -41,6 +42,12 @@ const STEP_MIRROR_PATCH = 'operation-step-mirror-v2';
  * of CI scale-downs, whose Pod deletions signal member changes as the operation ends).
  */
 const MEMBERS_FORWARD_UNAWAITED_PATCH = 'members-forward-unawaited';
+/**
+ * The patch behind writing status from the look an operation ended on (OperationOutcome.endLook), together with its
+ * end's Event, instead of after the Event and a look of the cluster workflow's own: a finished scale-down was shown
+ * still running for about 0.5 s more. The cluster workflow looks afresh right after, as before (startOperation).
+ */
+export const OPERATION_END_LOOK_PATCH = 'operation-end-look';
 
 const RESULT_EVENT: Record<OperationResult, { type: 'Normal' | 'Warning'; reason: EventReason }> = {
   Succeeded: { type: 'Normal', reason: 'OperationSucceeded' },
@@ -52,6 +59,8 @@ const RESULT_EVENT: Record<OperationResult, { type: 'Normal' | 'Warning'; reason
 interface Ending {
   result: OperationResult;
   message: string;
+  /** The look the operation ended on, when its plan found nothing left to do. */
+  endLook?: ClusterObservation;
 }
 
 /**
@@ -82,7 +91,11 @@ export async function runOperation(
   let ending: Ending;
   try {
     const outcome = await scope.run(() => runChild(s, type, opInput, workflowId, module, mirrorV2, started));
-    ending = { result: outcome.result, message: outcome.message };
+    ending = {
+      result: outcome.result,
+      message: outcome.message,
+      ...(outcome.endLook ? { endLook: outcome.endLook } : {}),
+    };
     s.recorded = { ...outcome.recorded, paused: module.pausedAfter ?? s.recorded.paused };
   } catch (err) {
     ending = await endingOfFailure(s, err, module, opInput);
@@ -245,7 +258,7 @@ async function recordEnding(
   type: OperationType,
   opInput: OperationInput,
   workflowId: string,
-  { result, message }: Ending,
+  { result, message, endLook }: Ending,
 ): Promise<void> {
   s.current = undefined;
   s.currentWaitReason = undefined;
@@ -269,11 +282,15 @@ async function recordEnding(
       ? { type: 'Normal' as const, reason: Reasons.OperationSuperseded }
       : RESULT_EVENT[result];
   s.supersededBy = undefined;
-  await acts.recordEvent({
+  const told = acts.recordEvent({
     ref: s.ref,
     type: event.type,
     reason: event.reason,
     message: `${opInput.summary}: ${result}. ${message}`,
   });
+  // A cluster with spec.auth reads auth on its full looks only: its status waits for one, as before.
+  if (endLook && !s.desired.spec.auth && !s.deleted && patched(OPERATION_END_LOOK_PATCH)) {
+    await Promise.all([told, publishLook(s, endLook)]);
+  } else await told;
   setCurrentDetails(`last operation: **${opInput.summary}**: ${result}. ${message}`);
 }

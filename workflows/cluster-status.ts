@@ -6,6 +6,7 @@ import { clusterSelector } from '../crds/labels';
 import type { EtcdClusterStatus, TLSStatus } from '../crds/etcd-cluster';
 import { autoClientSecretName, autoTLSOn, clientEndpointFor } from '../crds/tls-names';
 import type { EventReason } from '../contracts/event-reasons';
+import type { ClusterObservation } from '../contracts/observation';
 import type { ClusterRunState } from './cluster-run-state';
 import { clusterActs as acts, isHalted } from './cluster-run-state';
 import { computeStatus, setCondition, statusChanged } from './conditions';
@@ -125,14 +126,20 @@ export async function refreshMembers(s: ClusterRunState): Promise<void> {
   const { ref } = s;
   // With the spec, so members keep their upToDate verdict (a status without it would be written twice).
   const spec = s.desired.spec;
-  const observation = await acts.observeCluster({ ref, version: spec.version, spec });
+  await publishLook(s, await acts.observeCluster({ ref, version: spec.version, spec }));
+}
+
+/**
+ * Status from one observation taken with the spec (members, versions, conditions), planned against the newest
+ * spec (a change may have arrived while the observation ran). Auth and the loss facts are a full look's business.
+ */
+export async function publishLook(s: ClusterRunState, observation: ClusterObservation): Promise<void> {
   const observed: Observed = { kube: observation.kube, recorded: s.recorded };
   if (observation.etcd) observed.etcd = observation.etcd;
-  // The newest spec (a change may have arrived while the observation ran).
   await publish(
     s,
     observed,
-    planNow(desiredOf(ref, s.desired.spec, observation.versionKnown), observed),
+    planNow(desiredOf(s.ref, s.desired.spec, observation.versionKnown), observed),
     observation.versionKnown,
   );
 }

@@ -4,6 +4,7 @@
 // instead of closing over a dozen local variables.
 import { setHandler } from '@temporalio/workflow';
 import { membersChangedSignal } from '../contracts/messages';
+import type { ClusterObservation } from '../contracts/observation';
 import type {
   OperationCarried,
   OperationContext,
@@ -46,6 +47,8 @@ export interface OperationRunState {
   changesDuringLook: boolean | undefined;
   /** The look the cluster workflow handed over for the first step; used once, then every look is this run's own. */
   firstLook: OperationInput['firstLook'];
+  /** The look on which the plan said None: handed back in the outcome (OperationOutcome.endLook). */
+  endLook?: ClusterObservation;
 }
 
 /** The run's state from its input (fresh, or carried over by continue-as-new), its member-change handler set. */

@@ -13,6 +13,7 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import type { ClusterActivities } from '../activities/cluster-activities';
+import type { ClusterObservation } from '../contracts/observation';
 import type { ActionStep, Decision, Observed, Step } from './plan';
 import { describeStep } from './plan';
 import { planNow } from './plan-now';
@@ -59,7 +60,13 @@ export async function clusterOperationWorkflow(input: OperationInput): Promise<O
   deadline.catch(() => undefined);
   try {
     const message = await work.run(() => run(s));
-    return { result: 'Succeeded', message, steps: s.steps, recorded: s.recorded };
+    return {
+      result: 'Succeeded',
+      message,
+      steps: s.steps,
+      recorded: s.recorded,
+      ...(s.endLook ? { endLook: s.endLook } : {}),
+    };
   } catch (err) {
     if (!isCancellation(err)) throw err;
     const undone = await CancellationScope.nonCancellable(() => compensate(s));
@@ -84,7 +91,7 @@ async function run(s: OperationRunState): Promise<string> {
   if (s.module.run) return s.module.run(s.ctx);
   for (;;) {
     await continueIfLong(s);
-    const { observed, versionKnown } = await observe(s);
+    const { observation, observed, versionKnown } = await observe(s);
     const decision: Decision = planNow(desiredOf(ref, spec, versionKnown), observed);
     const step: Step = decision.step;
     if (refusesRestore(step)) await refuseRestore(ref, step.message);
@@ -95,6 +102,7 @@ async function run(s: OperationRunState): Promise<string> {
     s.wait = undefined;
     if (step.kind === 'None') {
       await settleDeferred(s.stepCtx);
+      s.endLook = observation;
       return operationResultMessage(type, step, s.snapshotUri);
     }
     if (!continuesOperation(type, step, spec.replicas)) {
@@ -126,7 +134,9 @@ async function continueIfLong(s: OperationRunState): Promise<void> {
 }
 
 /** One fresh look: the cluster, what the module asks besides, and auth while it is not known to be on. */
-async function observe(s: OperationRunState): Promise<{ observed: Observed; versionKnown: boolean }> {
+async function observe(
+  s: OperationRunState,
+): Promise<{ observation: ClusterObservation; observed: Observed; versionKnown: boolean }> {
   const { ref, spec } = s.input;
   // What the watcher signals from here on is news this look may miss; the wait after it looks again at once.
   if ((s.changesDuringLook ??= patched(LOOK_SEES_CHANGES_PATCH))) s.worldChanged = false;
@@ -149,7 +159,7 @@ async function observe(s: OperationRunState): Promise<{ observed: Observed; vers
     ...extra,
     ...(auth ? { auth } : {}),
   };
-  return { observed, versionKnown: observation.versionKnown };
+  return { observation, observed, versionKnown: observation.versionKnown };
 }
 
 async function execute(s: OperationRunState, step: ActionStep): Promise<void> {

@@ -177,6 +177,12 @@ const scenarios: Record<string, ClusterScenario> = {
   // The same, recorded once the second removal of the 5 -> 3 no longer waits for the first one's clean-up (patch
   // removal-cleanup-deferred).
   scaledeferred: { initial: specOf(3), body: threeToFiveToThree },
+  // The same, recorded once status is written from the look each operation ended on, together with its end's Event
+  // (patch operation-end-look).
+  endlook: { initial: specOf(3), body: threeToFiveToThree },
+  // The same, recorded once a scale-down's last removal looks again before its budget follows the new size (patch
+  // removal-budget-deferred).
+  budgetdeferred: { initial: specOf(3), body: threeToFiveToThree },
   // A scale up cancelled while its learner cannot catch up, halted, then retried with a retry token.
   cancelled: {
     initial: specOf(1),

@@ -57,6 +57,12 @@ export interface OperationOutcome {
   message: string;
   steps: number;
   recorded: Observed['recorded'];
+  /**
+   * The look on which the plan found nothing left to do, when the operation ended so: the cluster workflow writes
+   * status from it at once (OPERATION_END_LOOK_PATCH) instead of after a look of its own. Data only: a child that
+   * returns it records no other command.
+   */
+  endLook?: ClusterObservation;
 }
 
 /** What a module's own code gets from the operation workflow. */
