@@ -5,6 +5,7 @@ import { WorkflowFailedError } from '@temporalio/client';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import type { WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import { Worker } from '@temporalio/worker';
+import { Context } from '@temporalio/activity';
 import type { EtcdClusterSpec, EtcdClusterStatus } from '../crds/etcd-cluster';
 import type { CarriedState } from './cluster-workflow';
 import { etcdClusterWorkflow } from './cluster-workflow';
@@ -369,6 +370,102 @@ describe('etcdClusterWorkflow on the Temporal dev server', () => {
           : [],
       );
       expect(completed.sort()).toEqual(scheduled.sort());
+    });
+  });
+
+  it("a scale-down's last removal looks again once its Pod and claim are going, and ends once the budget follows the new size", async () => {
+    const fake = createFakeCluster();
+    const ensure = fake.activities.ensureClusterObjects;
+    const removals = () => fake.calls.filter((c) => c.name === 'removeMember').length;
+    // The operation's own looks (the cluster workflow looks too, as each step is mirrored into status).
+    let opLooks = 0;
+    const observe = fake.activities.observeCluster;
+    fake.activities.observeCluster = async (input) => {
+      if (Context.current().info.workflowExecution?.workflowId.includes('/op/')) opLooks += 1;
+      return observe(input);
+    };
+    const looks = () => opLooks;
+    let lookWentFirst: boolean | undefined;
+    // The budget after the last removal answers only once a look went out after it, or after 5 s.
+    fake.activities.ensureClusterObjects = async (input) => {
+      if (removals() === 2 && lookWentFirst === undefined) {
+        const before = looks();
+        const t0 = Date.now();
+        while (looks() === before && Date.now() - t0 < 5000) await sleep(20);
+        lookWentFirst = looks() > before;
+      }
+      return ensure(input);
+    };
+    await withCluster('shrink-budget', specOf(5), fake, async ({ opId, change }) => {
+      await finished(fake, opId(1, 'Bootstrap'));
+      await change(2, specOf(3));
+      const status = await finished(fake, opId(2, 'ScaleDown'));
+      expect(status).toMatchObject({ observedGeneration: 2, replicas: 3, readyReplicas: 3 });
+      expect(lookWentFirst).toBe(true);
+      expect(fake.podNames()).toEqual(fake.voterNames().sort());
+      expect(fake.clusterObjects.pdbMinAvailable).toBe(2);
+      // The operation ended with nothing left running: every activity it started answered first.
+      const events = (await env.client.workflow.getHandle(opId(2, 'ScaleDown')).fetchHistory()).events ?? [];
+      const scheduled = events
+        .filter((e) => e.activityTaskScheduledEventAttributes)
+        .map((e) => String(e.eventId));
+      const completed = events.flatMap((e) =>
+        e.activityTaskCompletedEventAttributes
+          ? [String(e.activityTaskCompletedEventAttributes.scheduledEventId)]
+          : [],
+      );
+      expect(completed.sort()).toEqual(scheduled.sort());
+    });
+  });
+
+  it("writes the finished operation's status from the look it ended on, with its end's Event, then looks again", async () => {
+    const fake = createFakeCluster();
+    await withCluster('end-look', specOf(5), fake, async ({ opId, change, handle }) => {
+      await finished(fake, opId(1, 'Bootstrap'));
+      await change(2, specOf(3));
+      await finished(fake, opId(2, 'ScaleDown'));
+      // The operation hands back its last look: etcd's three members, read after the last removal.
+      const opHistory =
+        (await env.client.workflow.getHandle(opId(2, 'ScaleDown')).fetchHistory()).events ?? [];
+      const returned = opHistory.find((e) => e.workflowExecutionCompletedEventAttributes)
+        ?.workflowExecutionCompletedEventAttributes?.result?.payloads?.[0]?.data;
+      const outcome = JSON.parse(Buffer.from(returned ?? new Uint8Array()).toString()) as {
+        endLook?: { etcd?: { members: unknown[] } };
+      };
+      expect(outcome.endLook?.etcd?.members).toHaveLength(3);
+
+      // In the cluster workflow, the first task after the child completed schedules the status write and the Event
+      // together, before any look of its own; a look follows.
+      const scheduledAfterEnd = async () => {
+        const parent = (await handle.fetchHistory()).events ?? [];
+        const ended = parent.findIndex(
+          (e) =>
+            e.childWorkflowExecutionCompletedEventAttributes?.workflowExecution?.workflowId ===
+            opId(2, 'ScaleDown'),
+        );
+        const scheduled = parent.slice(Math.max(ended, 0)).flatMap((e) => {
+          const a = e.activityTaskScheduledEventAttributes;
+          return a ? [{ name: a.activityType?.name, task: String(a.workflowTaskCompletedEventId) }] : [];
+        });
+        return ended > 0 ? scheduled : [];
+      };
+      let after = await scheduledAfterEnd();
+      for (let i = 0; i < 100 && !after.some((x) => x.name === 'observeCluster'); i++) {
+        await sleep(100);
+        after = await scheduledAfterEnd();
+      }
+      expect(after.slice(0, 2).map((x) => x.name)).toEqual(['recordEvent', 'writeStatus']);
+      expect(after[0]?.task).toBe(after[1]?.task);
+      expect(after[2]?.name).toBe('observeCluster');
+      // That write is the finished status: three members, no operation, the scale-down Succeeded.
+      const written = fake.statusWrites.find((w) => w.lastOperation?.workflowId === opId(2, 'ScaleDown'));
+      expect(written).toMatchObject({
+        replicas: 3,
+        readyReplicas: 3,
+        lastOperation: { result: 'Succeeded' },
+      });
+      expect(written?.currentOperation).toBeUndefined();
+      expect(written?.members).toHaveLength(3);
     });
   });
 

@@ -34,6 +34,13 @@ export const REMOVAL_CLEANUP_TOGETHER_PATCH = 'removal-cleanup-together';
  */
 export const REMOVAL_CLEANUP_DEFERRED_PATCH = 'removal-cleanup-deferred';
 
+/**
+ * The patch behind a scale-down's last removal waiting only for its member's Pod and claim deletions before the look
+ * after it: the Services and PodDisruptionBudget for the new size are settled before the operation ends
+ * (settleDeferred), while that look runs.
+ */
+export const REMOVAL_BUDGET_DEFERRED_PATCH = 'removal-budget-deferred';
+
 // Activities that wait inside themselves (addLearner's refusals) heartbeat on every poll: a worker that died
 // is noticed within the heartbeat timeout, not the 30 s start-to-close.
 const waitingActs = proxyActivities<Pick<ClusterActivities, 'addLearner'>>(ActivityKinds.waitingPoll);
@@ -110,15 +117,26 @@ async function removeMember(
   const { ref, spec } = ctx;
   await acts.removeMember({ ref, id: step.id });
   if (patched(REMOVAL_CLEANUP_TOGETHER_PATCH)) {
-    const cleanup = Promise.all([
+    const podAndClaim = Promise.all([
       acts.deleteMemberPod({ ref, member: step.member }),
       acts.deleteMemberClaim({ ref, member: step.member }),
-      ensureClusterObjects(ctx, Math.max(spec.replicas, 1)),
-    ]).then(() => undefined);
+    ]);
+    const budget = ensureClusterObjects(ctx, Math.max(spec.replicas, 1));
+    const cleanup = Promise.all([podAndClaim, budget]).then(() => undefined);
     if (moreRemovalsFollow(ctx, step) && patched(REMOVAL_CLEANUP_DEFERRED_PATCH)) {
       // Handled here so that a failure surfaces where it is awaited (settleDeferred), not as an unhandled rejection.
       cleanup.catch(() => undefined);
       (ctx.deferred ??= []).push(cleanup);
+      return;
+    }
+    if (step.reason === 'ScaleDown' && patched(REMOVAL_BUDGET_DEFERRED_PATCH)) {
+      // The next look must find the Pod and claim going (else it plans to delete them as orphans); the Services and
+      // budget need not be settled for it. Until they are, the budget still counts the larger cluster, which only
+      // refuses more evictions.
+      const earlier = settleDeferred(ctx);
+      cleanup.catch(() => undefined);
+      (ctx.deferred ??= []).push(cleanup);
+      await Promise.all([podAndClaim, earlier]);
       return;
     }
     await Promise.all([cleanup, settleDeferred(ctx)]);
