@@ -1,4 +1,4 @@
-import { quantile } from './fleet';
+import { cpuBetween, quantile } from './fleet';
 
 describe('quantile (nearest rank)', () => {
   test.each([
@@ -10,5 +10,27 @@ describe('quantile (nearest rank)', () => {
     ['p99 of 200 is the 198th', Array.from({ length: 200 }, (_, i) => i + 1), 0.99, 198],
   ] as const)('%s', (_what, xs, q, want) => {
     expect(quantile(xs, q)).toBe(want);
+  });
+});
+
+describe('cpuBetween: CPU seconds each operator process used between two samples', () => {
+  const at = (name: string, cpuSeconds: number) => ({ name, rssMb: 200, cpuSeconds });
+  test.each([
+    ['no process in both', [at('a', 1)], [at('b', 5)], undefined],
+    ['one process', [at('a', 1.5)], [at('a', 4)], { total: 2.5, each: 'a 2.5' }],
+    [
+      'two replicas add up, each named',
+      [at('a', 1), at('b', 2)],
+      [at('a', 11), at('b', 7)],
+      { total: 15, each: 'a 10.0, b 5.0' },
+    ],
+    [
+      'a replica that started meanwhile is left out',
+      [at('a', 1)],
+      [at('a', 2), at('c', 9)],
+      { total: 1, each: 'a 1.0' },
+    ],
+  ] as const)('%s', (_what, before, after, want) => {
+    expect(cpuBetween(before, after)).toEqual(want);
   });
 });

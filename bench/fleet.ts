@@ -4,12 +4,12 @@
 // Temporal actions per cluster per hour over a window long enough to include a drift check (BENCH_IDLE_MINUTES,
 // default 11; the drift check runs every 10 minutes).
 import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import type { EtcdCluster } from '../crds/etcd-cluster';
 import { readStackInfo } from '../localcluster/stack-info';
 import { benchStack, clusterCrd as crd, createEtcdCluster, until } from './bench-stack';
 import type { BenchSection, Figure } from './section';
 import { countActions, type HistoryEventJson } from './temporal-actions';
+import { operatorSampler, type ProcessSample } from './operator-processes';
 
 const CLUSTERS = Number(process.env.BENCH_FLEET_CLUSTERS ?? '50');
 const MEMBERS = Number(process.env.BENCH_FLEET_MEMBERS ?? '3');
@@ -21,31 +21,21 @@ export function quantile(xs: readonly number[], q: number): number | undefined {
   return s[Math.min(s.length - 1, Math.max(0, Math.ceil(q * s.length) - 1))];
 }
 
-/** Clock ticks a second, asked of the system once. */
-let clockTicks: number | undefined;
-
-/** CPU seconds a process has used (user + system, from /proc/<pid>/stat), or undefined when it is gone. */
-function cpuSeconds(pid: number): number | undefined {
-  try {
-    // Fields after the command (which may hold spaces) start at state; utime and stime are the 12th and 13th.
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const rest = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    const ticks = Number(rest[11]) + Number(rest[12]);
-    clockTicks ??= Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
-    return Number.isFinite(ticks) ? ticks / clockTicks : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-/** Resident set size of a process in MB (VmRSS), or undefined when it is gone. */
-function rssMb(pid: number): number | undefined {
-  try {
-    const kb = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1];
-    return kb ? Number(kb) / 1024 : undefined;
-  } catch {
-    return undefined;
-  }
+/** CPU seconds of each process by name, and their sum, between two samples (processes in both only). */
+export function cpuBetween(
+  before: readonly ProcessSample[],
+  after: readonly ProcessSample[],
+): { total: number; each: string } | undefined {
+  const was = new Map(before.map((s) => [s.name, s.cpuSeconds]));
+  const used = after.flatMap((s) => {
+    const b = was.get(s.name);
+    return b === undefined ? [] : [{ name: s.name, cpu: s.cpuSeconds - b }];
+  });
+  if (used.length === 0) return undefined;
+  return {
+    total: used.reduce((sum, u) => sum + u.cpu, 0),
+    each: used.map((u) => `${u.name} ${u.cpu.toFixed(1)}`).join(', '),
+  };
 }
 
 export const fleetSection: BenchSection = {
@@ -62,23 +52,28 @@ export const fleetSection: BenchSection = {
         { encoding: 'utf8', maxBuffer: 64 << 20 },
       );
 
-    let peakRss = 0;
-    let lastRss: number | undefined;
-    const sample = () => {
-      const pid = readStackInfo(stackJson)?.pids.operator;
-      lastRss = pid ? rssMb(pid) : undefined;
-      if (lastRss !== undefined) peakRss = Math.max(peakRss, lastRss);
+    // Each operator process (one per replica) is sampled every 2 s: its peak and its last resident memory.
+    const processes = operatorSampler(() => readStackInfo(stackJson), core);
+    const peakRss = new Map<string, number>();
+    let last: ProcessSample[] = [];
+    const sample = async () => {
+      last = await processes().catch(() => last);
+      for (const s of last) peakRss.set(s.name, Math.max(peakRss.get(s.name) ?? 0, s.rssMb));
+      return last;
     };
-    sample();
-    const sampler = setInterval(sample, 2000);
+    await sample();
+    const sampler = setInterval(() => void sample(), 2000);
+    const largest = (xs: Iterable<number>) => {
+      const all = [...xs];
+      return all.length > 0 ? Math.max(...all) : undefined;
+    };
 
     const list = async () =>
       ((await custom.listNamespacedCustomObject({ ...crd, namespace })) as { items: EtcdCluster[] }).items;
     const figures: Figure[] = [];
     await core.createNamespace({ body: { metadata: { name: namespace } } });
     try {
-      const operatorPid = () => readStackInfo(stackJson)?.pids.operator;
-      const cpuAtStart = cpuSeconds(operatorPid() ?? 0);
+      const cpuAtStart = await sample();
       const t0 = performance.now();
       await Promise.all(
         names.map((name) => createEtcdCluster(custom, namespace, name, { replicas: MEMBERS })),
@@ -107,7 +102,8 @@ export const fleetSection: BenchSection = {
         500,
       );
       const perCluster = [...availableAfter.values()];
-      const cpuAfterCreate = cpuSeconds(operatorPid() ?? 0);
+      const cpuAfterCreate = await sample();
+      const created = cpuBetween(cpuAtStart, cpuAfterCreate);
       figures.push(
         {
           name: `${CLUSTERS} ${MEMBERS}-member clusters applied -> all Available`,
@@ -118,11 +114,9 @@ export const fleetSection: BenchSection = {
         { name: 'one cluster applied -> Available, p99', value: quantile(perCluster, 0.99), unit: 's' },
         {
           name: 'operator CPU while the fleet was created',
-          value:
-            cpuAtStart !== undefined && cpuAfterCreate !== undefined
-              ? cpuAfterCreate - cpuAtStart
-              : undefined,
+          value: created?.total,
           unit: 'CPU s',
+          ...(created ? { note: `each process: ${created.each}` } : {}),
         },
       );
 
@@ -139,7 +133,8 @@ export const fleetSection: BenchSection = {
       }
       const windowEnd = Date.now();
       const minutes = (windowEnd - windowStart) / 60_000;
-      const cpuAtEnd = cpuSeconds(operatorPid() ?? 0);
+      const cpuAtEnd = await sample();
+      const idle = cpuBetween(cpuAfterCreate, cpuAtEnd);
 
       const ids = (
         JSON.parse(
@@ -153,23 +148,24 @@ export const fleetSection: BenchSection = {
         };
         actions += countActions(history.events, windowStart, windowEnd);
       }
-      sample();
+      const peaks = [...peakRss].map(([name, mb]) => `${name} ${mb.toFixed(0)}`).join(', ');
       figures.push(
         {
-          name: 'operator resident memory, peak',
-          value: peakRss,
+          name: 'operator resident memory, peak (largest process)',
+          value: largest(peakRss.values()),
           unit: 'MB',
-          note: `watcher + worker, ${CLUSTERS} clusters of ${MEMBERS}; target < 300 MB`,
+          note: `${CLUSTERS} clusters of ${MEMBERS}; each process: ${peaks}; target < 300 MB`,
         },
-        { name: 'operator resident memory, end of idle window', value: lastRss, unit: 'MB' },
         {
-          name: 'idle fleet: operator CPU',
-          value:
-            cpuAtEnd !== undefined && cpuAfterCreate !== undefined
-              ? ((cpuAtEnd - cpuAfterCreate) / (minutes * 60)) * 100
-              : undefined,
+          name: 'operator resident memory, end of idle window (largest process)',
+          value: largest(cpuAtEnd.map((s) => s.rssMb)),
+          unit: 'MB',
+        },
+        {
+          name: 'idle fleet: operator CPU (all processes)',
+          value: idle ? (idle.total / (minutes * 60)) * 100 : undefined,
           unit: '% of a core',
-          note: 'watcher (with the alarm poller) + worker',
+          note: `watcher (with the alarm poller) + workers${idle ? `; CPU s each: ${idle.each}` : ''}`,
         },
         {
           name: 'idle fleet: status writes',
