@@ -9,7 +9,7 @@ import type { EventReason } from '../contracts/event-reasons';
 import type { ClusterObservation } from '../contracts/observation';
 import type { ClusterRunState } from './cluster-run-state';
 import { clusterActs as acts, isHalted } from './cluster-run-state';
-import { computeStatus, setCondition, statusChanged } from './conditions';
+import { computeStatus, setCondition, statusChanged, withoutSmallSizeMoves } from './conditions';
 import { desiredOf } from './observation';
 import type { Decision, Observed } from './plan';
 import { planNow } from './plan-now';
@@ -32,6 +32,11 @@ const TELL_PROBLEMS_PATCH = 'tell-member-problems';
 const MEMBER_DETAIL_PATCH = 'member-lag-and-error';
 /** The patch behind status.restore (a run from before never wrote it). */
 const RESTORE_STATUS_PATCH = 'status-restore';
+/**
+ * The patch behind not writing status for members' database sizes that moved by less than DB_SIZE_NEWS_BYTES alone:
+ * the idle fleet's drift checks wrote 4 statuses in 11 minutes over 20 clusters for an in-use size moving by 4 KiB.
+ */
+const SIZE_MOVES_QUIET_PATCH = 'db-size-moves-quiet';
 
 /** Writes the status this observation and decision give, when it differs from the last one written. */
 export async function publish(
@@ -70,6 +75,9 @@ export async function publish(
     }
   }
   if (!statusChanged(s.status, next)) return;
+  // Asked only when it decides something, so histories that never met a small size move record no marker.
+  if (!statusChanged(s.status, withoutSmallSizeMoves(s.status, next)) && patched(SIZE_MOVES_QUIET_PATCH))
+    return;
   if ((await acts.writeStatus({ ref, status: next })) === 'cluster-gone') {
     s.deleted = true;
     return;

@@ -835,6 +835,34 @@ describe('etcdClusterWorkflow on the Temporal dev server', () => {
     });
   });
 
+  it("an idle cluster's database size moving by a few KiB writes no status; a move of 1 MiB does", async () => {
+    const fake = createFakeCluster();
+    await withCluster('sizes', specOf(3), fake, async ({ opId, handle, name }) => {
+      await finished(fake, opId(1, 'Bootstrap'));
+      await sleep(1000);
+      const member = `${name}-0`;
+      const look = async () => {
+        const observations = fake.callsOf('observeCluster').length;
+        await handle.signal(membersChangedSignal);
+        await eventually('a look', () => fake.callsOf('observeCluster').length > observations);
+        await sleep(500);
+      };
+      fake.setDbSize(member, 1 << 20, 20480);
+      await look();
+      const writes = fake.statusWrites.length;
+      fake.setDbSize(member, 1 << 20, 24576);
+      await look();
+      expect(fake.statusWrites.length).toBe(writes);
+      fake.setDbSize(member, 3 << 20, 24576);
+      await look();
+      expect(fake.statusWrites.length).toBe(writes + 1);
+      expect(fake.status?.members?.find((m) => m.name === member)).toMatchObject({
+        dbSize: 3 << 20,
+        dbSizeInUse: 24576,
+      });
+    });
+  });
+
   it('an idle cluster writes status once and not again on further membersChanged signals', async () => {
     const fake = createFakeCluster();
     await withCluster('idle', specOf(3), fake, async ({ opId, handle }) => {

@@ -11,6 +11,8 @@ import {
   memberReady,
   setCondition,
   statusChanged,
+  DB_SIZE_NEWS_BYTES,
+  withoutSmallSizeMoves,
 } from './conditions';
 import type { StatusInput } from './conditions';
 import { plan } from './plan';
@@ -575,5 +577,58 @@ describe('transitions and writes', () => {
     expect(equalStatus(a, b)).toBe(true);
     expect(equalStatus(a, { ...b, replicas: 4 })).toBe(false);
     expect(statusChanged(undefined, b)).toBe(true);
+  });
+});
+
+describe('withoutSmallSizeMoves: database sizes that moved by less than DB_SIZE_NEWS_BYTES alone are no news', () => {
+  const MiB = DB_SIZE_NEWS_BYTES;
+  const member = (name: string, dbSize?: number, dbSizeInUse?: number) => ({
+    id: name,
+    hexId: name,
+    name,
+    role: 'voter' as const,
+    ready: true,
+    leader: false,
+    ...(dbSize !== undefined ? { dbSize } : {}),
+    ...(dbSizeInUse !== undefined ? { dbSizeInUse } : {}),
+  });
+  const status = (...members: ReturnType<typeof member>[]): EtcdClusterStatus => ({ replicas: 3, members });
+  test.each([
+    [
+      'an in-use size 4 KiB larger',
+      status(member('a', 24576, 20480)),
+      status(member('a', 24576, 24576)),
+      false,
+    ],
+    ['both sizes a little larger', status(member('a', 1000, 900)), status(member('a', MiB, MiB - 1)), false],
+    [
+      'a file grown by 1 MiB',
+      status(member('a', 24576, 20480)),
+      status(member('a', 24576 + MiB, 20480)),
+      true,
+    ],
+    [
+      'an in-use size shrunk by 1 MiB',
+      status(member('a', 3 * MiB, 2 * MiB)),
+      status(member('a', 3 * MiB, MiB)),
+      true,
+    ],
+    ['a size seen for the first time', status(member('a')), status(member('a', 4096, 4096)), true],
+    ['a size no longer known', status(member('a', 4096, 4096)), status(member('a')), true],
+    [
+      'a new member with small sizes',
+      status(member('a', 4096, 4096)),
+      status(member('a', 4096, 4096), member('b', 10, 10)),
+      true,
+    ],
+    [
+      'a small move beside another change',
+      status(member('a', 4096, 4096)),
+      { ...status(member('a', 8192, 8192)), replicas: 5 },
+      true,
+    ],
+    ['nothing before', undefined, status(member('a', 4096, 4096)), true],
+  ] as const)('%s: a write is due = %s', (_what, before, after, due) => {
+    expect(statusChanged(before, withoutSmallSizeMoves(before, after))).toBe(due);
   });
 });

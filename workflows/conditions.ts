@@ -364,6 +364,33 @@ export function equalStatus(a: EtcdClusterStatus | undefined, b: EtcdClusterStat
   return JSON.stringify(canonical(a ?? {})) === JSON.stringify(canonical(b ?? {}));
 }
 
+/** A member's database size that moved by less than this is not news by itself: it goes out with the next write that is. */
+export const DB_SIZE_NEWS_BYTES = 1024 * 1024;
+
+const smallMove = (a: number | undefined, b: number | undefined) =>
+  a !== undefined && b !== undefined && Math.abs(a - b) < DB_SIZE_NEWS_BYTES;
+
+/**
+ * Pure: `next` with each member's dbSize and dbSizeInUse as `previous` had them, where both moved by less than
+ * DB_SIZE_NEWS_BYTES. An idle etcd's in-use size moves by a page or two between looks; only a status that differs
+ * from `previous` beyond that is worth a write.
+ */
+export function withoutSmallSizeMoves(
+  previous: EtcdClusterStatus | undefined,
+  next: EtcdClusterStatus,
+): EtcdClusterStatus {
+  const before = new Map((previous?.members ?? []).map((m) => [m.name, m]));
+  if (!next.members || before.size === 0) return next;
+  return {
+    ...next,
+    members: next.members.map((m) => {
+      const was = before.get(m.name);
+      if (!was || !smallMove(was.dbSize, m.dbSize) || !smallMove(was.dbSizeInUse, m.dbSizeInUse)) return m;
+      return { ...m, dbSize: was.dbSize, dbSizeInUse: was.dbSizeInUse };
+    }),
+  };
+}
+
 /** Whether writing `next` would change anything a reader can see. */
 export function statusChanged(previous: EtcdClusterStatus | undefined, next: EtcdClusterStatus): boolean {
   return !equalStatus(previous, next);
