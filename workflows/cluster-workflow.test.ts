@@ -67,6 +67,20 @@ function finished(fake: FakeCluster, workflowId: string, timeoutMs?: number) {
   );
 }
 
+/** Every activity the workflow scheduled completed before it ended: none was left running behind it. */
+async function expectNothingLeftRunning(workflowId: string): Promise<void> {
+  const events = (await env.client.workflow.getHandle(workflowId).fetchHistory()).events ?? [];
+  const scheduled = events
+    .filter((e) => e.activityTaskScheduledEventAttributes)
+    .map((e) => String(e.eventId));
+  const completed = events.flatMap((e) =>
+    e.activityTaskCompletedEventAttributes
+      ? [String(e.activityTaskCompletedEventAttributes.scheduledEventId)]
+      : [],
+  );
+  expect(completed.sort()).toEqual(scheduled.sort());
+}
+
 interface Scenario {
   name: string;
   fake: FakeCluster;
@@ -360,16 +374,7 @@ describe('etcdClusterWorkflow on the Temporal dev server', () => {
       expect(fake.podNames()).toEqual(fake.voterNames().sort());
       expect(fake.clusterObjects.pdbMinAvailable).toBe(2);
       // Every activity the operation started answered before it ended: none was left behind when it completed.
-      const events = (await env.client.workflow.getHandle(opId(2, 'ScaleDown')).fetchHistory()).events ?? [];
-      const scheduled = events
-        .filter((e) => e.activityTaskScheduledEventAttributes)
-        .map((e) => String(e.eventId));
-      const completed = events.flatMap((e) =>
-        e.activityTaskCompletedEventAttributes
-          ? [String(e.activityTaskCompletedEventAttributes.scheduledEventId)]
-          : [],
-      );
-      expect(completed.sort()).toEqual(scheduled.sort());
+      await expectNothingLeftRunning(opId(2, 'ScaleDown'));
     });
   });
 
@@ -404,17 +409,7 @@ describe('etcdClusterWorkflow on the Temporal dev server', () => {
       expect(lookWentFirst).toBe(true);
       expect(fake.podNames()).toEqual(fake.voterNames().sort());
       expect(fake.clusterObjects.pdbMinAvailable).toBe(2);
-      // The operation ended with nothing left running: every activity it started answered first.
-      const events = (await env.client.workflow.getHandle(opId(2, 'ScaleDown')).fetchHistory()).events ?? [];
-      const scheduled = events
-        .filter((e) => e.activityTaskScheduledEventAttributes)
-        .map((e) => String(e.eventId));
-      const completed = events.flatMap((e) =>
-        e.activityTaskCompletedEventAttributes
-          ? [String(e.activityTaskCompletedEventAttributes.scheduledEventId)]
-          : [],
-      );
-      expect(completed.sort()).toEqual(scheduled.sort());
+      await expectNothingLeftRunning(opId(2, 'ScaleDown'));
     });
   });
 
