@@ -67,6 +67,13 @@ function finished(fake: FakeCluster, workflowId: string, timeoutMs?: number) {
   );
 }
 
+/** Holds a fake activity until `done` says so or 5 s passed (a workflow that never lets it still finishes); whether it did. */
+async function heldUntil(done: () => boolean): Promise<boolean> {
+  const t0 = Date.now();
+  while (!done() && Date.now() - t0 < 5000) await sleep(20);
+  return done();
+}
+
 /** Every activity the workflow scheduled completed before it ended: none was left running behind it. */
 async function expectNothingLeftRunning(workflowId: string): Promise<void> {
   const events = (await env.client.workflow.getHandle(workflowId).fetchHistory()).events ?? [];
@@ -358,9 +365,7 @@ describe('etcdClusterWorkflow on the Temporal dev server', () => {
     // that waits for that clean-up still finishes, and the assertion below names what it did.
     fake.activities.deleteMemberPod = async (input) => {
       if (removals() === 1 && secondRemovalWentFirst === undefined) {
-        const t0 = Date.now();
-        while (removals() < 2 && Date.now() - t0 < 5000) await sleep(20);
-        secondRemovalWentFirst = removals() >= 2;
+        secondRemovalWentFirst = await heldUntil(() => removals() >= 2);
       }
       return deletePod(input);
     };
@@ -389,15 +394,12 @@ describe('etcdClusterWorkflow on the Temporal dev server', () => {
       if (Context.current().info.workflowExecution?.workflowId.includes('/op/')) opLooks += 1;
       return observe(input);
     };
-    const looks = () => opLooks;
     let lookWentFirst: boolean | undefined;
     // The budget after the last removal answers only once a look went out after it, or after 5 s.
     fake.activities.ensureClusterObjects = async (input) => {
       if (removals() === 2 && lookWentFirst === undefined) {
-        const before = looks();
-        const t0 = Date.now();
-        while (looks() === before && Date.now() - t0 < 5000) await sleep(20);
-        lookWentFirst = looks() > before;
+        const before = opLooks;
+        lookWentFirst = await heldUntil(() => opLooks > before);
       }
       return ensure(input);
     };

@@ -74,6 +74,13 @@ export interface StepContext {
   deferred?: Promise<void>[];
 }
 
+/** Leaves a clean-up under way for settleDeferred to await. */
+function defer(ctx: StepContext, cleanup: Promise<void>): void {
+  // Handled here so that a failure surfaces where it is awaited (settleDeferred), not as an unhandled rejection.
+  cleanup.catch(() => undefined);
+  (ctx.deferred ??= []).push(cleanup);
+}
+
 /** Waits for every clean-up a removal left under way: before an operation ends or continues as new. */
 export async function settleDeferred(ctx: StepContext): Promise<void> {
   const pending = ctx.deferred?.splice(0) ?? [];
@@ -124,9 +131,7 @@ async function removeMember(
     const budget = ensureClusterObjects(ctx, Math.max(spec.replicas, 1));
     const cleanup = Promise.all([podAndClaim, budget]).then(() => undefined);
     if (moreRemovalsFollow(ctx, step) && patched(REMOVAL_CLEANUP_DEFERRED_PATCH)) {
-      // Handled here so that a failure surfaces where it is awaited (settleDeferred), not as an unhandled rejection.
-      cleanup.catch(() => undefined);
-      (ctx.deferred ??= []).push(cleanup);
+      defer(ctx, cleanup);
       return;
     }
     if (step.reason === 'ScaleDown' && patched(REMOVAL_BUDGET_DEFERRED_PATCH)) {
@@ -134,8 +139,7 @@ async function removeMember(
       // budget need not be settled for it. Until they are, the budget still counts the larger cluster, which only
       // refuses more evictions.
       const earlier = settleDeferred(ctx);
-      cleanup.catch(() => undefined);
-      (ctx.deferred ??= []).push(cleanup);
+      defer(ctx, cleanup);
       await Promise.all([podAndClaim, earlier]);
       return;
     }
