@@ -5,6 +5,7 @@ import { benchStack, clusterCrd as crd, until } from './bench-stack';
 import { measureFloor, removeFloor, type FloorTimes } from './floor';
 import { runOperator, type OperatorTimes } from './operator-run';
 import { formatSpread, summarize, type BenchSection, type Figure } from './section';
+import { createWorkloadNamespace } from '../localcluster/workload-namespace';
 
 /** Each figure: the operator's time, the floor step it compares with, and what the floor did. */
 const ROWS: Array<{
@@ -92,7 +93,7 @@ export const operatorSection: BenchSection = {
     let idleWrites: number | undefined;
     for (let run = 1; run <= runs; run++) {
       const namespace = `bench-${run}-${Date.now().toString(36)}`;
-      await core.createNamespace({ body: { metadata: { name: namespace } } });
+      await createWorkloadNamespace(core, namespace);
       try {
         const { times, cluster, image } = await runOperator(core, custom, namespace, 'b');
         ops.push(times);

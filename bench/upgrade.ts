@@ -8,6 +8,7 @@ import type { EtcdCluster } from '../crds/etcd-cluster';
 import { clusterClientEndpoint } from '../crds/names';
 import { benchStack, clusterCrd as crd, createEtcdCluster, until } from './bench-stack';
 import type { BenchSection, Figure } from './section';
+import { createWorkloadNamespace } from '../localcluster/workload-namespace';
 
 export const UPGRADE_FROM = '3.5.35';
 export const UPGRADE_TO = '3.6.16';
@@ -112,7 +113,7 @@ export const upgradeSection: BenchSection = {
     const { core, custom } = benchStack(log);
     const namespace = `bench-up-${Date.now().toString(36)}`;
     const name = 'u';
-    await core.createNamespace({ body: { metadata: { name: namespace } } });
+    await createWorkloadNamespace(core, namespace);
     const get = async () =>
       (await custom.getNamespacedCustomObject({ ...crd, namespace, name })) as EtcdCluster;
     const convergedOn = (version: string) =>

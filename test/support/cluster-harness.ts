@@ -8,6 +8,7 @@ import { API_GROUP, API_VERSION, API_VERSION_NAME, ETCD_CLUSTER } from '../../cr
 import type { EtcdCluster, EtcdClusterSpec } from '../../crds/etcd-cluster';
 import { clusterClientEndpoint, memberClientURL, memberClientURLTLS } from '../../crds/names';
 import { requireStackInfo } from '../../localcluster/stack-info';
+import { createWorkloadNamespace } from '../../localcluster/workload-namespace';
 import type { StackInfo } from '../../localcluster/stack-info';
 import { Reasons } from '../../crds/conditions';
 
@@ -72,8 +73,8 @@ export async function freshNamespace(
   labels: Record<string, string> = {},
 ): Promise<string> {
   const name = `${prefix}-${randomBytes(3).toString('hex')}`;
-  await h.core.createNamespace({ body: { metadata: { name, labels } } });
   created.push({ h, name });
+  await createWorkloadNamespace(h.core, name, labels);
   return name;
 }
 
