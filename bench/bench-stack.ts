@@ -1,7 +1,13 @@
 // What the operator bench sections share: the running default stack (brought up when it is not), API clients, and polling.
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
-import { CoreV1Api, CustomObjectsApi, KubeConfig } from '@kubernetes/client-node';
+import {
+  CoreV1Api,
+  CustomObjectsApi,
+  KubeConfig,
+  PatchStrategy,
+  setHeaderOptions,
+} from '@kubernetes/client-node';
 import { API_GROUP, API_VERSION, API_VERSION_NAME, ETCD_CLUSTER } from '../crds/etcd-cluster';
 import type { EtcdClusterSpec } from '../crds/etcd-cluster';
 import { readStackInfo, repoRoot } from '../localcluster/stack-info';
@@ -21,6 +27,19 @@ export function createEtcdCluster(
     namespace,
     body: { apiVersion: API_VERSION, kind: ETCD_CLUSTER.kind, metadata: { name, namespace }, spec },
   });
+}
+
+/** Sets `spec.replicas` of the EtcdCluster `namespace/name` (a merge patch, as `kubectl scale` changes it). */
+export function scaleEtcdCluster(
+  custom: CustomObjectsApi,
+  namespace: string,
+  name: string,
+  replicas: number,
+): Promise<object> {
+  return custom.patchNamespacedCustomObject(
+    { ...clusterCrd, namespace, name, body: { spec: { replicas } } },
+    setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+  );
 }
 
 export interface BenchStack {

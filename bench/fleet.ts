@@ -2,13 +2,14 @@
 // default 50 x 3): time until all are Available and each cluster's own time (p50, p99); then what the idle fleet
 // costs: the operator's resident memory and CPU (watcher and worker share one process), status writes, and
 // Temporal actions per cluster per hour over a window long enough to include a drift check (BENCH_IDLE_MINUTES,
-// default 11; the drift check runs every 10 minutes).
+// default 11; the drift check runs every 10 minutes); last, how soon a spec change reaches its operation's first step
+// (p50, p99) with the whole fleet in the operator.
 import { execFileSync } from 'node:child_process';
 import type { EtcdCluster } from '../crds/etcd-cluster';
 import { readStackInfo } from '../localcluster/stack-info';
-import { benchStack, clusterCrd as crd, createEtcdCluster, until } from './bench-stack';
+import { benchStack, clusterCrd as crd, createEtcdCluster, scaleEtcdCluster, until } from './bench-stack';
 import type { BenchSection, Figure } from './section';
-import { countActions, type HistoryEventJson } from './temporal-actions';
+import { countActions, firstStep, type HistoryEventJson } from './temporal-actions';
 import { operatorSampler, type ProcessSample } from './operator-processes';
 
 const CLUSTERS = Number(process.env.BENCH_FLEET_CLUSTERS ?? '50');
@@ -66,6 +67,60 @@ export const fleetSection: BenchSection = {
     const largest = (xs: Iterable<number>) => {
       const all = [...xs];
       return all.length > 0 ? Math.max(...all) : undefined;
+    };
+
+    const history = (id: string) =>
+      (
+        JSON.parse(temporal(['workflow', 'show', '--workflow-id', id, '-o', 'json'])) as {
+          events: HistoryEventJson[];
+        }
+      ).events;
+
+    /**
+     * Spec change -> first step, after the idle window: each cluster in turn, one a second, is scaled by one member
+     * (down from 3: a member removal, no Pod to wait for), timed from the moment the API server answered the patch
+     * to the moment its operation scheduled its first step (from the operation's history, so nothing polls in
+     * between).
+     */
+    const specChangeToFirstStep = async (): Promise<Figure[]> => {
+      const to = MEMBERS > 1 ? MEMBERS - 1 : MEMBERS + 1;
+      const type = to < MEMBERS ? 'scaledown' : 'scaleup';
+      const changedAt = new Map<string, number>();
+      for (const name of names) {
+        await scaleEtcdCluster(custom, namespace, name, to);
+        changedAt.set(name, Date.now());
+        await new Promise((r) => setTimeout(r, 1000));
+      }
+      const steps = new Map<string, { ms: number; activity: string }>();
+      await until(
+        `${CLUSTERS} ${type} operations with a first step`,
+        async () => {
+          const ops = (
+            JSON.parse(
+              temporal(['workflow', 'list', '--query', `EtcdClusterNamespace='${namespace}'`, '-o', 'json']),
+            ) as { execution: { workflowId: string } }[] | null
+          )
+            ?.map((w) => w.execution.workflowId)
+            .filter((id) => id.endsWith(`-${type}`));
+          for (const id of ops ?? []) {
+            const name = id.split('/')[2] ?? '';
+            const at = changedAt.get(name);
+            if (at === undefined || steps.has(name)) continue;
+            const step = firstStep(history(id));
+            if (step) steps.set(name, { ms: step.atMs - at, activity: step.activity });
+          }
+          return steps.size === CLUSTERS ? true : undefined;
+        },
+        300_000,
+        2000,
+      );
+      const ms = [...steps.values()].map((s) => s.ms);
+      const activities = [...new Set([...steps.values()].map((s) => s.activity))].join(', ');
+      const note = `${CLUSTERS} clusters ${MEMBERS} -> ${to}, one a second; first step ${activities}; target p99 <= 200 ms`;
+      return [
+        { name: 'spec change -> first step, p50', value: quantile(ms, 0.5), unit: 'ms', note },
+        { name: 'spec change -> first step, p99', value: quantile(ms, 0.99), unit: 'ms' },
+      ];
     };
 
     const list = async () =>
@@ -142,12 +197,9 @@ export const fleetSection: BenchSection = {
         ) as { execution: { workflowId: string } }[] | null
       )?.map((w) => w.execution.workflowId);
       let actions = 0;
-      for (const id of new Set(ids ?? [])) {
-        const history = JSON.parse(temporal(['workflow', 'show', '--workflow-id', id, '-o', 'json'])) as {
-          events: HistoryEventJson[];
-        };
-        actions += countActions(history.events, windowStart, windowEnd);
-      }
+      for (const id of new Set(ids ?? [])) actions += countActions(history(id), windowStart, windowEnd);
+      figures.push(...(await specChangeToFirstStep()));
+
       const peaks = [...peakRss].map(([name, mb]) => `${name} ${mb.toFixed(0)}`).join(', ');
       figures.push(
         {

@@ -1,13 +1,8 @@
 // One run of the operator bench: bootstrap, scale 3 -> 5 -> 3 and a member Pod deleted, each timed to what etcd says (member list, members answering) and to what the status says.
-import {
-  PatchStrategy,
-  setHeaderOptions,
-  type CoreV1Api,
-  type CustomObjectsApi,
-} from '@kubernetes/client-node';
+import type { CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';
 import type { EtcdCluster } from '../crds/etcd-cluster';
 import { Labels } from '../crds/labels';
-import { clusterCrd as crd, createEtcdCluster, until } from './bench-stack';
+import { clusterCrd as crd, createEtcdCluster, scaleEtcdCluster, until } from './bench-stack';
 import { answers, membershipIs, preload, votersAnswering } from './etcd-answers';
 import { POLL_MS } from './floor';
 
@@ -72,11 +67,7 @@ export async function runOperator(
       TIMEOUT_MS,
       POLL_MS,
     );
-  const scale = (replicas: number) =>
-    custom.patchNamespacedCustomObject(
-      { ...crd, namespace, name, body: { spec: { replicas } } },
-      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
-    );
+  const scale = (replicas: number) => scaleEtcdCluster(custom, namespace, name, replicas);
   /** Times each check from one start. */
   const both = async (
     start: () => Promise<unknown>,

@@ -1,4 +1,4 @@
-import { countActions, type HistoryEventJson } from './temporal-actions';
+import { countActions, firstStep, type HistoryEventJson } from './temporal-actions';
 
 const at = (second: number, type: string, attempt?: number): HistoryEventJson => ({
   eventType: `EVENT_TYPE_${type}`,
@@ -41,5 +41,33 @@ describe('countActions', () => {
     ],
   ])('%s', (_name, events, expected) => {
     expect(countActions(events, 10_000, 20_000)).toBe(expected);
+  });
+});
+
+describe("firstStep: an operation's first activity that is not a look", () => {
+  const scheduled = (second: number, activity: string): HistoryEventJson => ({
+    eventType: 'EVENT_TYPE_ACTIVITY_TASK_SCHEDULED',
+    eventTime: new Date(second * 1000).toISOString(),
+    activityTaskScheduledEventAttributes: { activityType: { name: activity } },
+  });
+  test.each([
+    [
+      'no activity at all',
+      [at(1, 'WORKFLOW_EXECUTION_STARTED'), at(1, 'WORKFLOW_TASK_SCHEDULED')],
+      undefined,
+    ],
+    ['only looks', [scheduled(2, 'observeCluster'), scheduled(3, 'observeAuth')], undefined],
+    [
+      'a handed look: the first activity is the step',
+      [at(1, 'WORKFLOW_EXECUTION_STARTED'), scheduled(2, 'removeMember'), scheduled(3, 'observeCluster')],
+      { atMs: 2000, activity: 'removeMember' },
+    ],
+    [
+      'a look of its own first is passed over',
+      [scheduled(2, 'observeCluster'), at(3, 'ACTIVITY_TASK_COMPLETED'), scheduled(4, 'addLearner')],
+      { atMs: 4000, activity: 'addLearner' },
+    ],
+  ] as const)('%s', (_what, events, want) => {
+    expect(firstStep([...events])).toEqual(want);
   });
 });

@@ -19,6 +19,23 @@ export interface HistoryEventJson {
   eventTime: string;
   /** The CLI prints int64 numbers as strings. */
   activityTaskStartedEventAttributes?: { attempt?: number | string };
+  activityTaskScheduledEventAttributes?: { activityType?: { name?: string } };
+}
+
+/** Activities an operation runs to look at its cluster, not to change it. */
+export const LOOK_ACTIVITIES: ReadonlySet<string> = new Set(['observeCluster', 'observeAuth']);
+
+/**
+ * An operation's first step: the first activity it scheduled that is not a look (its first look is usually handed to
+ * it by the cluster workflow), with when it was scheduled; undefined if it scheduled none.
+ */
+export function firstStep(events: HistoryEventJson[]): { atMs: number; activity: string } | undefined {
+  for (const e of events) {
+    if (e.eventType !== 'EVENT_TYPE_ACTIVITY_TASK_SCHEDULED') continue;
+    const activity = e.activityTaskScheduledEventAttributes?.activityType?.name ?? '';
+    if (!LOOK_ACTIVITIES.has(activity)) return { atMs: Date.parse(e.eventTime), activity };
+  }
+  return undefined;
 }
 
 /** Actions recorded in `events` with fromMs <= time < toMs. */
