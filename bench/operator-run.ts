@@ -15,6 +15,8 @@ export interface OperatorTimes {
   scaleDownMembership: number;
   scaleDownStatus: number;
   healHealthy: number;
+  /** The replacement Pod's Ready condition: what the operator sees of a healed member (kubelet's readiness probe). */
+  healPodReady: number;
   healStatus: number;
 }
 
@@ -68,18 +70,18 @@ export async function runOperator(
       POLL_MS,
     );
   const scale = (replicas: number) => scaleEtcdCluster(custom, namespace, name, replicas);
-  /** Times each check from one start. */
-  const both = async (
+  /** Times each check from one start: seconds, one per check, in their order. */
+  const timed = async <C extends Array<() => Promise<unknown>>>(
     start: () => Promise<unknown>,
-    a: () => Promise<unknown>,
-    b: () => Promise<unknown>,
-  ) => {
+    ...checks: C
+  ): Promise<{ [K in keyof C]: number }> => {
     const t0 = performance.now();
     await start();
-    return Promise.all([a().then(() => elapsed(t0)), b().then(() => elapsed(t0))]);
+    const seconds = await Promise.all(checks.map((check) => check().then(() => elapsed(t0))));
+    return seconds as { [K in keyof C]: number };
   };
 
-  const [createEtcd, createStatus] = await both(
+  const [createEtcd, createStatus] = await timed(
     () => createEtcdCluster(custom, namespace, name, { replicas: 3 }),
     () => etcdDone(3),
     () => converged(3),
@@ -88,12 +90,12 @@ export async function runOperator(
   const [firstIP] = await podIPs();
   if (!firstIP) throw new Error(`${namespace}/${name}: no member Pod has an address after the create`);
   await preload(firstIP);
-  const [scaleUpEtcd, scaleUpStatus] = await both(
+  const [scaleUpEtcd, scaleUpStatus] = await timed(
     () => scale(5),
     () => etcdDone(5),
     () => converged(5),
   );
-  const [scaleDownMembership, scaleDownStatus] = await both(
+  const [scaleDownMembership, scaleDownStatus] = await timed(
     () => scale(3),
     () => membership(3),
     () => converged(3),
@@ -106,7 +108,19 @@ export async function runOperator(
     const p = await core.readNamespacedPod({ namespace, name: victim });
     return p.metadata?.uid !== oldUid ? p : undefined;
   };
-  const [healHealthy, healStatus] = await both(
+  const podReady = () =>
+    until(
+      `${victim} replaced, its Pod Ready`,
+      async () => {
+        const p = await replacement();
+        return p?.status?.conditions?.some((x) => x.type === 'Ready' && x.status === 'True')
+          ? true
+          : undefined;
+      },
+      TIMEOUT_MS,
+      POLL_MS,
+    );
+  const [healHealthy, healPodReady, healStatus] = await timed(
     () => core.deleteNamespacedPod({ namespace, name: victim, gracePeriodSeconds: 0 }),
     () =>
       until(
@@ -118,18 +132,11 @@ export async function runOperator(
         TIMEOUT_MS,
         POLL_MS,
       ),
+    podReady,
     () =>
-      until(
-        `${victim} replaced, its Pod Ready`,
-        async () => {
-          const p = await replacement();
-          return p?.status?.conditions?.some((x) => x.type === 'Ready' && x.status === 'True')
-            ? true
-            : undefined;
-        },
-        TIMEOUT_MS,
-        POLL_MS,
-      ).then(() => converged(3, (c) => c.status?.members?.find((m) => m.name === victim)?.ready === true)),
+      podReady().then(() =>
+        converged(3, (c) => c.status?.members?.find((m) => m.name === victim)?.ready === true),
+      ),
   );
 
   const cluster = await get();
@@ -143,6 +150,7 @@ export async function runOperator(
       scaleDownMembership,
       scaleDownStatus,
       healHealthy,
+      healPodReady,
       healStatus,
     },
     cluster,

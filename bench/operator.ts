@@ -51,7 +51,18 @@ const ROWS: Array<{
     floor: 'heal',
     note: 'floor: bare Pod re-created; target <= floor + 0.5 s',
   },
-  { name: 'member Pod deleted: status ready', op: 'healStatus', floor: 'heal', note: 'target healthy + 1 s' },
+  {
+    name: 'member Pod deleted: its Pod Ready',
+    op: 'healPodReady',
+    floor: 'heal',
+    note: "the kubelet's readiness probe (1 s period, after the startup probe's 1 s)",
+  },
+  {
+    name: 'member Pod deleted: status ready',
+    op: 'healStatus',
+    floor: 'heal',
+    note: 'target Pod Ready + 1 s (what the operator can see)',
+  },
 ];
 
 async function idleStatusWrites(get: () => Promise<EtcdCluster>, ms: number): Promise<number> {
