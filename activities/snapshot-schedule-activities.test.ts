@@ -153,3 +153,39 @@ describe('pruneFileJob', () => {
     });
   });
 });
+
+describe("createScheduledSnapshot when the schedule's namespace is going", () => {
+  const schedule = { namespace: 'ns', name: 'daily', uid: 'u1' };
+  const notFound = Object.assign(new Error('namespaces "ns" not found'), { code: 404 });
+  const acts = (scheduleNow: KubernetesObject | undefined) =>
+    createScheduleActivities({
+      kube: {
+        read: () => Promise.resolve(scheduleNow),
+        createIfAbsent: () => Promise.reject(notFound),
+      } as unknown as KubeObjects,
+      events: unused as never,
+      s3: unused as never,
+      temporal: unused as never,
+      agentImage: 'img',
+    });
+  const create = (scheduleNow: KubernetesObject | undefined) =>
+    acts(scheduleNow).createScheduledSnapshot({
+      schedule,
+      name: 'daily-20260301000000',
+      clusterName: 'main',
+      destination: { pvc: { claimName: 'backup', subPath: '' } },
+    });
+  const live = { metadata: { name: 'daily', namespace: 'ns', uid: 'u1' } };
+
+  test.each([
+    ['gone', undefined],
+    ['being deleted', { metadata: { ...live.metadata, deletionTimestamp: new Date() } }],
+    ['replaced by another of its name', { metadata: { ...live.metadata, uid: 'u2' } }],
+  ])('a schedule %s makes the failed create schedule-gone', async (_what, now) => {
+    await expect(create(now as KubernetesObject | undefined)).resolves.toBe('schedule-gone');
+  });
+
+  test('a schedule still there leaves the failure to be retried', async () => {
+    await expect(create(live)).rejects.toBe(notFound);
+  });
+});

@@ -159,6 +159,14 @@ function pruneFileJobManifest(input: Parameters<typeof pruneFileJob>[0]) {
 export function createScheduleActivities(deps: ScheduleActivityDeps) {
   const { kube } = deps;
 
+  /** The schedule as it is now, unless it is gone, being deleted or replaced by another of its name. */
+  const readLiveSchedule = async (
+    schedule: SnapshotRef,
+  ): Promise<(EtcdSnapshotSchedule & KubernetesObject) | undefined> => {
+    const obj = await kube.read<EtcdSnapshotSchedule & KubernetesObject>(scheduleObjectRef(schedule));
+    return obj && obj.metadata.uid === schedule.uid && !obj.metadata.deletionTimestamp ? obj : undefined;
+  };
+
   /** The spec of the cluster a schedule snapshots, if both are still there (for its Jobs' placement). */
   const scheduledClusterSpec = async (
     schedule: SnapshotRef,
@@ -215,9 +223,8 @@ export function createScheduleActivities(deps: ScheduleActivityDeps) {
     async readSchedule(input: {
       schedule: SnapshotRef;
     }): Promise<{ spec: EtcdSnapshotScheduleSpec } | 'gone'> {
-      const obj = await kube.read<EtcdSnapshotSchedule & KubernetesObject>(scheduleObjectRef(input.schedule));
-      if (!obj || obj.metadata.uid !== input.schedule.uid || obj.metadata.deletionTimestamp) return 'gone';
-      return { spec: obj.spec };
+      const obj = await readLiveSchedule(input.schedule);
+      return obj ? { spec: obj.spec } : 'gone';
     },
 
     /** Merge-patches the given status fields; other fields (written by the other workflow) stay. */
@@ -231,14 +238,18 @@ export function createScheduleActivities(deps: ScheduleActivityDeps) {
       return 'written';
     },
 
-    /** Creates one run's EtcdSnapshot, owned by the schedule and labelled with it; an existing one is this run's. */
+    /**
+     * Creates one run's EtcdSnapshot, owned by the schedule and labelled with it; an existing one is this run's. A
+     * schedule deleted since the run read it (its namespace with it, say: the create then fails with NotFound or
+     * Forbidden for ever) is `schedule-gone`, so the run ends instead of retrying without end.
+     */
     async createScheduledSnapshot(input: {
       schedule: SnapshotRef;
       name: string;
       clusterName: string;
       destination: SnapshotDestination;
       jobPlacement?: JobPlacementOverride;
-    }): Promise<'created' | 'exists'> {
+    }): Promise<'created' | 'exists' | 'schedule-gone'> {
       const { schedule } = input;
       const body: Omit<EtcdSnapshot, 'status'> = {
         apiVersion: API_VERSION,
@@ -264,7 +275,12 @@ export function createScheduleActivities(deps: ScheduleActivityDeps) {
           ...(input.jobPlacement ? { jobPlacement: input.jobPlacement } : {}),
         },
       };
-      return kube.createIfAbsent(body as KubernetesObject);
+      try {
+        return await kube.createIfAbsent(body as KubernetesObject);
+      } catch (err) {
+        if (!(await readLiveSchedule(schedule))) return 'schedule-gone';
+        throw err;
+      }
     },
 
     /** The phase of one snapshot, or `gone`. */

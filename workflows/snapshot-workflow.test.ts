@@ -443,6 +443,22 @@ describe('snapshotScheduleRunWorkflow', () => {
     expect(summary).toContain('pruned 2, kept 2');
   });
 
+  it('ends, writing and pruning nothing, when its schedule was deleted between its read and its create', async () => {
+    const world = fakeScheduleWorld([old('daily-a', 30), old('daily-b', 20), old('daily-c', 10)]);
+    const summary = await withWorker(
+      { ...world.activities, createScheduledSnapshot: () => Promise.resolve('schedule-gone' as const) },
+      (taskQueue) =>
+        env.client.workflow.execute(snapshotScheduleRunWorkflow, {
+          workflowId: `${scheduleWorkflowId('ns', 'daily')}/run-${queue}`,
+          taskQueue,
+          args: [{ schedule: ref }],
+        }),
+    );
+    expect(summary).toBe('the EtcdSnapshotSchedule is gone; nothing to do');
+    expect(world.statuses).toEqual([]);
+    expect(world.pruned).toEqual([]);
+  });
+
   it('names snapshots after the schedule and the run time in UTC', () => {
     expect(scheduledSnapshotName('daily', new Date('2026-03-01T04:05:06.789Z'))).toBe('daily-20260301040506');
   });
