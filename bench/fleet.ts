@@ -69,6 +69,13 @@ export const fleetSection: BenchSection = {
       return all.length > 0 ? Math.max(...all) : undefined;
     };
 
+    /** Every workflow of the fleet's namespace: cluster workflows and their operations. */
+    const workflowIds = () =>
+      (
+        (JSON.parse(
+          temporal(['workflow', 'list', '--query', `EtcdClusterNamespace='${namespace}'`, '-o', 'json']),
+        ) as { execution: { workflowId: string } }[] | null) ?? []
+      ).map((w) => w.execution.workflowId);
     const history = (id: string) =>
       (
         JSON.parse(temporal(['workflow', 'show', '--workflow-id', id, '-o', 'json'])) as {
@@ -95,14 +102,7 @@ export const fleetSection: BenchSection = {
       await until(
         `${CLUSTERS} ${type} operations with a first step`,
         async () => {
-          const ops = (
-            JSON.parse(
-              temporal(['workflow', 'list', '--query', `EtcdClusterNamespace='${namespace}'`, '-o', 'json']),
-            ) as { execution: { workflowId: string } }[] | null
-          )
-            ?.map((w) => w.execution.workflowId)
-            .filter((id) => id.endsWith(`-${type}`));
-          for (const id of ops ?? []) {
+          for (const id of workflowIds().filter((w) => w.endsWith(`-${type}`))) {
             const name = id.split('/')[2] ?? '';
             const at = changedAt.get(name);
             if (at === undefined || steps.has(name)) continue;
@@ -191,13 +191,8 @@ export const fleetSection: BenchSection = {
       const cpuAtEnd = await sample();
       const idle = cpuBetween(cpuAfterCreate, cpuAtEnd);
 
-      const ids = (
-        JSON.parse(
-          temporal(['workflow', 'list', '--query', `EtcdClusterNamespace='${namespace}'`, '-o', 'json']),
-        ) as { execution: { workflowId: string } }[] | null
-      )?.map((w) => w.execution.workflowId);
       let actions = 0;
-      for (const id of new Set(ids ?? [])) actions += countActions(history(id), windowStart, windowEnd);
+      for (const id of new Set(workflowIds())) actions += countActions(history(id), windowStart, windowEnd);
       figures.push(...(await specChangeToFirstStep()));
 
       const peaks = [...peakRss].map(([name, mb]) => `${name} ${mb.toFixed(0)}`).join(', ');

@@ -8,7 +8,7 @@
 // spent 1.07 s in raft during an auto-TLS renewal, at load 22. Specs that set resources keep theirs.
 import type { CoreV1Api, V1LimitRange } from '@kubernetes/client-node';
 
-export const WORKLOAD_CPU_REQUEST = '100m';
+const WORKLOAD_CPU_REQUEST = '100m';
 
 /** The LimitRange that gives containers without a CPU request one; limits and memory are left as asked. */
 export function cpuRequestsLimitRange(namespace: string): V1LimitRange {
