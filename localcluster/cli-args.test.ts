@@ -1,4 +1,4 @@
-import { parseCli } from './cli-args';
+import { parseCli, toolSetOf } from './cli-args';
 
 const defaults = { stateDir: '/repo/.local', hostIp: '127.0.0.1' };
 
@@ -53,5 +53,20 @@ describe('parseCli', () => {
     expect(parseCli(['up', '--real-nodes', '--operator=chart'], defaults)).toEqual(
       parseCli(['up', '--operator=chart'], defaults),
     );
+  });
+});
+
+describe('toolSetOf (main.js tools [host])', () => {
+  test.each([
+    ['no argument builds every tool', [], 'all'],
+    ['host builds only the host tools', ['host'], 'host'],
+  ])('%s', (_name, positional, expected) => {
+    expect(toolSetOf(positional)).toBe(expected);
+  });
+  test.each([
+    ['an unknown set', ['nodes'], 'not "nodes"'],
+    ['host with something after it', ['host', 'extra'], 'not "host extra"'],
+  ])('refuses %s', (_name, positional, message) => {
+    expect(() => toolSetOf(positional)).toThrow(message);
   });
 });

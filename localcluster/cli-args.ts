@@ -16,7 +16,7 @@ export interface Cli {
 }
 
 export const USAGE =
-  'usage: main.js <tools|images|start|up|down|status|fault> [--state-dir DIR] [--host-ip 127.x.y.z] [--no-operator] [--no-cert-manager] [--claims-in-memory] [--operator=chart]';
+  'usage: main.js <tools [host]|images|start|up|down|status|fault> [--state-dir DIR] [--host-ip 127.x.y.z] [--no-operator] [--no-cert-manager] [--claims-in-memory] [--operator=chart]';
 
 /** Throws with a message naming the bad argument. `defaults` are the state folder and host IP the caller resolved. */
 export function parseCli(argv: string[], defaults: { stateDir: string; hostIp: string }): Cli {
@@ -56,4 +56,14 @@ export function parseCli(argv: string[], defaults: { stateDir: string; hostIp: s
     else throw new Error(`unknown option ${arg}`);
   }
   return cli;
+}
+
+/**
+ * Which tools `main.js tools` builds: every one, or with `host` only those that run on the host without a stack (what
+ * the unit tests need). Throws on anything else, so a typo is not taken for "all".
+ */
+export function toolSetOf(positional: string[]): 'all' | 'host' {
+  if (positional.length === 0) return 'all';
+  if (positional.length === 1 && positional[0] === 'host') return 'host';
+  throw new Error(`tools takes no argument or "host", not "${positional.join(' ')}"`);
 }

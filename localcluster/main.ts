@@ -7,7 +7,7 @@ import { readStackInfo, type StackInfo } from './stack-info';
 import { stackLayout, type StackLayout } from './stack-layout';
 import { removeHostsBlock } from './real-nodes/host-names';
 import { startStack, type RunningStack } from './stack';
-import { parseCli, type Cli, USAGE } from './cli-args';
+import { parseCli, toolSetOf, type Cli, USAGE } from './cli-args';
 import { ensureDebPackages, REAL_NODE_DEB_PACKAGES } from './apt-packages';
 import { ensureImages } from './images';
 import { ensureProjectImage } from './project-image';
@@ -15,7 +15,15 @@ import { FAULT_USAGE, parseFaultArgs, runFault } from './fault-cli';
 import { realNodeLayout } from './real-nodes/real-node-layout';
 import { cleanupRealNodes, networkOwnerOf } from './real-nodes/real-nodes';
 import { assertMachineCanRunNodes, RealNodesUnsupportedError } from './real-nodes/preflight';
-import { ALL_TOOLS, cacheRoot, isInstalled, toolId, toolPaths } from './tool-cache';
+import {
+  ALL_TOOLS,
+  cacheRoot,
+  HOST_TOOLS,
+  isInstalled,
+  toolId,
+  toolPaths,
+  type ToolSpec,
+} from './tool-cache';
 import { ensureTools } from './tools';
 
 const REPO_ROOT = resolve(__dirname, '..', '..');
@@ -38,10 +46,12 @@ function summary(info: StackInfo, stateDir: string): string {
   ].join('\n');
 }
 
-async function ensureAllTools(): Promise<void> {
+async function ensureAllTools(tools: ToolSpec[] = ALL_TOOLS): Promise<void> {
   const t0 = Date.now();
-  await ensureTools({ log });
-  log(`tools: all ready in ${((Date.now() - t0) / 1000).toFixed(1)}s`);
+  await ensureTools({ log, tools });
+  log(
+    `tools: ${tools === ALL_TOOLS ? 'all' : tools.length} ready in ${((Date.now() - t0) / 1000).toFixed(1)}s`,
+  );
 }
 
 /** A stack needs every tool (the real nodes' included); returns the cache root that holds them. */
@@ -133,7 +143,7 @@ async function main(argv: string[]): Promise<number> {
   };
   switch (cli.command) {
     case 'tools':
-      await ensureAllTools();
+      await ensureAllTools(toolSetOf(cli.positional) === 'host' ? HOST_TOOLS : ALL_TOOLS);
       return 0;
     case 'images': {
       const t0 = Date.now();

@@ -1,4 +1,4 @@
-import { cacheRoot, toolDirs, KUBERNETES_TOOL, MINIO_TOOL, ALL_TOOLS } from './tool-cache';
+import { cacheRoot, toolDirs, KUBERNETES_TOOL, MINIO_TOOL, ALL_TOOLS, HOST_TOOLS } from './tool-cache';
 
 describe('cacheRoot', () => {
   const cases: Array<[string, NodeJS.ProcessEnv, string]> = [
@@ -26,6 +26,18 @@ describe('toolDirs', () => {
   });
   it('keys MinIO by the timestamp of its pseudo-version', () => {
     expect(toolDirs('/c', MINIO_TOOL).binDir).toBe('/c/tools/minio-20260212201848/bin');
+  });
+  it('builds the host tools (what the unit tests run) before Kubernetes, so `tools host` is a prefix of every tool', () => {
+    expect(HOST_TOOLS.map((t) => t.name)).toEqual([
+      'etcd',
+      'etcd',
+      'temporal',
+      'minio',
+      'helm',
+      'cert-manager',
+      'lincheck',
+    ]);
+    expect(ALL_TOOLS.slice(0, HOST_TOOLS.length)).toEqual(HOST_TOOLS);
   });
   it("builds the cheapest tools first, the control plane after them and the real nodes' tools last", () => {
     expect(ALL_TOOLS.map((t) => `${t.name}-${t.version}`)).toEqual([

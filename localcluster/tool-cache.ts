@@ -123,14 +123,23 @@ export const REAL_NODE_TOOLS: ToolSpec[] = [
   KUBERNETES_NODE_TOOL,
 ];
 
-/** Cheapest first, so a broken Go setup fails fast; Kubernetes last because it takes longest. */
-export const ALL_TOOLS: ToolSpec[] = [
+/**
+ * The tools that run on the host with no stack: the unit tests start etcd, Temporal dev servers and MinIO, render the
+ * chart with Helm and check histories with lincheck. `main.js tools host` builds only these, so that on a new machine
+ * the unit tests can start while `up` goes on to build Kubernetes and the nodes' tools.
+ */
+export const HOST_TOOLS: ToolSpec[] = [
   ...ETCD_VERSIONS.map((v) => ETCD_TOOLS[v]).reverse(),
   TEMPORAL_TOOL,
   MINIO_TOOL,
   HELM_TOOL,
   CERT_MANAGER_TOOL,
   LINCHECK_TOOL,
+];
+
+/** Cheapest first, so a broken Go setup fails fast; Kubernetes last because it takes longest. */
+export const ALL_TOOLS: ToolSpec[] = [
+  ...HOST_TOOLS,
   KUBERNETES_TOOL,
   // After the control plane: kubelet and kube-proxy then reuse most of its compiled packages.
   ...REAL_NODE_TOOLS,

@@ -27,6 +27,13 @@ fi
 # its 1 s write-gap bound by 20 ms. The e2e files run at the stack's priority: the writer in them is the client whose
 # experience the bounds measure, and at nice 10 beside a busy stack it was the one starved (Session 21's first CI run:
 # the writer's process stalled 946 ms and its writes timed out on answers that sat unread).
+# The unit tests start etcd, Temporal dev servers and MinIO, and render the chart with Helm, from the tool cache. On a
+# new machine `up` builds those first and then Kubernetes and the nodes' tools for tens of minutes, so the unit tests
+# wait for the host tools only (built once, by whichever of the two takes a tool's lock first; a warm cache only stats
+# files). Session 27's CI ran on a new machine: without this wait 15 unit files failed on missing binaries.
+if [ $# -eq 0 ]; then
+  node dist/localcluster/main.js tools host || status=1
+fi
 # The type check runs beside the unit tests (~15 s of CPU; ~30 s on its own before them).
 tsc_pid=
 if [ $# -eq 0 ]; then
