@@ -7,6 +7,7 @@
 import { execFileSync } from 'node:child_process';
 import type { EtcdCluster } from '../crds/etcd-cluster';
 import { readStackInfo } from '../localcluster/stack-info';
+import { createWorkloadNamespace } from '../localcluster/workload-namespace';
 import { benchStack, clusterCrd as crd, createEtcdCluster, scaleEtcdCluster, until } from './bench-stack';
 import type { BenchSection, Figure } from './section';
 import { countActions, firstStep, type HistoryEventJson } from './temporal-actions';
@@ -14,6 +15,12 @@ import { operatorSampler, type ProcessSample } from './operator-processes';
 
 const CLUSTERS = Number(process.env.BENCH_FLEET_CLUSTERS ?? '50');
 const MEMBERS = Number(process.env.BENCH_FLEET_MEMBERS ?? '3');
+/**
+ * The CPU request each member container gets (BENCH_FLEET_MEMBER_CPU, default 25m: 50 x 3 members take 3.75 of the
+ * local nodes' 6 CPUs); `none` leaves them BestEffort, as Sessions 26 and 27 measured (starved beside busy operator
+ * Pods: their spec change -> first step p99 was 14.4 s, most of it one look at members that answered slowly).
+ */
+const MEMBER_CPU = process.env.BENCH_FLEET_MEMBER_CPU ?? '25m';
 
 /** The q-quantile (0..1) of the samples by nearest rank; undefined for none. */
 export function quantile(xs: readonly number[], q: number): number | undefined {
@@ -126,7 +133,9 @@ export const fleetSection: BenchSection = {
     const list = async () =>
       ((await custom.listNamespacedCustomObject({ ...crd, namespace })) as { items: EtcdCluster[] }).items;
     const figures: Figure[] = [];
-    await core.createNamespace({ body: { metadata: { name: namespace } } });
+    if (MEMBER_CPU === 'none') await core.createNamespace({ body: { metadata: { name: namespace } } });
+    else await createWorkloadNamespace(core, namespace, {}, MEMBER_CPU);
+    log(`fleet: member CPU request ${MEMBER_CPU === 'none' ? 'none (BestEffort)' : MEMBER_CPU}`);
     try {
       const cpuAtStart = await sample();
       const t0 = performance.now();

@@ -11,19 +11,23 @@ import type { CoreV1Api, V1LimitRange } from '@kubernetes/client-node';
 const WORKLOAD_CPU_REQUEST = '100m';
 
 /** The LimitRange that gives containers without a CPU request one; limits and memory are left as asked. */
-export function cpuRequestsLimitRange(namespace: string): V1LimitRange {
+export function cpuRequestsLimitRange(namespace: string, cpu = WORKLOAD_CPU_REQUEST): V1LimitRange {
   return {
     metadata: { name: 'cpu-requests', namespace },
-    spec: { limits: [{ type: 'Container', defaultRequest: { cpu: WORKLOAD_CPU_REQUEST } }] },
+    spec: { limits: [{ type: 'Container', defaultRequest: { cpu } }] },
   };
 }
 
-/** Creates the namespace, then its LimitRange (before anything in it asks for a Pod). */
+/**
+ * Creates the namespace, then its LimitRange (before anything in it asks for a Pod). `cpu` is the request given to
+ * containers that ask for none (a fleet of many members gives each less, so that all of them fit the nodes).
+ */
 export async function createWorkloadNamespace(
   core: CoreV1Api,
   name: string,
   labels: Record<string, string> = {},
+  cpu = WORKLOAD_CPU_REQUEST,
 ): Promise<void> {
   await core.createNamespace({ body: { metadata: { name, labels } } });
-  await core.createNamespacedLimitRange({ namespace: name, body: cpuRequestsLimitRange(name) });
+  await core.createNamespacedLimitRange({ namespace: name, body: cpuRequestsLimitRange(name, cpu) });
 }
