@@ -13,6 +13,11 @@
 export NODE_OPTIONS=--experimental-vm-modules
 jest=./node_modules/.bin/jest
 status=0
+# Each group's Jest run also writes its result as JSON here; the suite ends with a short report read from them
+# (test/support/suite-report.js), so a failure in any group is named in the last lines of the output.
+report_dir=.local/test-output/suite
+rm -rf "$report_dir" && mkdir -p "$report_dir"
+report() { echo "--json --outputFile=$report_dir/$1.json"; }
 up_pid=
 up_log="${TMPDIR:-/tmp}/etcd-conductor-up.$$.log"
 if [ $# -eq 0 ]; then
@@ -42,7 +47,7 @@ if [ $# -eq 0 ]; then
 fi
 # Four at a time: the unit files mostly wait (Temporal's test servers, timers), so four kept the machine ~1.3 cores busy
 # and took 119 s on their own, against 148 s with three and ~250 s with two.
-nice -n 10 "$jest" --selectProjects unit --maxWorkers="${UNIT_WORKERS:-4}" --passWithNoTests "$@" || status=1
+nice -n 10 "$jest" --selectProjects unit --maxWorkers="${UNIT_WORKERS:-4}" --passWithNoTests $(report unit) "$@" || status=1
 if [ -n "$tsc_pid" ]; then wait "$tsc_pid" || status=1; fi
 if [ -n "$up_pid" ]; then
   wait "$up_pid"
@@ -55,11 +60,14 @@ if [ -n "$up_pid" ]; then
     exit 1
   fi
 fi
-E2E_GROUP=shared "$jest" --selectProjects e2e --maxWorkers="${E2E_WORKERS:-2}" --passWithNoTests "$@" || status=1
-E2E_GROUP=alone "$jest" --selectProjects e2e --maxWorkers=1 --passWithNoTests "$@" || status=1
-E2E_GROUP=planned "$jest" --selectProjects e2e --maxWorkers=2 --passWithNoTests "$@" || status=1
-E2E_GROUP=realnodes-paired "$jest" --selectProjects e2e --maxWorkers=2 --passWithNoTests "$@" || status=1
-E2E_GROUP=realnodes-alone "$jest" --selectProjects e2e --maxWorkers=1 --passWithNoTests "$@" || status=1
+E2E_GROUP=shared "$jest" --selectProjects e2e --maxWorkers="${E2E_WORKERS:-2}" --passWithNoTests $(report shared) "$@" || status=1
+E2E_GROUP=alone "$jest" --selectProjects e2e --maxWorkers=1 --passWithNoTests $(report alone) "$@" || status=1
+E2E_GROUP=planned "$jest" --selectProjects e2e --maxWorkers=2 --passWithNoTests $(report planned) "$@" || status=1
+E2E_GROUP=realnodes-paired "$jest" --selectProjects e2e --maxWorkers=2 --passWithNoTests $(report realnodes-paired) "$@" || status=1
+E2E_GROUP=realnodes-alone "$jest" --selectProjects e2e --maxWorkers=1 --passWithNoTests $(report realnodes-alone) "$@" || status=1
+node test/support/suite-report.js "$report_dir" .local
+# On a failure, whether the stack was still whole when the suite ended (before it is taken down).
+[ "$status" -ne 0 ] && node dist/localcluster/main.js status 2>&1 | head -n 1
 # The stack this script brought up is the suite's own: the whole suite takes it down (with arguments, it stays for the
 # next run by hand).
 [ $# -eq 0 ] && node dist/localcluster/main.js down
