@@ -17,17 +17,20 @@ export interface UpstreamDnsRelay {
   /** `host:port` CoreDNS forwards to. */
   address: string;
   upstream: string;
+  /** Queries waiting for the upstream's answer. */
+  readonly pending: number;
   stop(): Promise<void>;
 }
 
 /**
  * Starts the relay, or returns undefined (with the reason logged) when the host has no resolver configured: CoreDNS
- * then answers only the cluster domain, as before.
+ * then answers only the cluster domain, as before. `port` 0 takes any free port (the tests).
  */
 export async function startUpstreamDnsRelay(
   bindIp: string,
   log: (line: string) => void,
   resolvConf = '/etc/resolv.conf',
+  { port = UPSTREAM_DNS_PORT, queryTimeoutMs = 5000 }: { port?: number; queryTimeoutMs?: number } = {},
 ): Promise<UpstreamDnsRelay | undefined> {
   let upstream: string | undefined;
   try {
@@ -40,17 +43,24 @@ export async function startUpstreamDnsRelay(
     return undefined;
   }
   const server = createSocket('udp4');
-  const pending = new Set<Socket>();
+  /** Each query's socket and how to end it; ending is idempotent. */
+  const pending = new Map<Socket, () => void>();
   server.on('message', (query, client) => {
     // One socket per query: the answer goes back to whoever asked, and a lost answer costs only its timer.
     const out = createSocket('udp4');
-    pending.add(out);
+    let ended = false;
+    // Called by the answer, an error, the timeout or stop(), in any order and more than once: closing a closed
+    // socket throws, and thrown from a timer it ended the stack's daemon (rehearsal O: a query pending at stop, its
+    // timer fired after stop() had closed its socket, and the daemon died before stopping kube-apiserver and etcd).
     const done = () => {
+      if (ended) return;
+      ended = true;
       clearTimeout(timer);
       pending.delete(out);
       out.close();
     };
-    const timer = setTimeout(done, 5000);
+    const timer = setTimeout(done, queryTimeoutMs);
+    pending.set(out, done);
     out.on('message', (answer) => {
       server.send(answer, client.port, client.address);
       done();
@@ -60,18 +70,20 @@ export async function startUpstreamDnsRelay(
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.bind(UPSTREAM_DNS_PORT, bindIp, () => resolve());
+    server.bind(port, bindIp, () => resolve());
   });
   server.on('error', (e) => log(`real nodes: upstream DNS relay: ${e.message}`));
-  log(
-    `real nodes: names outside cluster.local are relayed from ${bindIp}:${UPSTREAM_DNS_PORT} to ${upstream}`,
-  );
+  const address = `${bindIp}:${server.address().port}`;
+  log(`real nodes: names outside cluster.local are relayed from ${address} to ${upstream}`);
   return {
-    address: `${bindIp}:${UPSTREAM_DNS_PORT}`,
+    address,
     upstream,
+    /** How many queries wait for an answer (the tests). */
+    get pending() {
+      return pending.size;
+    },
     stop: async () => {
-      for (const s of pending) s.close();
-      pending.clear();
+      for (const done of [...pending.values()]) done();
       await new Promise<void>((r) => server.close(() => r()));
     },
   };
