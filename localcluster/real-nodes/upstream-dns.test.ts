@@ -32,19 +32,24 @@ describe('startUpstreamDnsRelay', () => {
     await new Promise<void>((r) => client.send(query, Number(port), host, () => r()));
     return client;
   };
+  /** A relay with one query asked and waiting for the upstream. */
+  const relayWithPendingQuery = async (queryTimeoutMs: number) => {
+    const relay = await startUpstreamDnsRelay('127.0.0.1', () => undefined, resolvConf, {
+      port: 0,
+      queryTimeoutMs,
+    });
+    if (!relay) throw new Error('the relay did not start');
+    const client = await ask(relay.address);
+    await waitFor(() => relay.pending === 1);
+    return { relay, client };
+  };
   const waitFor = async (check: () => boolean) => {
     for (let i = 0; i < 100 && !check(); i++) await new Promise((r) => setTimeout(r, 10));
     expect(check()).toBe(true);
   };
 
   it('stops with a query still waiting, and its timer firing afterwards throws nothing', async () => {
-    const relay = await startUpstreamDnsRelay('127.0.0.1', () => undefined, resolvConf, {
-      port: 0,
-      queryTimeoutMs: 150,
-    });
-    if (!relay) throw new Error('the relay did not start');
-    const client = await ask(relay.address);
-    await waitFor(() => relay.pending === 1);
+    const { relay, client } = await relayWithPendingQuery(150);
     await relay.stop();
     expect(relay.pending).toBe(0);
     // Past the query's timeout: before the fix its timer closed the closed socket and threw (uncaught).
@@ -58,13 +63,7 @@ describe('startUpstreamDnsRelay', () => {
   });
 
   it('ends a query nobody answers at its timeout', async () => {
-    const relay = await startUpstreamDnsRelay('127.0.0.1', () => undefined, resolvConf, {
-      port: 0,
-      queryTimeoutMs: 100,
-    });
-    if (!relay) throw new Error('the relay did not start');
-    const client = await ask(relay.address);
-    await waitFor(() => relay.pending === 1);
+    const { relay, client } = await relayWithPendingQuery(100);
     await waitFor(() => relay.pending === 0);
     await relay.stop();
     client.close();
