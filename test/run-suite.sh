@@ -35,7 +35,7 @@ fi
 # The unit tests start etcd, Temporal dev servers and MinIO, and render the chart with Helm, from the tool cache. On a
 # new machine `up` builds those first and then Kubernetes and the nodes' tools for tens of minutes, so the unit tests
 # wait for the host tools only (built once, by whichever of the two takes a tool's lock first; a warm cache only stats
-# files). Session 27's CI ran on a new machine: without this wait 15 unit files failed on missing binaries.
+# files). Without this wait, on a new machine (Session 28's rehearsal N) 23 unit files failed on missing binaries.
 if [ $# -eq 0 ]; then
   node dist/localcluster/main.js tools host || status=1
 fi

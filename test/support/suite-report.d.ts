@@ -1,5 +1,4 @@
 /** The suite's closing report (suite-report.js). */
-export declare const GROUP_ORDER: string[];
 /** One group's lines from Jest's --json result, file names relative to rootDir. */
 export declare function groupLines(group: string, result: unknown, rootDir: string): string[];
 export declare function machineLines(m: {

@@ -3,13 +3,11 @@
 // here, at the end, in a few lines: Session 27's CI run failed in two groups and its shown tail named only the last.
 //
 // Usage (test/run-suite.sh): node test/support/suite-report.js <folder of Jest --json files> <stack state folder>
-// Each group's Jest run wrote <folder>/<group>.json (`--json --outputFile`); a group with no file did not run.
+// Each group's Jest run wrote <folder>/<group>.json (`--json --outputFile`).
 const { readFileSync, readdirSync, statfsSync, existsSync } = require('node:fs');
 const { loadavg, freemem, totalmem } = require('node:os');
 const { join, relative } = require('node:path');
 
-/** The order the suite runs its groups in. */
-const GROUP_ORDER = ['unit', 'shared', 'alone', 'planned', 'realnodes-paired', 'realnodes-alone'];
 /** At most this many failed tests are named per group; the rest are counted. */
 const MAX_NAMED = 6;
 const MAX_LINE = 220;
@@ -79,18 +77,17 @@ function stackLogLines(log, count = 8) {
 
 function main(reportDir, stateDir) {
   const rootDir = join(__dirname, '..', '..');
-  const present = existsSync(reportDir) ? readdirSync(reportDir) : [];
+  // The groups in the order they ran (each result's start time): the list of groups lives in run-suite.sh alone.
+  const results = (existsSync(reportDir) ? readdirSync(reportDir) : [])
+    .filter((f) => f.endsWith('.json'))
+    .map((f) => ({
+      group: f.slice(0, -'.json'.length),
+      result: JSON.parse(readFileSync(join(reportDir, f), 'utf8')),
+    }))
+    .sort((a, b) => (a.result.startTime ?? 0) - (b.result.startTime ?? 0));
   const lines = ['suite: what each group did'];
-  let failed = false;
-  for (const group of GROUP_ORDER) {
-    if (!present.includes(`${group}.json`)) {
-      lines.push(`  ${group.padEnd(17)} did not run (or wrote no result)`);
-      continue;
-    }
-    const result = JSON.parse(readFileSync(join(reportDir, `${group}.json`), 'utf8'));
-    if (!result.success) failed = true;
-    lines.push(...groupLines(group, result, rootDir));
-  }
+  for (const { group, result } of results) lines.push(...groupLines(group, result, rootDir));
+  const failed = results.some(({ result }) => !result.success);
   if (failed) {
     lines.push('suite: the machine as the suite ended');
     const disk = statfsSync(stateDir);
@@ -112,7 +109,7 @@ function main(reportDir, stateDir) {
   console.log(lines.join('\n'));
 }
 
-module.exports = { groupLines, machineLines, stackLogLines, GROUP_ORDER };
+module.exports = { groupLines, machineLines, stackLogLines };
 
 if (require.main === module) {
   const [reportDir, stateDir] = process.argv.slice(2);
