@@ -171,7 +171,7 @@ function podObject(
   } as Obj;
 }
 
-function claimObject(name: string, dataLost = false): Obj {
+function claimObject(name: string, dataLost = false, annotations: Record<string, string> = {}): Obj {
   return {
     apiVersion: 'v1',
     kind: 'PersistentVolumeClaim',
@@ -179,7 +179,7 @@ function claimObject(name: string, dataLost = false): Obj {
       name: `data-${name}`,
       namespace: ref.namespace,
       labels: { [Labels.cluster]: ref.name, [Labels.member]: name },
-      ...(dataLost ? { annotations: { 'etcd.conductor.dev/data-lost': 'true' } } : {}),
+      annotations: { ...(dataLost ? { 'etcd.conductor.dev/data-lost': 'true' } : {}), ...annotations },
     },
   };
 }
@@ -196,8 +196,10 @@ function activitiesWith(
   kube: KubeObjects,
   etcd: EtcdAdmin,
   imageFor: ActivityDeps['imageFor'] = (v) => `etcd:v${v}`,
+  // No learner passes its readiness checks unless a test says so (never a real HTTP call).
+  learnerReadiness: ActivityDeps['learnerReadiness'] = async () => false,
 ) {
-  return createActivities({ kube, etcd, events: noEvents, imageFor });
+  return createActivities({ kube, etcd, events: noEvents, imageFor, learnerReadiness });
 }
 
 describe('createMemberPod', () => {
@@ -610,6 +612,142 @@ describe('awaitAnswerChange', () => {
       activitiesWith(kube, etcd).awaitAnswerChange({ ref, version: '3.6.16', answering: [], maxMs: 10_000 }),
     ).resolves.toBe('changed');
     expect(calls.filter((c) => c.fn === 'listMembersWithHeader')).toHaveLength(1);
+  });
+});
+
+describe('a learner waiting on its own publish', () => {
+  // main-0 votes; main-1 is a started learner that does not answer its status; main-2 a learner not started yet.
+  const world = (claimAnnotations: Record<string, string> = {}) => {
+    const { kube, patches } = fakeKube([
+      podObject('main-0', 'voter'),
+      podObject('main-1', 'learner', { ready: false }),
+      podObject('main-2', 'learner', { ready: false }),
+      claimObject('main-0'),
+      claimObject('main-1', false, claimAnnotations),
+      claimObject('main-2'),
+    ]);
+    const { etcd } = fakeEtcd(
+      [
+        etcdMember('1', 'main-0'),
+        etcdMember('2', 'main-1', { isLearner: true }),
+        etcdMember('3', '', { peerURLs: [peer('main-2')], clientURLs: [client('main-2')], isLearner: true }),
+      ],
+      { down: [peer('main-1'), peer('main-2')], leaderId: '1' },
+    );
+    return { kube, patches, etcd };
+  };
+  const readyAt = (ips: string[]) => {
+    const asked: string[] = [];
+    const readiness = async (ip: string) => {
+      asked.push(ip);
+      return ips.includes(ip);
+    };
+    return { asked, readiness };
+  };
+
+  it('is said of a started learner that passes its readiness checks and does not answer; only started learners are asked', async () => {
+    const { kube, etcd } = world({ 'etcd.conductor.dev/restarted-learner': '7' });
+    const { asked, readiness } = readyAt(['10.0.0.11', '10.0.0.12']);
+    const observation = await activitiesWith(kube, etcd, undefined, readiness).observeCluster({
+      ref,
+      version: '3.6.16',
+    });
+    const byName = new Map(observation.etcd?.members.map((m) => [m.name, m]));
+    expect(byName.get('main-1')).toEqual({
+      id: '2',
+      name: 'main-1',
+      isLearner: true,
+      started: true,
+      reachable: false,
+      awaitingOwnPublish: true,
+    });
+    // Not started (no name in etcd's list): still joining, whatever its readiness says; never asked.
+    expect(byName.get('main-2')).not.toHaveProperty('awaitingOwnPublish');
+    expect(byName.get('main-0')).not.toHaveProperty('awaitingOwnPublish');
+    expect(asked).toEqual(['10.0.0.11']);
+    expect(observation.kube.find((k) => k.name === 'main-1')?.claim?.restartedLearner).toBe('7');
+  });
+
+  it('is not said of a started learner that passes its readiness checks and answers its status', async () => {
+    const { kube } = world();
+    const { etcd } = fakeEtcd([etcdMember('1', 'main-0'), etcdMember('2', 'main-1', { isLearner: true })], {
+      leaderId: '1',
+    });
+    const observation = await activitiesWith(
+      kube,
+      etcd,
+      undefined,
+      readyAt(['10.0.0.11']).readiness,
+    ).observeCluster({
+      ref,
+      version: '3.6.16',
+    });
+    expect(observation.etcd?.members.find((m) => m.name === 'main-1')).toMatchObject({ reachable: true });
+    expect(observation.etcd?.members.find((m) => m.name === 'main-1')).not.toHaveProperty(
+      'awaitingOwnPublish',
+    );
+  });
+
+  it('is not said of a started learner whose readiness checks fail (its snapshot is still on the way)', async () => {
+    const { kube, etcd } = world();
+    const observation = await activitiesWith(kube, etcd, undefined, readyAt([]).readiness).observeCluster({
+      ref,
+      version: '3.6.16',
+    });
+    expect(observation.etcd?.members.find((m) => m.name === 'main-1')).not.toHaveProperty(
+      'awaitingOwnPublish',
+    );
+  });
+
+  it("ends a wait for an answer as news, unless the caller's look had found that learner already", async () => {
+    const { kube, etcd } = world();
+    const acts = activitiesWith(kube, etcd, undefined, readyAt(['10.0.0.11']).readiness);
+    const input = { ref, version: '3.6.16', answering: ['main-0'], maxMs: 300 };
+    await expect(acts.awaitAnswerChange(input)).resolves.toBe('changed');
+    await expect(acts.awaitAnswerChange({ ...input, learnerToRestart: '2' })).resolves.toBe('unchanged');
+  });
+
+  it('a learner restarted once (its claim names its id) is no news to the wait', async () => {
+    const { kube, etcd } = world({ 'etcd.conductor.dev/restarted-learner': '2' });
+    const acts = activitiesWith(kube, etcd, undefined, readyAt(['10.0.0.11']).readiness);
+    await expect(
+      acts.awaitAnswerChange({ ref, version: '3.6.16', answering: ['main-0'], maxMs: 300 }),
+    ).resolves.toBe('unchanged');
+  });
+
+  it('stopLearnerPod records the learner on its claim, deletes the Pod it was given and returns once it is gone', async () => {
+    const { kube, patches, etcd } = world();
+    const deleted: { name: string; uid?: string }[] = [];
+    const deleteIfPresent = kube.deleteIfPresent.bind(kube);
+    kube.deleteIfPresent = async (r, options) => {
+      deleted.push({ name: r.name, ...(options?.uid ? { uid: options.uid } : {}) });
+      return deleteIfPresent(r, options);
+    };
+    const acts = activitiesWith(kube, etcd);
+    await expect(acts.stopLearnerPod({ ref, member: 'main-1', id: '2', podUid: 'pod-main-1' })).resolves.toBe(
+      'stopped',
+    );
+    expect(patches).toContainEqual({
+      ref: expect.objectContaining({ kind: 'PersistentVolumeClaim', name: 'data-main-1' }),
+      patch: { metadata: { annotations: { 'etcd.conductor.dev/restarted-learner': '2' } } },
+    });
+    expect(deleted).toEqual([{ name: 'main-1', uid: 'pod-main-1' }]);
+    await expect(
+      kube.read({ apiVersion: 'v1', kind: 'Pod', namespace: 'prod', name: 'main-1' }),
+    ).resolves.toBeUndefined();
+  });
+
+  it('stopLearnerPod retried after the new Pod started leaves that Pod alone', async () => {
+    const { kube, etcd } = world();
+    // The Pod now there is a newer one (another uid): the real API refuses the delete's uid precondition.
+    kube.deleteIfPresent = async () => 'absent';
+    const acts = activitiesWith(kube, etcd);
+    await expect(acts.stopLearnerPod({ ref, member: 'main-1', id: '2', podUid: 'pod-old' })).resolves.toBe(
+      'gone',
+    );
+    await expect(
+      kube.read({ apiVersion: 'v1', kind: 'Pod', namespace: 'prod', name: 'main-1' }),
+    ).resolves.toBeDefined();
   });
 });
 

@@ -36,6 +36,7 @@ test('the cluster activities register the same names', () => {
     'removeRecoveryApproval',
     'replaceMemberPod',
     'stageIssuedTLS',
+    'stopLearnerPod',
     'writeStatus',
   ]);
 });

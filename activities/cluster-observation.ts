@@ -30,6 +30,9 @@ import { isoOf, memberPods, ownedByAnother } from './cluster-kube';
 import type { PodLike } from './cluster-kube';
 import { ANSWER_POLL_MS, delay } from './etcd-membership';
 import { dialAt } from './member-addresses';
+import type { DialTarget } from './member-addresses';
+import { passesLearnerReadiness } from './member-readiness';
+import { learnerToRestart } from '../contracts/learner-restart';
 
 /**
  * A member that does not answer its status within this long counts as unreachable for this observation.
@@ -44,6 +47,10 @@ const OBSERVE_STATUS_TIMEOUT_MS = 1000;
  * through. Killed members are not ready, so their loss is said without the second round.
  */
 export const OBSERVE_CONFIRM_MS = 1000;
+/** How long a started learner is given to answer its readiness checks (contracts/learner-restart.ts). */
+const LEARNER_READINESS_TIMEOUT_MS = 500;
+/** How long a started learner that passed its readiness checks is given to answer its status after them. */
+const LEARNER_ANSWER_GRACE_MS = 300;
 
 /** Set on a claim by the scheduler when its class binds on first consumer: the node its volume is made on. */
 const SELECTED_NODE_ANNOTATION = 'volume.kubernetes.io/selected-node';
@@ -85,6 +92,8 @@ export interface ObservationDeps {
   kube: KubeObjects;
   etcd: EtcdAdmin;
   imageFor: (version: string) => string | undefined;
+  /** A learner's readiness checks at its Pod's address (member-readiness.ts); the tests fake it. */
+  learnerReadiness?: (podIP: string, timeoutMs: number) => Promise<boolean>;
 }
 
 /** The init containers of a member Pod that wait, for memberProblem: an image the kubelet cannot pull stops etcd too. */
@@ -107,6 +116,7 @@ export async function observeCluster(
   input: { ref: ClusterRef; version: string; spec?: EtcdClusterSpec },
 ): Promise<ClusterObservation> {
   const { kube, etcd } = deps;
+  const learnerReadiness = deps.learnerReadiness ?? passesLearnerReadiness;
   const { ref } = input;
   const versionKnown = deps.imageFor(input.version) !== undefined;
   // With the spec, each Pod is compared with the template it asks for (rollouts); without, nothing is said of it.
@@ -226,7 +236,9 @@ export async function observeCluster(
     // The claim's record outlives the Pod's: it is the one read when both exist (they are written alike).
     const claimInitial = initialMembersOfAnnotation(c.metadata?.annotations?.[Annotations.initialMembers]);
     if (claimInitial) entry(name).initialMembers = claimInitial;
+    const restartedLearner = c.metadata?.annotations?.[Annotations.restartedLearner];
     entry(name).claim = {
+      ...(restartedLearner ? { restartedLearner } : {}),
       terminating: Boolean(c.metadata?.deletionTimestamp) || ownedByAnother(ref, c),
       dataLost:
         c.metadata?.annotations?.[Annotations.dataLost] === 'true' ||
@@ -279,29 +291,51 @@ export async function observeCluster(
       await delay(OBSERVE_CONFIRM_MS);
       return listRound();
     });
-    const members: (EtcdMemberObservation & { leaderId?: string })[] = await Promise.all(
+    type Answer = EtcdMemberObservation & { leaderId?: string };
+    type Listed = Pick<EtcdMemberObservation, 'id' | 'name' | 'isLearner' | 'started'>;
+    /** The member's own status at its Pod's address, or undefined when it does not answer as itself in time. */
+    const statusOf = async (
+      at: { url: string; dial: DialTarget },
+      base: Listed,
+    ): Promise<Answer | undefined> => {
+      try {
+        const s = await etcd.status(at.url, OBSERVE_STATUS_TIMEOUT_MS, at.dial);
+        // The address is this observation's, read a moment ago; an answer from any other member is not this one's.
+        if (s.id !== base.id) return undefined;
+        return {
+          ...base,
+          reachable: true,
+          raftIndex: s.raftIndex,
+          ...(s.revision ? { revision: s.revision } : {}),
+          version: s.version,
+          leaderId: s.leaderId,
+          dbSize: s.dbSize,
+          dbSizeInUse: s.dbSizeInUse,
+        };
+      } catch {
+        return undefined;
+      }
+    };
+    const members: Answer[] = await Promise.all(
       listed.members.map(async (m) => {
         const name = memberFromPeerURL(ref, m.peerURLs[0] ?? '') ?? m.name;
         const base = { id: m.id, name, isLearner: m.isLearner, started: m.name !== '' };
         const at = reach(name);
         if (!at) return { ...base, reachable: false };
-        try {
-          const s = await etcd.status(at.url, OBSERVE_STATUS_TIMEOUT_MS, at.dial);
-          // The address is this observation's, read a moment ago; an answer from any other member is not this one's.
-          if (s.id !== m.id) return { ...base, reachable: false };
-          return {
-            ...base,
-            reachable: true,
-            raftIndex: s.raftIndex,
-            ...(s.revision ? { revision: s.revision } : {}),
-            version: s.version,
-            leaderId: s.leaderId,
-            dbSize: s.dbSize,
-            dbSizeInUse: s.dbSizeInUse,
-          };
-        } catch {
-          return { ...base, reachable: false };
+        const status = statusOf(at, base);
+        const podIP = podIPs.get(name);
+        if (!base.isLearner || !base.started || podIP === undefined) {
+          return (await status) ?? { ...base, reachable: false };
         }
+        // A started learner is also asked its readiness checks, at the same time. One that passes them has applied
+        // its leader's snapshot and its publish is committed (etcd lists its name), so it serves clients within
+        // milliseconds unless it waits on that publish: its status is given LEARNER_ANSWER_GRACE_MS more, not the
+        // full deadline, and without an answer by then it is said to wait on its own publish.
+        if (!(await learnerReadiness(podIP, LEARNER_READINESS_TIMEOUT_MS))) {
+          return (await status) ?? { ...base, reachable: false };
+        }
+        const answered = await Promise.race([status, delay(LEARNER_ANSWER_GRACE_MS).then(() => undefined)]);
+        return answered ?? { ...base, reachable: false, awaitingOwnPublish: true };
       }),
     );
     const leaderId = members.find((m) => m.leaderId && m.leaderId !== '0')?.leaderId;
@@ -355,6 +389,8 @@ export function createObservationActivities(deps: ObservationDeps) {
       version: string;
       answering: string[];
       maxMs: number;
+      /** The learner the look before this wait found waiting on its own publish (contracts/learner-restart.ts). */
+      learnerToRestart?: string;
     }): Promise<'changed' | 'unchanged'> {
       const until = Date.now() + input.maxMs;
       const before = [...input.answering].sort().join(',');
@@ -368,6 +404,8 @@ export function createObservationActivities(deps: ObservationDeps) {
           .join(',');
         // A member Pod that cannot run (image, crash loop, scheduling, claim) is news too: the wait says why.
         if (now !== before || observation.kube.some((k) => k.problem)) return 'changed';
+        // A learner found waiting on its own publish is restarted by the next step, not waited out.
+        if (learnerToRestart(observation)?.id !== input.learnerToRestart) return 'changed';
         if (Date.now() + ANSWER_POLL_MS > until) return 'unchanged';
         await delay(ANSWER_POLL_MS);
       }

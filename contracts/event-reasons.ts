@@ -62,6 +62,8 @@ export const EventReasons = {
   BackupStoreUnreadable: cluster('Warning'),
   AutoTLSIssued: cluster('Normal'),
   AutoTLSRenewed: cluster('Normal'),
+  // A learner restarted because etcd kept it waiting on its own publish (contracts/learner-restart.ts)
+  LearnerRestarted: cluster('Normal'),
   // Upgrade and downgrade steps
   PreUpgradeSnapshotTaken: cluster('Normal'),
   PreUpgradeSnapshotFailed: cluster('Warning'),

@@ -39,6 +39,8 @@ export interface KubeMemberObservation {
   claim?: {
     terminating: boolean;
     dataLost: boolean;
+    /** The etcd member id of the learner whose Pod the operator restarted on this claim (contracts/learner-restart.ts). */
+    restartedLearner?: string;
     /** Only when observed with a spec: its size and whether its StorageClass lets it grow (rollouts). */
     storage?: ClaimStorageObservation;
   };
@@ -54,6 +56,12 @@ export interface EtcdMemberObservation {
   /** etcd lists a name for it: the process has joined at least once. */
   started: boolean;
   reachable: boolean;
+  /**
+   * A learner etcd lists as started whose client port does not answer while its own readiness checks (a
+   * linearizable read among them) pass: it waits on its own publish, which a leader snapshot already held
+   * (contracts/learner-restart.ts). Asked only of started learners that do not answer.
+   */
+  awaitingOwnPublish?: boolean;
   raftIndex?: string;
   /** The newest revision it applied (the last revision the operator saw, for a later lost window). */
   revision?: string;

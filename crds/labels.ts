@@ -38,6 +38,11 @@ export const Annotations = {
    * (the Pods' --initial-cluster). A bootstrap interrupted half-way starts the rest with the same membership.
    */
   initialMembers: `${API_GROUP}/initial-members`,
+  /**
+   * On a member's claim: the etcd member id of the learner whose Pod the operator restarted once because etcd kept
+   * it waiting on its own publish (contracts/learner-restart.ts); a learner is restarted at most once.
+   */
+  restartedLearner: `${API_GROUP}/restarted-learner`,
 } as const;
 
 /** Label selector of a cluster's member Pods, as status.selector and the scale subresource expect it. */

@@ -311,6 +311,57 @@ describe('etcdClusterWorkflow on the Temporal dev server', () => {
     });
   });
 
+  it('restarts each learner that waits on its own publish once, on its claim, and promotes it once it answers', async () => {
+    const fake = createFakeCluster({ learnersAwaitOwnPublish: true });
+    await withCluster('publish', specOf(3), fake, async ({ opId, change }) => {
+      await finished(fake, opId(1, 'Bootstrap'));
+      await change(2, specOf(5));
+      const status = await finished(fake, opId(2, 'ScaleUp'));
+      expect(status.lastOperation).toMatchObject({ type: 'ScaleUp', result: 'Succeeded' });
+      expect(fake.voterNames()).toEqual(['publish-0', 'publish-1', 'publish-2', 'publish-3', 'publish-4']);
+      // Each learner's first Pod stopped once (by its uid), then started again on its claim before its promotion.
+      const steps = fake.calls
+        .filter((c) => ['stopLearnerPod', 'createMemberPod', 'promoteLearner'].includes(c.name))
+        .map((c) => {
+          const input = c.input as { member: string; mode?: string };
+          return `${c.name} ${input.member}${input.mode ? ` ${input.mode}` : ''}`;
+        })
+        .filter((line) => /publish-[34]/.test(line));
+      expect(steps).toEqual([
+        'createMemberPod publish-3 join',
+        'stopLearnerPod publish-3',
+        'createMemberPod publish-3 restart',
+        'promoteLearner publish-3',
+        'createMemberPod publish-4 join',
+        'stopLearnerPod publish-4',
+        'createMemberPod publish-4 restart',
+        'promoteLearner publish-4',
+      ]);
+      const reasons = fake.events.map((e) => e.reason);
+      expect(reasons.filter((r) => r === 'LearnerRestarted')).toHaveLength(2);
+      expect(fake.claimNames()).toEqual(['publish-0', 'publish-1', 'publish-2', 'publish-3', 'publish-4']);
+    });
+  });
+
+  it('restarts a learner that waits on its own publish only once: a restart that does not help is waited out', async () => {
+    const fake = createFakeCluster({ learnersAwaitOwnPublish: 'always' });
+    await withCluster('once', specOf(3), fake, async ({ opId, change }) => {
+      await finished(fake, opId(1, 'Bootstrap'));
+      await change(2, specOf(4));
+      await eventually('the learner restarted once and waiting', () => {
+        const step = fake.status?.currentOperation?.step ?? '';
+        return fake.callsOf('stopLearnerPod').length === 1 && /learner once-3 does not answer/.test(step);
+      });
+      // Looks go on (the fake's wait for an answer returns at once), and none restarts it again.
+      const looks = fake.callsOf('observeCluster').length;
+      await eventually('five more looks', () => fake.callsOf('observeCluster').length >= looks + 5);
+      expect(fake.callsOf('stopLearnerPod')).toHaveLength(1);
+      expect(
+        fake.callsOf('createMemberPod').filter((c) => (c.input as { mode: string }).mode === 'restart'),
+      ).toHaveLength(1);
+    });
+  });
+
   it("scales 5 -> 3 removing one member at a time; each removed member's Pod, claim and budget go out together", async () => {
     const fake = createFakeCluster();
     await withCluster('shrink', specOf(5), fake, async ({ opId, change, handle }) => {

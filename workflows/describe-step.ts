@@ -20,6 +20,8 @@ export function describeStep(step: Step): string {
       return `add member ${step.member} as a learner`;
     case 'PromoteLearner':
       return `promote learner ${step.member} to voter`;
+    case 'RestartLearner':
+      return `restart learner ${step.member} on its claim: it applied the leader's snapshot, which already held its own publish, and etcd would let it answer only after its request timeout`;
     case 'RemoveMember':
       return `remove member ${step.member} (${removeWhy[step.reason]})`;
     case 'MoveLeader':

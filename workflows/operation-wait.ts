@@ -7,6 +7,7 @@ import type { ClusterActivities } from '../activities/cluster-activities';
 import type { Observed, Step } from './plan';
 import { answeringMembers, awaitsAnAnswer, describeStep, MEMBER_PROBLEM_REASONS } from './plan';
 import { waitBackoffMs } from './wait-backoff';
+import { learnerToRestart } from '../contracts/learner-restart';
 import { ActivityKinds } from './activity-kinds';
 import type { OperationRunState } from './operation-run-state';
 import { WAIT_BACKOFF_PATCH } from './operation-step-teller';
@@ -14,6 +15,12 @@ import { WAIT_BACKOFF_PATCH } from './operation-step-teller';
 // awaitAnswerChange polls inside itself and heartbeats on every poll: a worker that died is noticed within
 // the heartbeat timeout, not the 30 s start-to-close.
 const waitingActs = proxyActivities<Pick<ClusterActivities, 'awaitAnswerChange'>>(ActivityKinds.waitingPoll);
+
+/** The learner this look already found waiting on its own publish: the wait ends only on news beyond it. */
+function learnerToRestartNow(observed: Observed): { learnerToRestart?: string } {
+  const id = learnerToRestart(observed)?.id;
+  return id ? { learnerToRestart: id } : {};
+}
 
 // Pause between observations while a step waits on something outside the operator (a learner catching
 // up, a Pod starting): short, because each wait is bounded by the progress deadline anyway.
@@ -49,6 +56,7 @@ export async function waitOn(
       version: spec.version,
       answering: answeringMembers(observed),
       maxMs: ANSWER_WAIT_MS,
+      ...learnerToRestartNow(observed),
     });
   } else if (backsOff(s)) {
     // Nothing is expected to change soon: look again later and later, or as soon as a member changes.

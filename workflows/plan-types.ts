@@ -91,6 +91,8 @@ export interface KubeMemberView {
     phase: PodPhase;
     ready: boolean;
     terminating: boolean;
+    /** The Pod's uid: a step that deletes it names this one, never a newer Pod of the same name. */
+    uid?: string;
     restoreFailure?: { reason: string; message: string; permanent: boolean };
     /** The seed's restore init container succeeded: the revision (and time) it reached (status.restore). */
     restored?: { revision?: number; time?: string; leasesGranted?: number; keysWithoutLease?: number };
@@ -103,7 +105,13 @@ export interface KubeMemberView {
    * `dataLost` is the observer's verdict that the claim cannot hold the member's data: the claim carries
    * the etcd.conductor.dev/data-lost annotation, or it is not the claim the member started on.
    */
-  claim?: { terminating: boolean; dataLost: boolean; storage?: ClaimStorageObservation };
+  claim?: {
+    terminating: boolean;
+    dataLost: boolean;
+    storage?: ClaimStorageObservation;
+    /** The learner (member id) restarted once on this claim (contracts/learner-restart.ts). */
+    restartedLearner?: string;
+  };
 }
 
 export interface Observed {
@@ -179,6 +187,11 @@ export type Step =
   /** Create claim and Pod for `member` and MemberAddAsLearner it; the next plan promotes it once caught up. */
   | { kind: 'AddMember'; member: string }
   | { kind: 'PromoteLearner'; member: string; id: string }
+  /**
+   * Restart a learner that etcd keeps waiting on its own publish (contracts/learner-restart.ts): record its member id on
+   * its claim, delete its Pod (`podUid`, so never a newer one) and start it again on its claim. Once per learner.
+   */
+  | { kind: 'RestartLearner'; member: string; id: string; podUid: string }
   /** MemberRemove, then delete the Pod and claim (a crash in between leaves an orphan, which a later plan deletes). */
   | { kind: 'RemoveMember'; member: string; id: string; reason: RemoveReason }
   /** Hand leadership from a member that is about to be removed (for `reason`) to a healthy voter. */

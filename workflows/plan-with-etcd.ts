@@ -15,6 +15,7 @@ import {
   slowVotersMessage,
 } from './cluster-state';
 import { defragTrigger } from './defrag-plan';
+import { learnerToRestart } from '../contracts/learner-restart';
 import { planDowngradeGate } from './downgrade-plan';
 import type { Check } from './plan-checks';
 import { replaceStuckPod, upgradeRefusal, wait } from './plan-checks';
@@ -165,6 +166,9 @@ export const withEtcdChain: Check<WithEtcd>[] = [
       if (learner.healthy && learnerCaughtUp(learner.raftIndex, c.leader?.raftIndex)) {
         return { kind: 'PromoteLearner', member: learner.name, id: learner.id };
       }
+      // etcd would keep it from answering until its request timeout: restarted, it answers at once.
+      const restart = learnerToRestart(c.observed);
+      if (restart?.id === learner.id) return { kind: 'RestartLearner', ...restart };
       return wait(
         Reasons.LearnerCatchingUp,
         !learner.started

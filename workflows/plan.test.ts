@@ -663,6 +663,85 @@ describe('plan, healing', () => {
   ]);
 });
 
+/**
+ * main-3, a learner etcd lists as started that does not answer while its readiness checks pass: it waits on its own
+ * publish (contracts/learner-restart.ts). `restarted`: the member id its claim records; `pod`/`claim`: overrides.
+ */
+function awaitingPublish(
+  more: {
+    restarted?: string;
+    pod?: Partial<NonNullable<KubeMemberView['pod']>> | 'none';
+    claim?: 'none';
+  } = {},
+): Observed {
+  const o = observed([...three, { n: 3, learner: true, reachable: false, pod: 'notReady' }]);
+  const learner = o.etcd?.members.find((m) => m.name === name(3));
+  if (learner) learner.awaitingOwnPublish = true;
+  o.kube = o.kube.map((k) => {
+    if (k.name !== name(3)) return k;
+    const { pod, claim, ...rest } = k;
+    return {
+      ...rest,
+      ...(more.pod === 'none' || !pod ? {} : { pod: { ...pod, uid: 'uid-main-3', ...more.pod } }),
+      ...(more.claim === 'none' || !claim
+        ? {}
+        : { claim: { ...claim, ...(more.restarted ? { restartedLearner: more.restarted } : {}) } }),
+    };
+  });
+  return o;
+}
+
+describe('plan, a learner waiting on its own publish', () => {
+  check([
+    [
+      'is restarted on its claim, its Pod named by uid',
+      desired(5),
+      awaitingPublish(),
+      { kind: 'RestartLearner', member: 'main-3', id: id(3), podUid: 'uid-main-3' },
+      'promoteLearner',
+    ],
+    [
+      'is waited for once its claim records a restart of this learner',
+      desired(5),
+      awaitingPublish({ restarted: id(3) }),
+      { kind: 'Wait', reason: 'LearnerCatchingUp' },
+    ],
+    [
+      'is restarted when its claim records the restart of an earlier learner of that name',
+      desired(5),
+      awaitingPublish({ restarted: id(9) }),
+      { kind: 'RestartLearner', member: 'main-3', id: id(3) },
+    ],
+    [
+      'is waited for without a claim (Memory medium: its data would go with its Pod)',
+      desired(5, { medium: 'Memory' }),
+      awaitingPublish({ claim: 'none' }),
+      { kind: 'Wait', reason: 'LearnerCatchingUp' },
+    ],
+    [
+      'is waited for while its Pod is being deleted',
+      desired(5),
+      awaitingPublish({ pod: { terminating: true } }),
+      { kind: 'Wait', reason: 'WaitingForDeletion' },
+    ],
+  ]);
+
+  it('is restarted by the running ScaleUp, and Heal, Resume and Bootstrap take the step on too', () => {
+    const step: ActionStep = { kind: 'RestartLearner', member: 'main-3', id: id(3), podUid: 'u' };
+    expect(operationFor(step, 5)).toBe('ScaleUp');
+    for (const op of ['ScaleUp', 'Heal', 'Resume', 'Bootstrap'] as const) {
+      expect(continuesOperation(op, step, 5)).toBe(true);
+    }
+    expect(continuesOperation('ScaleDown', step, 3)).toBe(false);
+  });
+
+  it('is said in the step line', () => {
+    expect(describeStep({ kind: 'RestartLearner', member: 'main-3', id: id(3), podUid: 'u' })).toMatch(
+      /^restart learner main-3 on its claim: it applied the leader's snapshot, which already held its own publish/,
+    );
+  });
+});
+
 describe('plan, learners and scale up', () => {
   check([
     [

@@ -108,6 +108,7 @@ export function operationFor(step: ActionStep, desiredReplicas: number): Operati
       return 'Pause';
     case 'AddMember':
     case 'PromoteLearner':
+    case 'RestartLearner':
       return 'ScaleUp';
     case 'UpgradeMember':
       return lowersMinor(step.from, step.to) ? 'Downgrade' : 'Upgrade';

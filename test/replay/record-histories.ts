@@ -183,6 +183,13 @@ const scenarios: Record<string, ClusterScenario> = {
   // The same, recorded once a scale-down's last removal looks again before its budget follows the new size (patch
   // removal-budget-deferred).
   budgetdeferred: { initial: specOf(3), body: threeToFiveToThree },
+  // The same, with every learner's first Pod waiting on its own publish: each is restarted once on its claim
+  // (RestartLearner, contracts/learner-restart.ts) before its promotion.
+  learnerrestart: {
+    initial: specOf(3),
+    options: { learnersAwaitOwnPublish: true },
+    body: threeToFiveToThree,
+  },
   // A scale up cancelled while its learner cannot catch up, halted, then retried with a retry token.
   cancelled: {
     initial: specOf(1),

@@ -56,6 +56,8 @@ export interface FakeClaim {
   size: string;
   /** A brand-new cluster's initial members it was made for (its annotation). */
   initialMembers?: string[];
+  /** The learner (member id) restarted once on it (the etcd.conductor.dev/restarted-learner annotation). */
+  restartedLearner?: string;
 }
 
 export interface FakeClusterOptions {
@@ -84,6 +86,11 @@ export interface FakeClusterOptions {
   beforeOperationLook?: () => Promise<void>;
   /** The newest EtcdSnapshot of the cluster that the quorum-loss probe finds (default: none). */
   backup?: BackupPoint;
+  /**
+   * A learner's first Pod (mode join) applies a snapshot that holds its own publish (contracts/learner-restart.ts): it
+   * passes its readiness checks and does not answer until its Pod is restarted; with 'always', not even then.
+   */
+  learnersAwaitOwnPublish?: true | 'always';
 }
 
 /** Every activity the workflows call: the cluster's, etcd's downgrade API and spec.auth's. */
@@ -108,6 +115,8 @@ export function createFakeCluster(options: FakeClusterOptions = {}) {
   /** Pre-upgrade EtcdSnapshots by name, with how often each was read. */
   const snapshotReads = new Map<string, number>();
   const unreachable = new Set<string>();
+  /** Learners waiting on their own publish (learnersAwaitOwnPublish): started, ready, and not answering. */
+  const awaitingPublish = new Set<string>();
   const neverCatchUp = new Set<string>();
   let learnersNeverCatchUp = false;
   let addsRefused = 0;
@@ -144,7 +153,8 @@ export function createFakeCluster(options: FakeClusterOptions = {}) {
   const byOrdinal = (a: FakeMember, b: FakeMember) => ordinal(a.name) - ordinal(b.name);
   const memberById = (id: string) => [...members.values()].find((m) => m.id === id);
   /** A member answers when its process runs: a Pod exists, and no fault cuts it off. */
-  const answers = (m: FakeMember) => m.started && pods.has(m.name) && !unreachable.has(m.name);
+  const answers = (m: FakeMember) =>
+    m.started && pods.has(m.name) && !unreachable.has(m.name) && !awaitingPublish.has(m.name);
   const voters = () => [...members.values()].filter((m) => !m.isLearner);
   const hasQuorum = () => {
     const v = voters();
@@ -237,6 +247,7 @@ export function createFakeCluster(options: FakeClusterOptions = {}) {
         k.claim = {
           terminating: false,
           dataLost: claim.dataLost,
+          ...(claim.restartedLearner ? { restartedLearner: claim.restartedLearner } : {}),
           ...(input.spec
             ? {
                 storage: {
@@ -263,6 +274,9 @@ export function createFakeCluster(options: FakeClusterOptions = {}) {
         isLearner: m.isLearner,
         started: m.started,
         reachable,
+        ...(!reachable && m.isLearner && awaitingPublish.has(m.name) && pods.has(m.name)
+          ? { awaitingOwnPublish: true }
+          : {}),
         ...(reachable
           ? {
               raftIndex: String(raftIndex),
@@ -393,6 +407,8 @@ export function createFakeCluster(options: FakeClusterOptions = {}) {
         ...(mode === 'seed' && input.initialMembers ? { initialMembers: [...input.initialMembers] } : {}),
       });
       if (mode === 'restart' && member === options.unreachableAfterRestart) unreachable.add(member);
+      if (mode === 'join' && options.learnersAwaitOwnPublish) awaitingPublish.add(member);
+      if (mode === 'restart' && options.learnersAwaitOwnPublish !== 'always') awaitingPublish.delete(member);
       if (mode === 'seed' && input.restore) {
         // A seed restored from a backup starts a new cluster of one: no member of an earlier cluster is in it.
         members.clear();
@@ -456,6 +472,16 @@ export function createFakeCluster(options: FakeClusterOptions = {}) {
       record('deleteMemberPod', input);
       forcedPods.delete(input.member);
       return pods.delete(input.member) ? 'deleted' : 'absent';
+    },
+
+    async stopLearnerPod(input) {
+      record('stopLearnerPod', input);
+      const claim = claims.get(input.member);
+      if (claim) claim.restartedLearner = input.id;
+      const pod = pods.get(input.member);
+      if (pod?.uid !== input.podUid) return 'gone';
+      pods.delete(input.member);
+      return 'stopped';
     },
 
     async probeQuorumLoss(input) {

@@ -4,6 +4,6 @@ import type { OperationModule } from './operation-module';
 export const bootstrap: OperationModule = {
   type: 'Bootstrap',
   summarize: (ref, _from, to) => `bootstrap ${ref} with ${to} member${to === 1 ? '' : 's'}`,
-  alsoContinues: ['AddMember', 'PromoteLearner', 'EnableAuth'],
+  alsoContinues: ['AddMember', 'PromoteLearner', 'RestartLearner', 'EnableAuth'],
   compensation: 'removePendingLearner',
 };

@@ -7,6 +7,6 @@ export const heal: OperationModule = {
   summarize: (ref, _from, _to, first) => (first ? `heal ${ref}: ${describeStep(first)}` : `heal ${ref}`),
   // The member it removed is re-added; a Pod replaced because it could not run is started again (Bootstrap
   // for a seed that never answered).
-  alsoContinues: ['AddMember', 'PromoteLearner', 'Bootstrap'],
+  alsoContinues: ['AddMember', 'PromoteLearner', 'RestartLearner', 'Bootstrap'],
   compensation: 'removePendingLearner',
 };

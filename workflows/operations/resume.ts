@@ -4,7 +4,7 @@ import type { OperationModule } from './operation-module';
 export const resume: OperationModule = {
   type: 'Resume',
   summarize: (ref, _from, to) => `resume ${ref} 0 -> ${to}`,
-  alsoContinues: ['AddMember', 'PromoteLearner', 'RecreatePod'],
+  alsoContinues: ['AddMember', 'PromoteLearner', 'RestartLearner', 'RecreatePod'],
   compensation: 'removePendingLearner',
   pausedAfter: false,
 };

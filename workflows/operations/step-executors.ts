@@ -43,7 +43,9 @@ export const REMOVAL_BUDGET_DEFERRED_PATCH = 'removal-budget-deferred';
 
 // Activities that wait inside themselves (addLearner's refusals) heartbeat on every poll: a worker that died
 // is noticed within the heartbeat timeout, not the 30 s start-to-close.
-const waitingActs = proxyActivities<Pick<ClusterActivities, 'addLearner'>>(ActivityKinds.waitingPoll);
+const waitingActs = proxyActivities<Pick<ClusterActivities, 'addLearner' | 'stopLearnerPod'>>(
+  ActivityKinds.waitingPoll,
+);
 
 // The restore preparation only reads; registered beside the snapshot activities.
 const restoreActs = proxyActivities<RestoreActivities>(ActivityKinds.operationStep);
@@ -277,6 +279,25 @@ async function recreatePod(
   });
 }
 
+/**
+ * A learner etcd keeps waiting on its own publish (contracts/learner-restart.ts): its Pod stopped (its claim records
+ * the restart first) and started again on its claim, where etcd publishes at once; an Event says why.
+ */
+async function restartLearner(
+  ctx: StepContext,
+  step: Extract<ActionStep, { kind: 'RestartLearner' }>,
+): Promise<void> {
+  const { ref, spec } = ctx;
+  await waitingActs.stopLearnerPod({ ref, member: step.member, id: step.id, podUid: step.podUid });
+  await acts.createMemberPod({ ref, spec, member: step.member, mode: 'restart' });
+  await acts.recordEvent({
+    ref,
+    type: 'Normal',
+    reason: 'LearnerRestarted',
+    message: `learner ${step.member} applied its leader's snapshot, which already held its own publish, and etcd would have let it answer only after its request timeout; its Pod was restarted on its claim`,
+  });
+}
+
 /** Carries out one step. */
 export async function executeStep(ctx: StepContext, step: ActionStep): Promise<void> {
   const { ref, spec, details } = ctx;
@@ -312,6 +333,8 @@ export async function executeStep(ctx: StepContext, step: ActionStep): Promise<v
       await ensureClusterObjects(ctx, spec.replicas);
       return;
     }
+    case 'RestartLearner':
+      return restartLearner(ctx, step);
     case 'RemoveMember':
       return removeMember(ctx, step);
     case 'MoveLeader':
