@@ -699,12 +699,36 @@ describe('a learner waiting on its own publish', () => {
     );
   });
 
-  it("ends a wait for an answer as news, unless the caller's look had found that learner already", async () => {
+  it("ends a wait for an answer as news once seen twice in a row, unless the caller's look had found that learner already", async () => {
     const { kube, etcd } = world();
-    const acts = activitiesWith(kube, etcd, undefined, readyAt(['10.0.0.11']).readiness);
-    const input = { ref, version: '3.6.16', answering: ['main-0'], maxMs: 300 };
+    const { asked, readiness } = readyAt(['10.0.0.11']);
+    const acts = activitiesWith(kube, etcd, undefined, readiness);
+    const input = { ref, version: '3.6.16', answering: ['main-0'], maxMs: 1000 };
     await expect(acts.awaitAnswerChange(input)).resolves.toBe('changed');
-    await expect(acts.awaitAnswerChange({ ...input, learnerToRestart: '2' })).resolves.toBe('unchanged');
+    expect(asked).toHaveLength(2);
+    await expect(acts.awaitAnswerChange({ ...input, maxMs: 300, learnerToRestart: '2' })).resolves.toBe(
+      'unchanged',
+    );
+  });
+
+  it('a learner seen waiting once and answering at the next poll ends the wait as an answer', async () => {
+    const { kube, etcd } = world();
+    // main-1's readiness passes and its status fails once (a slow moment), then answers.
+    const status = etcd.status.bind(etcd);
+    let calls = 0;
+    etcd.status = async (endpoint, timeoutMs, dial) => {
+      if (endpoint === client('main-1') && ++calls === 1) throw new Error('deadline exceeded');
+      if (endpoint === client('main-1'))
+        return { ...(await status(client('main-0'), timeoutMs, dial)), id: '2' };
+      return status(endpoint, timeoutMs, dial);
+    };
+    const acts = activitiesWith(kube, etcd, undefined, readyAt(['10.0.0.11']).readiness);
+    await expect(
+      acts.awaitAnswerChange({ ref, version: '3.6.16', answering: ['main-0'], maxMs: 1000 }),
+    ).resolves.toBe('changed');
+    // The second poll found it answering: the wait ended on its answer, with no learner to restart.
+    const look = await acts.observeCluster({ ref, version: '3.6.16' });
+    expect(look.etcd?.members.find((m) => m.name === 'main-1')).toMatchObject({ reachable: true });
   });
 
   it('a learner restarted once (its claim names its id) is no news to the wait', async () => {

@@ -394,6 +394,7 @@ export function createObservationActivities(deps: ObservationDeps) {
     }): Promise<'changed' | 'unchanged'> {
       const until = Date.now() + input.maxMs;
       const before = [...input.answering].sort().join(',');
+      let candidate: string | undefined;
       for (;;) {
         heartbeat();
         const observation = await observeCluster(deps, input);
@@ -404,8 +405,15 @@ export function createObservationActivities(deps: ObservationDeps) {
           .join(',');
         // A member Pod that cannot run (image, crash loop, scheduling, claim) is news too: the wait says why.
         if (now !== before || observation.kube.some((k) => k.problem)) return 'changed';
-        // A learner found waiting on its own publish is restarted by the next step, not waited out.
-        if (learnerToRestart(observation)?.id !== input.learnerToRestart) return 'changed';
+        // A learner found waiting on its own publish is restarted by the next step, not waited out. Seen in two polls
+        // in a row: a learner that was only slow to answer one status (a busy machine) is not news.
+        const restartable = learnerToRestart(observation)?.id;
+        if (restartable !== input.learnerToRestart) {
+          if (restartable === undefined || restartable === candidate) return 'changed';
+          candidate = restartable;
+        } else {
+          candidate = undefined;
+        }
         if (Date.now() + ANSWER_POLL_MS > until) return 'unchanged';
         await delay(ANSWER_POLL_MS);
       }
