@@ -763,12 +763,18 @@ describe('a learner waiting on its own publish', () => {
 
   it('stopLearnerPod retried after the new Pod started leaves that Pod alone', async () => {
     const { kube, etcd } = world();
-    // The Pod now there is a newer one (another uid): the real API refuses the delete's uid precondition.
-    kube.deleteIfPresent = async () => 'absent';
+    // The Pod now there is a newer one (another uid than the look's): it is neither deleted nor waited on.
+    const deleted: string[] = [];
+    const deleteIfPresent = kube.deleteIfPresent.bind(kube);
+    kube.deleteIfPresent = async (r, options) => {
+      deleted.push(r.name);
+      return deleteIfPresent(r, options);
+    };
     const acts = activitiesWith(kube, etcd);
     await expect(acts.stopLearnerPod({ ref, member: 'main-1', id: '2', podUid: 'pod-old' })).resolves.toBe(
       'gone',
     );
+    expect(deleted).toEqual([]);
     await expect(
       kube.read({ apiVersion: 'v1', kind: 'Pod', namespace: 'prod', name: 'main-1' }),
     ).resolves.toBeDefined();

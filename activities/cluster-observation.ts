@@ -323,17 +323,17 @@ export async function observeCluster(
         const at = reach(name);
         if (!at) return { ...base, reachable: false };
         const status = statusOf(at, base);
-        const podIP = podIPs.get(name);
-        if (!base.isLearner || !base.started || podIP === undefined) {
-          return (await status) ?? { ...base, reachable: false };
-        }
         // A started learner is also asked its readiness checks, at the same time. One that passes them has applied
         // its leader's snapshot and its publish is committed (etcd lists its name), so it serves clients within
         // milliseconds unless it waits on that publish: its status is given LEARNER_ANSWER_GRACE_MS more, not the
         // full deadline, and without an answer by then it is said to wait on its own publish.
-        if (!(await learnerReadiness(podIP, LEARNER_READINESS_TIMEOUT_MS))) {
-          return (await status) ?? { ...base, reachable: false };
-        }
+        const podIP = podIPs.get(name);
+        const ready =
+          base.isLearner &&
+          base.started &&
+          podIP !== undefined &&
+          (await learnerReadiness(podIP, LEARNER_READINESS_TIMEOUT_MS));
+        if (!ready) return (await status) ?? { ...base, reachable: false };
         const answered = await Promise.race([status, delay(LEARNER_ANSWER_GRACE_MS).then(() => undefined)]);
         return answered ?? { ...base, reachable: false, awaitingOwnPublish: true };
       }),

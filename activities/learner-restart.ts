@@ -1,13 +1,15 @@
 // Stops the Pod of a learner that etcd keeps waiting on its own publish (contracts/learner-restart.ts), so that the
 // step after it starts the learner again on its claim: the claim first records the learner's member id (a learner is
-// restarted once), then the Pod the look saw (by uid) is deleted, and the activity returns once that Pod is gone, so
-// the new Pod of the same name can be created at once.
+// restarted once), then the Pod the look saw (by uid) is deleted with the restart rule of upgrades and rollouts
+// (member-pod-restart.ts), and the activity returns once that Pod is gone, so the new Pod of the same name can be
+// created at once.
 //
 // Idempotent: a retry finds the record made and the Pod gone or going; a Pod created after the look (another uid) is
 // never deleted. The claim, and with it the learner's data and member id, stays.
 import type { ClusterRef } from '../contracts/cluster-ref';
 import { Annotations } from '../crds/labels';
 import { claimRef, podRef } from './cluster-kube';
+import { deleteMemberPodUnlessDone } from './member-pod-restart';
 import { delay } from './etcd-membership';
 import { heartbeat } from './heartbeat';
 import type { KubeObjects } from './kube-objects';
@@ -17,7 +19,7 @@ const GONE_POLL_MS = 100;
 /** The longest the activity waits for the Pod to go (inside its 30 s start-to-close); past it, it fails and is retried. */
 const GONE_WAIT_MS = 25_000;
 
-export function createLearnerRestartActivities(deps: { kube: KubeObjects }, sleep = delay) {
+export function createLearnerRestartActivities(deps: { kube: KubeObjects }) {
   const { kube } = deps;
   return {
     async stopLearnerPod(input: {
@@ -30,8 +32,9 @@ export function createLearnerRestartActivities(deps: { kube: KubeObjects }, slee
       await kube.mergePatch(claimRef(ref, member), {
         metadata: { annotations: { [Annotations.restartedLearner]: id } },
       });
+      // The Pod the look saw, by uid: one created since (a retry after the restart) counts as done and stays.
+      const deleted = await deleteMemberPodUnlessDone(kube, ref, member, (p) => p.metadata?.uid !== podUid);
       const pod = podRef(ref, member);
-      const deleted = await kube.deleteIfPresent(pod, { uid: podUid });
       const until = Date.now() + GONE_WAIT_MS;
       for (;;) {
         const current = await kube.read(pod);
@@ -42,7 +45,7 @@ export function createLearnerRestartActivities(deps: { kube: KubeObjects }, slee
           );
         }
         heartbeat();
-        await sleep(GONE_POLL_MS);
+        await delay(GONE_POLL_MS);
       }
     },
   };

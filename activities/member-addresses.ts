@@ -23,6 +23,10 @@ export interface DialTarget {
 export function dialAt(url: string, ip: string | undefined): DialTarget | undefined {
   const m = /^(https?):\/\/([^/:]+):(\d+)\/?$/.exec(url.trim());
   if (!ip || !m?.[1] || !m[2] || !m[3]) return undefined;
-  const host = ip.includes(':') ? `[${ip}]` : ip;
-  return { url: `${m[1]}://${host}:${m[3]}`, authority: m[2] };
+  return { url: `${m[1]}://${hostOf(ip)}:${m[3]}`, authority: m[2] };
+}
+
+/** An address as the host part of a URL: an IPv6 address in brackets. */
+export function hostOf(ip: string): string {
+  return ip.includes(':') ? `[${ip}]` : ip;
 }

@@ -4,12 +4,12 @@
 // check is left out; the rest (data corruption, a serializable and a linearizable read) pass only on a member that
 // is running and has caught up with its leader's commit index.
 import { PORTS } from '../crds/names';
+import { hostOf } from './member-addresses';
 
 /** Whether the member at `podIP` passes its readiness checks other than being a voter, within `timeoutMs`. */
 export async function passesLearnerReadiness(podIP: string, timeoutMs: number): Promise<boolean> {
-  const host = podIP.includes(':') ? `[${podIP}]` : podIP;
   try {
-    const res = await fetch(`http://${host}:${PORTS.metrics}/readyz?exclude=non_learner`, {
+    const res = await fetch(`http://${hostOf(podIP)}:${PORTS.metrics}/readyz?exclude=non_learner`, {
       signal: AbortSignal.timeout(timeoutMs),
     });
     await res.arrayBuffer();
