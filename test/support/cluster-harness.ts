@@ -11,6 +11,7 @@ import { requireStackInfo } from '../../localcluster/stack-info';
 import { createWorkloadNamespace } from '../../localcluster/workload-namespace';
 import type { StackInfo } from '../../localcluster/stack-info';
 import { Reasons } from '../../crds/conditions';
+import { waitRouted } from './service-route';
 
 export interface Harness {
   stack: StackInfo;
@@ -166,7 +167,7 @@ export async function waitConverged(
   replicas: number,
   timeoutMs = 180_000,
 ) {
-  return eventually(
+  const converged = await eventually(
     `${namespace}/${name} converged at ${replicas} ready voters`,
     async () => {
       const c = await getCluster(h, namespace, name);
@@ -192,6 +193,10 @@ export async function waitConverged(
     },
     timeoutMs,
   );
+  // Converged in status is not yet reachable through the Service: a writer started now would count node-a's
+  // kube-proxy catching up with the new endpoints (docs/testing-availability.md, "Known on this machine").
+  if (replicas > 0) await waitRouted(clusterClientEndpoint({ namespace, name }));
+  return converged;
 }
 
 /** TLS credentials of a client of a cluster with spec.tls.client (test/tls makes them). */
