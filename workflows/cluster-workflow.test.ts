@@ -415,7 +415,7 @@ describe('etcdClusterWorkflow on the Temporal dev server', () => {
     // The first removed member's Pod deletion answers only once the second removal went out, or after 5 s: a workflow
     // that waits for that clean-up still finishes, and the assertion below names what it did.
     fake.activities.deleteMemberPod = async (input) => {
-      if (removals() === 1 && secondRemovalWentFirst === undefined) {
+      if (removals() >= 1 && secondRemovalWentFirst === undefined) {
         secondRemovalWentFirst = await heldUntil(() => removals() >= 2);
       }
       return deletePod(input);
@@ -434,6 +434,63 @@ describe('etcdClusterWorkflow on the Temporal dev server', () => {
     });
   });
 
+  /** The operation's own looks, moves and removals in the order they went out (the cluster workflow's looks left out). */
+  function opSequence(fake: FakeCluster): string[] {
+    const seq: string[] = [];
+    const { observeCluster, removeMember, moveLeader } = fake.activities;
+    fake.activities.observeCluster = async (input) => {
+      if (Context.current().info.workflowExecution?.workflowId.includes('/op/')) seq.push('look');
+      return observeCluster(input);
+    };
+    fake.activities.removeMember = async (input) => {
+      seq.push(`remove ${fake.members().find((m) => m.id === input.id)?.name ?? input.id}`);
+      return removeMember(input);
+    };
+    fake.activities.moveLeader = async (input) => {
+      seq.push(`move leader to ${fake.members().find((m) => m.id === input.toId)?.name ?? input.toId}`);
+      return moveLeader(input);
+    };
+    return seq;
+  }
+
+  it("scales 5 -> 3 taking the second removal from the first one's look, and looks afresh after the last", async () => {
+    const fake = createFakeCluster();
+    const seq = opSequence(fake);
+    await withCluster('shrink-one-look', specOf(5), fake, async ({ opId, change }) => {
+      await finished(fake, opId(1, 'Bootstrap'));
+      seq.length = 0;
+      await change(2, specOf(3));
+      const status = await finished(fake, opId(2, 'ScaleDown'));
+      expect(status).toMatchObject({ observedGeneration: 2, replicas: 3, readyReplicas: 3 });
+      // The cluster workflow's look starts the operation; the operation's own first look is the end look.
+      expect(seq).toEqual(['remove shrink-one-look-4', 'remove shrink-one-look-3', 'look']);
+      expect(fake.podNames()).toEqual(fake.voterNames().sort());
+      expect(fake.claimNames()).toEqual(fake.voterNames().sort());
+      expect(fake.clusterObjects.pdbMinAvailable).toBe(2);
+      await expectNothingLeftRunning(opId(2, 'ScaleDown'));
+    });
+  });
+
+  it('keeps the leader from the look a removal left: the next removal takes a follower, with no look between', async () => {
+    const fake = createFakeCluster();
+    const seq = opSequence(fake);
+    await withCluster('shrink-leader', specOf(5), fake, async ({ opId, change }) => {
+      await finished(fake, opId(1, 'Bootstrap'));
+      // The newest member but one leads: the plan's second choice by age, so the derived look must still know it.
+      const leader = fake.members().find((m) => m.name === 'shrink-leader-3');
+      await fake.activities.moveLeader({
+        ref: { namespace: NAMESPACE, name: 'shrink-leader', uid: 'uid-shrink-leader' },
+        from: 'shrink-leader-0',
+        toId: leader?.id ?? '',
+      });
+      seq.length = 0;
+      await change(2, specOf(3));
+      await finished(fake, opId(2, 'ScaleDown'));
+      expect(seq).toEqual(['remove shrink-leader-4', 'remove shrink-leader-2', 'look']);
+      expect(fake.voterNames().sort()).toEqual(['shrink-leader-0', 'shrink-leader-1', 'shrink-leader-3']);
+    });
+  });
+
   it("a scale-down's last removal looks again once its Pod and claim are going, and ends once the budget follows the new size", async () => {
     const fake = createFakeCluster();
     const ensure = fake.activities.ensureClusterObjects;
@@ -446,9 +503,12 @@ describe('etcdClusterWorkflow on the Temporal dev server', () => {
       return observe(input);
     };
     let lookWentFirst: boolean | undefined;
-    // The budget after the last removal answers only once a look went out after it, or after 5 s.
+    // The budget after the last removal (the second asked for after the first removal: each removal asks once)
+    // answers only once a look went out after it, or after 5 s.
+    let budgetsAfterRemoval = 0;
     fake.activities.ensureClusterObjects = async (input) => {
-      if (removals() === 2 && lookWentFirst === undefined) {
+      if (removals() >= 1) budgetsAfterRemoval += 1;
+      if (budgetsAfterRemoval === 2 && lookWentFirst === undefined) {
         const before = opLooks;
         lookWentFirst = await heldUntil(() => opLooks > before);
       }

@@ -39,3 +39,35 @@ export function recordedAfter(
     members: observation.etcd.members.map((m) => m.name).sort(),
   };
 }
+
+/**
+ * The look a scale-down takes its next removal from without reading the cluster again: `look` as it was, less the
+ * member etcd just removed (its Pod and claim going, as the removal's deferred clean-up makes them). Only a removal
+ * is ever taken from it (`takenFromLookAfterRemoval`); anything else the plan says there is looked at afresh.
+ */
+export function lookAfterRemoval(
+  look: ClusterObservation,
+  removed: { member: string; id: string },
+): ClusterObservation {
+  const going = (k: ClusterObservation['kube'][number]): ClusterObservation['kube'][number] => ({
+    ...k,
+    ...(k.pod ? { pod: { ...k.pod, terminating: true } } : {}),
+    ...(k.claim ? { claim: { ...k.claim, terminating: true } } : {}),
+  });
+  return {
+    ...look,
+    ...(look.etcd
+      ? { etcd: { ...look.etcd, members: look.etcd.members.filter((m) => m.id !== removed.id) } }
+      : {}),
+    kube: look.kube.map((k) => (k.name === removed.member ? going(k) : k)),
+  };
+}
+
+/**
+ * Whether a step planned on `lookAfterRemoval` is taken: only another scale-down removal, which etcd refuses itself
+ * if it would cost quorum (strict reconfiguration checks). A wait, a move of leadership or the end is decided on a
+ * fresh look, so the operation never ends, waits or reports on the derived one.
+ */
+export function takenFromLookAfterRemoval(step: { kind: string; reason?: string }): boolean {
+  return step.kind === 'RemoveMember' && step.reason === 'ScaleDown';
+}

@@ -47,6 +47,11 @@ export interface OperationRunState {
   changesDuringLook: boolean | undefined;
   /** The look the cluster workflow handed over for the first step; used once, then every look is this run's own. */
   firstLook: OperationInput['firstLook'];
+  /**
+   * The look the next removal of a scale-down is taken from (workflows/observation.ts lookAfterRemoval), set right
+   * after a removal that more follow; used once.
+   */
+  lookAfterRemoval?: ClusterObservation;
   /** The look on which the plan said None: handed back in the outcome (OperationOutcome.endLook). */
   endLook?: ClusterObservation;
 }

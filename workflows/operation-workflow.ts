@@ -17,13 +17,19 @@ import type { ClusterObservation } from '../contracts/observation';
 import type { ActionStep, Decision, Observed, Step } from './plan';
 import { describeStep } from './plan';
 import { planNow } from './plan-now';
-import { desiredOf, recordedAfter } from './observation';
+import { desiredOf, lookAfterRemoval, recordedAfter, takenFromLookAfterRemoval } from './observation';
 import { takePreUpgradeSnapshot } from './upgrade-snapshot';
 import { observeAuth } from './auth-step';
 import { ActivityKinds } from './activity-kinds';
 import type { OperationInput, OperationOutcome } from './operations/operation-module';
 import { continuesOperation } from './operations/registry';
-import { executeStep, refuseRestore, refusesRestore, settleDeferred } from './operations/step-executors';
+import {
+  executeStep,
+  moreRemovalsFollow,
+  refuseRestore,
+  refusesRestore,
+  settleDeferred,
+} from './operations/step-executors';
 import { compensate as undoHalfDoneStep } from './operations/compensation';
 import type { OperationRunState } from './operation-run-state';
 import { carriedOf, startOperationRun } from './operation-run-state';
@@ -42,6 +48,11 @@ const SKIP_COMPENSATION_WHEN_GONE_PATCH = 'skip-compensation-when-cluster-gone';
  * for itself, which its replay must repeat.
  */
 export const FIRST_LOOK_PATCH = 'operation-first-look-from-parent';
+/**
+ * The patch behind a scale-down's next removal going from the look of the one before, less the member removed
+ * (workflows/observation.ts lookAfterRemoval): histories recorded before it look between removals.
+ */
+export const REMOVALS_FROM_ONE_LOOK_PATCH = 'scale-down-removals-from-one-look';
 /** Continue as new past this many history events even if the server has not suggested it yet. */
 const CONTINUE_AS_NEW_EVENTS = 5000;
 
@@ -91,9 +102,10 @@ async function run(s: OperationRunState): Promise<string> {
   if (s.module.run) return s.module.run(s.ctx);
   for (;;) {
     await continueIfLong(s);
-    const { observation, observed, versionKnown } = await observe(s);
+    const { observation, observed, versionKnown, derived } = await observe(s);
     const decision: Decision = planNow(desiredOf(ref, spec, versionKnown), observed);
     const step: Step = decision.step;
+    if (derived && !takenFromLookAfterRemoval(step)) continue;
     if (refusesRestore(step)) await refuseRestore(ref, step.message);
     if (step.kind === 'Wait') {
       await waitOn(s, step, observed);
@@ -111,7 +123,11 @@ async function run(s: OperationRunState): Promise<string> {
     }
     s.steps += 1;
     s.teller.details(describeStep(step));
+    const another = step.kind === 'RemoveMember' && moreRemovalsFollow(s.stepCtx, step);
     await execute(s, step);
+    // The next removal goes from this look less the member just removed: no read of the cluster in between.
+    if (another && patched(REMOVALS_FROM_ONE_LOOK_PATCH))
+      s.lookAfterRemoval = lookAfterRemoval(observation, step);
   }
 }
 
@@ -136,17 +152,21 @@ async function continueIfLong(s: OperationRunState): Promise<void> {
 /** One fresh look: the cluster, what the module asks besides, and auth while it is not known to be on. */
 async function observe(
   s: OperationRunState,
-): Promise<{ observation: ClusterObservation; observed: Observed; versionKnown: boolean }> {
+): Promise<{ observation: ClusterObservation; observed: Observed; versionKnown: boolean; derived: boolean }> {
   const { ref, spec } = s.input;
-  // What the watcher signals from here on is news this look may miss; the wait after it looks again at once.
-  if ((s.changesDuringLook ??= patched(LOOK_SEES_CHANGES_PATCH))) s.worldChanged = false;
+  const derived = s.lookAfterRemoval;
+  s.lookAfterRemoval = undefined;
+  // What the watcher signals from here on is news this look may miss; the wait after it looks again at once. A look
+  // derived from the last one reads nothing: news stays news for the fresh look after it.
+  if ((s.changesDuringLook ??= patched(LOOK_SEES_CHANGES_PATCH)) && !derived) s.worldChanged = false;
   // With the spec, Pods are compared with its template (rollouts); an added input field replays as before.
   const handed = s.firstLook;
   s.firstLook = undefined;
   const observation =
-    handed && patched(FIRST_LOOK_PATCH)
+    derived ??
+    (handed && patched(FIRST_LOOK_PATCH)
       ? handed
-      : await acts.observeCluster({ ref, version: spec.version, spec });
+      : await acts.observeCluster({ ref, version: spec.version, spec }));
   s.recorded = recordedAfter(s.recorded, observation);
   const extra = s.module.observe ? await s.module.observe(s.ctx, observation) : {};
   // Only a cluster with spec.auth asks: histories of clusters without it keep their command sequence.
@@ -159,7 +179,7 @@ async function observe(
     ...extra,
     ...(auth ? { auth } : {}),
   };
-  return { observation, observed, versionKnown: observation.versionKnown };
+  return { observation, observed, versionKnown: observation.versionKnown, derived: derived !== undefined };
 }
 
 async function execute(s: OperationRunState, step: ActionStep): Promise<void> {

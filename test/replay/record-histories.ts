@@ -190,6 +190,17 @@ const scenarios: Record<string, ClusterScenario> = {
     options: { learnersAwaitOwnPublish: true },
     body: threeToFiveToThree,
   },
+  // Scale 5 -> 2: the second and third removals are taken from the first one's look less the members removed
+  // (patch scale-down-removals-from-one-look); the operation looks afresh only after the last.
+  removalsonelook: {
+    initial: specOf(5),
+    body: async ({ fake, op, change }) => {
+      await finished(fake, op(1, 'Bootstrap'));
+      await change(2, specOf(2));
+      await finished(fake, op(2, 'ScaleDown'));
+      await change(2, specOf(2), { deleted: true });
+    },
+  },
   // A scale up cancelled while its learner cannot catch up, halted, then retried with a retry token.
   cancelled: {
     initial: specOf(1),
