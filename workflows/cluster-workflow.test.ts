@@ -376,20 +376,26 @@ describe('etcdClusterWorkflow on the Temporal dev server', () => {
       const scheduled = (history.events ?? []).flatMap((e) => {
         const a = e.activityTaskScheduledEventAttributes;
         const name = a?.activityType?.name;
-        return a && name ? [{ name, task: String(a.workflowTaskCompletedEventId) }] : [];
+        const data = a?.input?.payloads?.[0]?.data;
+        const input = data ? (JSON.parse(Buffer.from(data).toString()) as { member?: string }) : {};
+        return a && name
+          ? [{ name, member: input.member, task: String(a.workflowTaskCompletedEventId) }]
+          : [];
       });
-      const removals = scheduled.flatMap((x, i) => (x.name === 'removeMember' ? [i] : []));
-      expect(removals).toHaveLength(2);
-      for (const i of removals) {
-        const cleanup = scheduled.slice(i + 1, i + 4);
-        expect(cleanup.map((x) => x.name)).toEqual([
-          'deleteMemberPod',
-          'deleteMemberClaim',
-          'ensureClusterObjects',
-        ]);
-        // Scheduled by one workflow task: none waited for another.
-        expect(new Set(cleanup.map((x) => x.task)).size).toBe(1);
+      expect(scheduled.filter((x) => x.name === 'removeMember')).toHaveLength(2);
+      // Each removed member's Pod and claim go out in one workflow task (the first's once the second is removed,
+      // REMOVALS_FROM_ONE_LOOK_PATCH), and the budget for the new size with the last of them: none waited for another.
+      const removed = ['shrink-4', 'shrink-3'];
+      for (const member of removed) {
+        const own = scheduled.filter((x) => x.member === member && x.name !== 'removeMember');
+        expect(own.map((x) => x.name)).toEqual(['deleteMemberPod', 'deleteMemberClaim']);
+        expect(new Set(own.map((x) => x.task)).size).toBe(1);
       }
+      const budget = scheduled.filter((x) => x.name === 'ensureClusterObjects');
+      expect(budget).toHaveLength(1);
+      expect(budget[0]?.task).toBe(
+        scheduled.find((x) => x.member === 'shrink-3' && x.name === 'deleteMemberPod')?.task,
+      );
 
       // The cluster workflow started the operation in the same workflow task as its status write and Started Event.
       const parent = (await handle.fetchHistory()).events ?? [];
@@ -503,12 +509,9 @@ describe('etcdClusterWorkflow on the Temporal dev server', () => {
       return observe(input);
     };
     let lookWentFirst: boolean | undefined;
-    // The budget after the last removal (the second asked for after the first removal: each removal asks once)
-    // answers only once a look went out after it, or after 5 s.
-    let budgetsAfterRemoval = 0;
+    // The budget after the last removal answers only once a look went out after it, or after 5 s.
     fake.activities.ensureClusterObjects = async (input) => {
-      if (removals() >= 1) budgetsAfterRemoval += 1;
-      if (budgetsAfterRemoval === 2 && lookWentFirst === undefined) {
+      if (removals() === 2 && lookWentFirst === undefined) {
         const before = opLooks;
         lookWentFirst = await heldUntil(() => opLooks > before);
       }

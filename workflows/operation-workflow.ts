@@ -23,13 +23,7 @@ import { observeAuth } from './auth-step';
 import { ActivityKinds } from './activity-kinds';
 import type { OperationInput, OperationOutcome } from './operations/operation-module';
 import { continuesOperation } from './operations/registry';
-import {
-  executeStep,
-  moreRemovalsFollow,
-  refuseRestore,
-  refusesRestore,
-  settleDeferred,
-} from './operations/step-executors';
+import { executeStep, refuseRestore, refusesRestore, settleDeferred } from './operations/step-executors';
 import { compensate as undoHalfDoneStep } from './operations/compensation';
 import type { OperationRunState } from './operation-run-state';
 import { carriedOf, startOperationRun } from './operation-run-state';
@@ -48,11 +42,6 @@ const SKIP_COMPENSATION_WHEN_GONE_PATCH = 'skip-compensation-when-cluster-gone';
  * for itself, which its replay must repeat.
  */
 export const FIRST_LOOK_PATCH = 'operation-first-look-from-parent';
-/**
- * The patch behind a scale-down's next removal going from the look of the one before, less the member removed
- * (workflows/observation.ts lookAfterRemoval): histories recorded before it look between removals.
- */
-export const REMOVALS_FROM_ONE_LOOK_PATCH = 'scale-down-removals-from-one-look';
 /** Continue as new past this many history events even if the server has not suggested it yet. */
 const CONTINUE_AS_NEW_EVENTS = 5000;
 
@@ -105,7 +94,11 @@ async function run(s: OperationRunState): Promise<string> {
     const { observation, observed, versionKnown, derived } = await observe(s);
     const decision: Decision = planNow(desiredOf(ref, spec, versionKnown), observed);
     const step: Step = decision.step;
-    if (derived && !takenFromLookAfterRemoval(step)) continue;
+    if (derived && !takenFromLookAfterRemoval(step)) {
+      // Anything but another removal is decided on a fresh look, which must find the removed members' Pods going.
+      await settleDeferred(s.stepCtx);
+      continue;
+    }
     if (refusesRestore(step)) await refuseRestore(ref, step.message);
     if (step.kind === 'Wait') {
       await waitOn(s, step, observed);
@@ -123,11 +116,12 @@ async function run(s: OperationRunState): Promise<string> {
     }
     s.steps += 1;
     s.teller.details(describeStep(step));
-    const another = step.kind === 'RemoveMember' && moreRemovalsFollow(s.stepCtx, step);
     await execute(s, step);
     // The next removal goes from this look less the member just removed: no read of the cluster in between.
-    if (another && patched(REMOVALS_FROM_ONE_LOOK_PATCH))
+    if (step.kind === 'RemoveMember' && s.stepCtx.nextRemovalFromLook) {
+      s.stepCtx.nextRemovalFromLook = false;
       s.lookAfterRemoval = lookAfterRemoval(observation, step);
+    }
   }
 }
 
