@@ -26,11 +26,19 @@ export const ANSWER_POLL_MS = 200;
 export const delay = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 /** Client URLs worth asking cluster-wide questions (activities/call-targets.ts). */
-export async function clusterCallEndpoints(kube: KubeObjects, ref: ClusterRef): Promise<string[]> {
+export async function clusterCallEndpoints(
+  kube: KubeObjects,
+  ref: ClusterRef,
+  /** Members etcd removed whose Pods are still there (their etcd exits once it learns it): never asked. */
+  removed: readonly string[] = [],
+): Promise<string[]> {
   const pods = (await memberPods(kube, ref)).map((p) => ({
     name: p.metadata?.name ?? '',
     role: p.metadata?.labels?.[Labels.role],
-    going: Boolean(p.metadata?.deletionTimestamp) || ownedByAnother(ref, p),
+    going:
+      Boolean(p.metadata?.deletionTimestamp) ||
+      ownedByAnother(ref, p) ||
+      removed.includes(p.metadata?.name ?? ''),
   }));
   return callTargets(pods).map((n) => memberClientURL(ref, n));
 }
@@ -198,8 +206,13 @@ export function createMembershipActivities(deps: {
       return etcd.moveLeader(memberClientURL(input.ref, input.from), input.toId);
     },
 
-    async removeMember(input: { ref: ClusterRef; id: string }): Promise<'removed' | 'not-found'> {
-      return etcd.remove(await clusterCallEndpoints(kube, input.ref), input.id);
+    /** `removed`: members this operation removed before whose Pods it has not deleted yet (they are not asked). */
+    async removeMember(input: {
+      ref: ClusterRef;
+      id: string;
+      removed?: string[];
+    }): Promise<'removed' | 'not-found'> {
+      return etcd.remove(await clusterCallEndpoints(kube, input.ref, input.removed), input.id);
     },
   };
 }

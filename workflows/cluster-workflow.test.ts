@@ -470,6 +470,11 @@ describe('etcdClusterWorkflow on the Temporal dev server', () => {
       expect(status).toMatchObject({ observedGeneration: 2, replicas: 3, readyReplicas: 3 });
       // The cluster workflow's look starts the operation; the operation's own first look is the end look.
       expect(seq).toEqual(['remove shrink-one-look-4', 'remove shrink-one-look-3', 'look']);
+      // The second removal is not sent through the first removed member, whose Pod is still there.
+      expect(fake.callsOf('removeMember').map((c) => (c.input as { removed?: string[] }).removed)).toEqual([
+        undefined,
+        ['shrink-one-look-4'],
+      ]);
       expect(fake.podNames()).toEqual(fake.voterNames().sort());
       expect(fake.claimNames()).toEqual(fake.voterNames().sort());
       expect(fake.clusterObjects.pdbMinAvailable).toBe(2);

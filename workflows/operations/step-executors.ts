@@ -83,7 +83,7 @@ export interface StepContext {
   /** Removed members' clean-ups under way and not awaited yet (REMOVAL_CLEANUP_DEFERRED_PATCH). */
   deferred?: Promise<void>[];
   /** Removed members' clean-ups not started yet: the next removal goes first (REMOVALS_FROM_ONE_LOOK_PATCH). */
-  postponed?: (() => Promise<void>)[];
+  postponed?: { member: string; start: () => Promise<void> }[];
   /** Set by a removal that more follow: the next one is taken from the look this one was planned on. */
   nextRemovalFromLook?: boolean;
 }
@@ -97,7 +97,7 @@ function defer(ctx: StepContext, cleanup: Promise<void>): void {
 
 /** Starts the clean-ups earlier removals postponed, leaving them under way like any deferred one. */
 function startPostponed(ctx: StepContext): void {
-  for (const start of ctx.postponed?.splice(0) ?? []) defer(ctx, start());
+  for (const p of ctx.postponed?.splice(0) ?? []) defer(ctx, p.start());
 }
 
 /**
@@ -145,7 +145,9 @@ async function removeMember(
   step: { member: string; id: string; reason: RemoveReason },
 ): Promise<void> {
   const { ref, spec } = ctx;
-  await acts.removeMember({ ref, id: step.id });
+  // Members removed before whose Pods are still there are not asked (their etcd exits): named only when there are.
+  const removed = ctx.postponed?.map((p) => p.member) ?? [];
+  await acts.removeMember({ ref, id: step.id, ...(removed.length > 0 ? { removed } : {}) });
   // What removals before this one held back starts now that etcd has removed this one too.
   startPostponed(ctx);
   if (patched(REMOVAL_CLEANUP_TOGETHER_PATCH)) {
@@ -154,12 +156,14 @@ async function removeMember(
       // clean-ups of both (a scale 5 -> 3's second removal waited 0.4 s behind the first one's clean-up and a look).
       // The budget is not asked for here: the last removal asks for the same size (until then it counts the larger
       // cluster, which only refuses more evictions).
-      (ctx.postponed ??= []).push(() =>
-        Promise.all([
-          acts.deleteMemberPod({ ref, member: step.member }),
-          acts.deleteMemberClaim({ ref, member: step.member }),
-        ]).then(() => undefined),
-      );
+      (ctx.postponed ??= []).push({
+        member: step.member,
+        start: () =>
+          Promise.all([
+            acts.deleteMemberPod({ ref, member: step.member }),
+            acts.deleteMemberClaim({ ref, member: step.member }),
+          ]).then(() => undefined),
+      });
       ctx.nextRemovalFromLook = true;
       return;
     }
