@@ -176,6 +176,8 @@ describe('etcdClusterWorkflow on the Temporal dev server', () => {
             condition(s, 'Progressing')?.reason === 'Bootstrapping',
         ),
       ).toBe(true);
+      // The end's Event and the status write go out in one workflow task, either may be answered first.
+      await eventually('the end Event', () => fake.events.length >= 2);
       expect(fake.events.map((e) => e.reason)).toEqual(['BootstrapStarted', 'OperationSucceeded']);
 
       const child = await env.client.workflow.getHandle(opId(1, 'Bootstrap')).describe();
@@ -603,6 +605,7 @@ describe('etcdClusterWorkflow on the Temporal dev server', () => {
       await expect(env.client.workflow.getHandle(opId(2, 'ScaleUp')).result()).resolves.toMatchObject({
         result: 'Succeeded',
       });
+      await eventually('the last end Event', () => fake.events.length >= 6);
       expect(fake.events.map((e) => e.reason)).toEqual([
         'BootstrapStarted',
         'OperationSucceeded',

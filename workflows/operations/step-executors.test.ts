@@ -1,5 +1,5 @@
 import type { EtcdClusterSpec } from '../../crds/etcd-cluster';
-import { moreRemovalsFollow } from './step-executors';
+import { moreRemovalsFollow } from './member-removal';
 
 describe('moreRemovalsFollow: a removal whose clean-up the next removal need not wait for', () => {
   const ctx = (members: number, replicas: number) => ({

@@ -2,52 +2,26 @@
 //
 // Invariant: a step records what compensation must undo (the learner it added) before it can be interrupted
 // after that change; no step removes a voter or data the plan did not name.
-import { ActivityFailure, ApplicationFailure, patched, proxyActivities, sleep } from '@temporalio/workflow';
+import { ActivityFailure, ApplicationFailure, proxyActivities, sleep } from '@temporalio/workflow';
 import type { ClusterActivities } from '../../activities/cluster-activities';
 import type { DowngradeActivities } from '../../activities/downgrade-activities';
 import type { RestoreActivities } from '../../activities/restore-activities';
 import type { RestoreInit } from '../../activities/restore-manifests';
 import type { ClusterRef } from '../../contracts/cluster-ref';
 import { FailureTypes, Reasons } from '../../crds/conditions';
-import type { EtcdClusterSpec } from '../../crds/etcd-cluster';
 import { ActivityKinds } from '../activity-kinds';
 import { enableAuthStep, rotateAuthStep } from '../auth-step';
 import { DowngradeEvents } from '../downgrade-steps';
 import type { ActionStep, Step } from '../plan';
-import type { RemoveReason } from '../plan-types';
 import { executeRolloutStep } from '../rollout-execute';
+import { removeMember } from './member-removal';
+import type { StepContext } from './step-context';
+import { ensureClusterObjects } from './step-context';
+
+export type { StepContext } from './step-context';
+export { settleDeferred } from './step-context';
 
 const acts = proxyActivities<ClusterActivities>(ActivityKinds.operationStep);
-
-/**
- * The patch behind a removed member's clean-up (its Pod, its claim, the PodDisruptionBudget for the new size) going
- * out together once etcd has removed it, instead of one call after another: none waits on another, and the next
- * membership change waits on all of them.
- */
-export const REMOVAL_CLEANUP_TOGETHER_PATCH = 'removal-cleanup-together';
-
-/**
- * The patch behind a scale-down's removals following each other without waiting for the removed members' clean-up:
- * while the look before a removal counted more members than spec.replicas after it, the next look and removal go
- * ahead while the Pod, claim and PodDisruptionBudget of this one are dealt with; the last removal waits for every
- * clean-up, so the operation still ends with nothing left behind.
- */
-export const REMOVAL_CLEANUP_DEFERRED_PATCH = 'removal-cleanup-deferred';
-
-/**
- * The patch behind a scale-down's last removal waiting only for its member's Pod and claim deletions before the look
- * after it: the Services and PodDisruptionBudget for the new size are settled before the operation ends
- * (settleDeferred), while that look runs.
- */
-export const REMOVAL_BUDGET_DEFERRED_PATCH = 'removal-budget-deferred';
-
-/**
- * The patch behind a scale-down's removals following one another from one look: while more removals follow, the
- * next is planned on the look before this one less the member just removed (workflows/observation.ts
- * lookAfterRemoval), and this one's clean-up starts after it. Histories recorded before it look between removals
- * and start each clean-up at once.
- */
-export const REMOVALS_FROM_ONE_LOOK_PATCH = 'scale-down-removals-from-one-look';
 
 // Activities that wait inside themselves (addLearner's refusals) heartbeat on every poll: a worker that died
 // is noticed within the heartbeat timeout, not the 30 s start-to-close.
@@ -70,45 +44,6 @@ const WAIT_INTERVAL = '1s';
 const NOT_READY_INTERVAL = '500ms';
 const NOT_READY_ASKS = 20;
 const NOT_READY_WAIT_MS = 8000;
-
-/** What a step needs from the operation running it. */
-export interface StepContext {
-  ref: ClusterRef;
-  spec: EtcdClusterSpec;
-  details: (line: string) => void;
-  /** The members the operation last recorded (etcd's downgrade API asks them). */
-  recordedMembers: () => string[];
-  /** The learner this operation added and has not promoted: what its compensation removes. */
-  pendingLearner?: { member: string; id: string };
-  /** Removed members' clean-ups under way and not awaited yet (REMOVAL_CLEANUP_DEFERRED_PATCH). */
-  deferred?: Promise<void>[];
-  /** Removed members' clean-ups not started yet: the next removal goes first (REMOVALS_FROM_ONE_LOOK_PATCH). */
-  postponed?: { member: string; start: () => Promise<void> }[];
-  /** Set by a removal that more follow: the next one is taken from the look this one was planned on. */
-  nextRemovalFromLook?: boolean;
-}
-
-/** Leaves a clean-up under way for settleDeferred to await. */
-function defer(ctx: StepContext, cleanup: Promise<void>): void {
-  // Handled here so that a failure surfaces where it is awaited (settleDeferred), not as an unhandled rejection.
-  cleanup.catch(() => undefined);
-  (ctx.deferred ??= []).push(cleanup);
-}
-
-/** Starts the clean-ups earlier removals postponed, leaving them under way like any deferred one. */
-function startPostponed(ctx: StepContext): void {
-  for (const p of ctx.postponed?.splice(0) ?? []) defer(ctx, p.start());
-}
-
-/**
- * Waits for every clean-up a removal left under way or postponed: before an operation ends, continues as new or
- * looks at a cluster whose removed members' Pods must be seen going.
- */
-export async function settleDeferred(ctx: StepContext): Promise<void> {
-  startPostponed(ctx);
-  const pending = ctx.deferred?.splice(0) ?? [];
-  if (pending.length > 0) await Promise.all(pending);
-}
 
 /** A permanent restore failure ends the operation Failed (with an Event): no restart can fix it. */
 export async function refuseRestore(ref: ClusterRef, message: string): Promise<never> {
@@ -137,78 +72,6 @@ async function seedRestore(ctx: StepContext, member: string): Promise<RestoreIni
   details(`waiting for the restore source: ${prepared.message}`);
   await sleep(RESTORE_SOURCE_INTERVAL, { summary: prepared.message });
   return 'waiting';
-}
-
-/** etcd removes the member; then its Pod and claim go and the PodDisruptionBudget follows the new size. */
-async function removeMember(
-  ctx: StepContext,
-  step: { member: string; id: string; reason: RemoveReason },
-): Promise<void> {
-  const { ref, spec } = ctx;
-  // Members removed before whose Pods are still there are not asked (their etcd exits): named only when there are.
-  const removed = ctx.postponed?.map((p) => p.member) ?? [];
-  await acts.removeMember({ ref, id: step.id, ...(removed.length > 0 ? { removed } : {}) });
-  // What removals before this one held back starts now that etcd has removed this one too.
-  startPostponed(ctx);
-  if (patched(REMOVAL_CLEANUP_TOGETHER_PATCH)) {
-    if (moreRemovalsFollow(ctx, step) && patched(REMOVALS_FROM_ONE_LOOK_PATCH)) {
-      // The next removal goes out at once, from this removal's look: the worker's time goes to it, then to the
-      // clean-ups of both (a scale 5 -> 3's second removal waited 0.4 s behind the first one's clean-up and a look).
-      // The budget is not asked for here: the last removal asks for the same size (until then it counts the larger
-      // cluster, which only refuses more evictions).
-      (ctx.postponed ??= []).push({
-        member: step.member,
-        start: () =>
-          Promise.all([
-            acts.deleteMemberPod({ ref, member: step.member }),
-            acts.deleteMemberClaim({ ref, member: step.member }),
-          ]).then(() => undefined),
-      });
-      ctx.nextRemovalFromLook = true;
-      return;
-    }
-    const podAndClaim = Promise.all([
-      acts.deleteMemberPod({ ref, member: step.member }),
-      acts.deleteMemberClaim({ ref, member: step.member }),
-    ]);
-    const budget = ensureClusterObjects(ctx, Math.max(spec.replicas, 1));
-    const cleanup = Promise.all([podAndClaim, budget]).then(() => undefined);
-    if (moreRemovalsFollow(ctx, step) && patched(REMOVAL_CLEANUP_DEFERRED_PATCH)) {
-      defer(ctx, cleanup);
-      return;
-    }
-    if (step.reason === 'ScaleDown' && patched(REMOVAL_BUDGET_DEFERRED_PATCH)) {
-      // The next look must find the Pod and claim going (else it plans to delete them as orphans); the Services and
-      // budget need not be settled for it. Until they are, the budget still counts the larger cluster, which only
-      // refuses more evictions.
-      const earlier = settleDeferred(ctx);
-      defer(ctx, cleanup);
-      await Promise.all([podAndClaim, earlier]);
-      return;
-    }
-    await Promise.all([cleanup, settleDeferred(ctx)]);
-    return;
-  }
-  await acts.deleteMemberPod({ ref, member: step.member });
-  await acts.deleteMemberClaim({ ref, member: step.member });
-  await ensureClusterObjects(ctx, Math.max(spec.replicas, 1));
-}
-
-/** Pure: a scale-down whose last look counted more members than spec.replicas plus this one removes another next. */
-export function moreRemovalsFollow(
-  ctx: Pick<StepContext, 'spec' | 'recordedMembers'>,
-  step: { reason: RemoveReason },
-): boolean {
-  return step.reason === 'ScaleDown' && ctx.recordedMembers().length - 1 > ctx.spec.replicas;
-}
-
-/** The cluster's Services and PodDisruptionBudget for `voters`, made with the spec's additionalMetadata. */
-async function ensureClusterObjects(ctx: StepContext, voters: number): Promise<void> {
-  await acts.ensureClusterObjects({
-    ref: ctx.ref,
-    voters,
-    additionalMetadata: ctx.spec.additionalMetadata,
-  });
 }
 
 async function createSeed(ctx: StepContext, member: string): Promise<void> {
