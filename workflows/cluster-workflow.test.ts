@@ -484,6 +484,25 @@ describe('etcdClusterWorkflow on the Temporal dev server', () => {
     });
   });
 
+  it('scales 5 -> 2 from one look: no later removal is sent through a member removed before it', async () => {
+    const fake = createFakeCluster();
+    const seq = opSequence(fake);
+    await withCluster('shrink-two', specOf(5), fake, async ({ opId, change }) => {
+      await finished(fake, opId(1, 'Bootstrap'));
+      seq.length = 0;
+      await change(2, specOf(2));
+      await finished(fake, opId(2, 'ScaleDown'));
+      expect(seq).toEqual(['remove shrink-two-4', 'remove shrink-two-3', 'remove shrink-two-2', 'look']);
+      expect(fake.callsOf('removeMember').map((c) => (c.input as { removed?: string[] }).removed)).toEqual([
+        undefined,
+        ['shrink-two-4'],
+        ['shrink-two-4', 'shrink-two-3'],
+      ]);
+      expect(fake.podNames()).toEqual(['shrink-two-0', 'shrink-two-1']);
+      expect(fake.claimNames()).toEqual(['shrink-two-0', 'shrink-two-1']);
+    });
+  });
+
   it('keeps the leader from the look a removal left: the next removal takes a follower, with no look between', async () => {
     const fake = createFakeCluster();
     const seq = opSequence(fake);

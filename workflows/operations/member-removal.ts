@@ -45,9 +45,10 @@ export async function removeMember(
   step: { member: string; id: string; reason: RemoveReason },
 ): Promise<void> {
   const { ref, spec } = ctx;
-  // Members removed before whose Pods are still there are not asked (their etcd exits): named only when there are.
-  const removed = ctx.postponed?.map((p) => p.member) ?? [];
-  await acts.removeMember({ ref, id: step.id, ...(removed.length > 0 ? { removed } : {}) });
+  // Members this operation removed before, whose Pods may still be there, are not asked (their etcd exits): named
+  // only when there are (REMOVALS_FROM_ONE_LOOK_PATCH).
+  const removed = ctx.removedBefore ?? [];
+  await acts.removeMember({ ref, id: step.id, ...(removed.length > 0 ? { removed: [...removed] } : {}) });
   // What removals before this one held back starts now that etcd has removed this one too.
   startPostponed(ctx);
   if (patched(REMOVAL_CLEANUP_TOGETHER_PATCH)) {
@@ -64,6 +65,7 @@ export async function removeMember(
             acts.deleteMemberClaim({ ref, member: step.member }),
           ]).then(() => undefined),
       });
+      (ctx.removedBefore ??= []).push(step.member);
       ctx.nextRemovalFromLook = true;
       return;
     }

@@ -20,6 +20,11 @@ export interface StepContext {
   deferred?: Promise<void>[];
   /** Removed members' clean-ups not started yet: the next removal goes first (REMOVALS_FROM_ONE_LOOK_PATCH). */
   postponed?: { member: string; start: () => Promise<void> }[];
+  /**
+   * The members this operation's removals that more followed removed: their Pods may still be there (their deletion
+   * starts after the next removal, and takes its time), so later removals are not sent through them.
+   */
+  removedBefore?: string[];
   /** Set by a removal that more follow: the next one is taken from the look this one was planned on. */
   nextRemovalFromLook?: boolean;
 }
