@@ -23,7 +23,13 @@ import { observeAuth } from './auth-step';
 import { ActivityKinds } from './activity-kinds';
 import type { OperationInput, OperationOutcome } from './operations/operation-module';
 import { continuesOperation } from './operations/registry';
-import { executeStep, refuseRestore, refusesRestore, settleDeferred } from './operations/step-executors';
+import {
+  executeStep,
+  nextRemovalFromLook,
+  refuseRestore,
+  refusesRestore,
+  settleDeferred,
+} from './operations/step-executors';
 import { compensate as undoHalfDoneStep } from './operations/compensation';
 import type { OperationRunState } from './operation-run-state';
 import { carriedOf, startOperationRun } from './operation-run-state';
@@ -118,8 +124,7 @@ async function run(s: OperationRunState): Promise<string> {
     s.teller.details(describeStep(step));
     await execute(s, step);
     // The next removal goes from this look less the member just removed: no read of the cluster in between.
-    if (step.kind === 'RemoveMember' && s.stepCtx.nextRemovalFromLook) {
-      s.stepCtx.nextRemovalFromLook = false;
+    if (step.kind === 'RemoveMember' && nextRemovalFromLook(s.stepCtx)) {
       s.lookAfterRemoval = lookAfterRemoval(observation, step);
     }
   }

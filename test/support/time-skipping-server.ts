@@ -6,10 +6,11 @@
 import { execFileSync, spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
-import { createConnection, createServer } from 'node:net';
+import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { cacheRoot } from '../../localcluster/tool-cache';
+import { opensWithin } from './service-route';
 
 /** The test server's version on Maven Central (io.temporal:temporal-test-server). */
 export const TEST_SERVER_VERSION = '1.31.0';
@@ -31,17 +32,6 @@ async function freePort(): Promise<number> {
       const port = typeof address === 'object' && address ? address.port : 0;
       srv.close(() => resolve(port));
     });
-  });
-}
-
-async function portOpen(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = createConnection({ host: '127.0.0.1', port });
-    socket.once('connect', () => {
-      socket.destroy();
-      resolve(true);
-    });
-    socket.once('error', () => resolve(false));
   });
 }
 
@@ -102,7 +92,7 @@ export async function startTimeSkippingServer(timeoutMs = 120_000): Promise<Time
   );
   const exited = new Promise<void>((resolve) => proc.once('exit', () => resolve()));
   const deadline = Date.now() + timeoutMs;
-  while (!(await portOpen(port))) {
+  while (!(await opensWithin('127.0.0.1', port, 1000))) {
     if (proc.exitCode !== null) throw new Error(`the Temporal test server exited with ${proc.exitCode}`);
     if (Date.now() > deadline) {
       proc.kill('SIGKILL');

@@ -66,7 +66,6 @@ export async function removeMember(
           ]).then(() => undefined),
       });
       (ctx.removedBefore ??= []).push(step.member);
-      ctx.nextRemovalFromLook = true;
       return;
     }
     const podAndClaim = Promise.all([

@@ -25,8 +25,11 @@ export interface StepContext {
    * starts after the next removal, and takes its time), so later removals are not sent through them.
    */
   removedBefore?: string[];
-  /** Set by a removal that more follow: the next one is taken from the look this one was planned on. */
-  nextRemovalFromLook?: boolean;
+}
+
+/** Whether the last removal left its clean-up for after the next one: that one is taken from its look. */
+export function nextRemovalFromLook(ctx: StepContext): boolean {
+  return (ctx.postponed?.length ?? 0) > 0;
 }
 
 /** Leaves a clean-up under way for settleDeferred to await. */

@@ -19,7 +19,7 @@ import type { StepContext } from './step-context';
 import { ensureClusterObjects } from './step-context';
 
 export type { StepContext } from './step-context';
-export { settleDeferred } from './step-context';
+export { nextRemovalFromLook, settleDeferred } from './step-context';
 
 const acts = proxyActivities<ClusterActivities>(ActivityKinds.operationStep);
 
