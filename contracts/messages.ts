@@ -9,6 +9,7 @@ type KeywordAttributeKey = ReturnType<typeof defineSearchAttributeKey<'KEYWORD'>
 import type { EtcdClusterSpec, OperationType } from '../crds/etcd-cluster';
 import type { EtcdSnapshotSpec, EtcdSnapshotStatus } from '../crds/etcd-snapshot';
 import type { EtcdSnapshotScheduleSpec } from '../crds/etcd-snapshot-schedule';
+import type { ClusterObservation } from './observation';
 
 // The casts add only the SDK's argument brands, which exist in types alone ("not present at run-time").
 function defineSignal<Args extends unknown[]>(name: string): SignalDefinition<Args> {
@@ -60,10 +61,14 @@ export interface ClusterChange {
 /** The EtcdCluster changed (spec, retry annotation, or deletion). Coalesced: only the newest generation counts. */
 export const clusterChangedSignal = defineSignal<[ClusterChange]>('clusterChanged');
 
-/** The step an operation is on: its line, and what it waits on when it waits (a Wait step's reason). */
+/**
+ * The step an operation is on: its line, what it waits on when it waits (a Wait step's reason), and the look the
+ * operation planned it on, when it had one (the cluster workflow writes status from it instead of looking itself).
+ */
 export interface OperationStep {
   line: string;
   waitReason?: string;
+  look?: ClusterObservation;
 }
 
 /**

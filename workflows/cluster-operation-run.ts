@@ -48,6 +48,11 @@ const MEMBERS_FORWARD_UNAWAITED_PATCH = 'members-forward-unawaited';
  * still running for about 0.5 s more. The cluster workflow looks afresh right after, as before (startOperation).
  */
 export const OPERATION_END_LOOK_PATCH = 'operation-end-look';
+/**
+ * The patch behind writing a step's status from the look the operation sent with it (operation-step-teller.ts
+ * STEP_LOOK_PATCH) instead of observing the cluster again: asked only when a step comes with a look.
+ */
+const MIRROR_STEP_LOOK_PATCH = 'operation-mirror-step-look';
 
 const RESULT_EVENT: Record<OperationResult, { type: 'Normal' | 'Warning'; reason: EventReason }> = {
   Succeeded: { type: 'Normal', reason: 'OperationSucceeded' },
@@ -155,7 +160,9 @@ async function runChild(
   // Mirror the child's current step into status while it runs. Not cancellable: when the scope is
   // cancelled this loop must keep waiting for the child to finish its compensation, or the workflow
   // would go on (and end, on deletion) while the child still runs.
-  await CancellationScope.nonCancellable(() => mirrorSteps(s, workflowId, module, mirrorV2, () => finished));
+  await CancellationScope.nonCancellable(() =>
+    mirrorSteps(s, workflowId, opInput.generation, module, mirrorV2, () => finished),
+  );
   return done;
 }
 
@@ -163,6 +170,7 @@ async function runChild(
 async function mirrorSteps(
   s: ClusterRunState,
   workflowId: string,
+  generation: number,
   module: OperationModule,
   mirrorV2: boolean,
   finished: () => boolean,
@@ -196,7 +204,7 @@ async function mirrorSteps(
       // A repeated wait line (the child re-sends it every turn) observes nothing new worth a write.
       if (s.current.step !== refreshedStep) {
         refreshedStep = s.current.step;
-        await refreshMembers(s);
+        await refreshStep(s, generation);
       }
       continue;
     }
@@ -205,7 +213,7 @@ async function mirrorSteps(
       // Degraded); a repeated one changes nothing and writes nothing.
       if (s.current && s.current.step !== refreshedStep) {
         refreshedStep = s.current.step;
-        await refreshMembers(s);
+        await refreshStep(s, generation);
       }
       continue;
     }
@@ -214,6 +222,20 @@ async function mirrorSteps(
       if ((await acts.writeStatus({ ref: s.ref, status: next })) === 'written') s.status = next;
     }
   }
+}
+
+/**
+ * Status for the operation's new step: from the look the operation planned it on, when it sent one and the spec it
+ * runs for is still the desired one (members' upToDate verdicts are judged against it); else from a look of its own.
+ */
+async function refreshStep(s: ClusterRunState, generation: number): Promise<void> {
+  const look = s.stepLook;
+  s.stepLook = undefined;
+  if (look && s.desired.generation === generation && patched(MIRROR_STEP_LOOK_PATCH)) {
+    await publishLook(s, look);
+    return;
+  }
+  await refreshMembers(s);
 }
 
 /** How an operation that did not return ended: cancelled (by whom), or failed; anything else is rethrown. */

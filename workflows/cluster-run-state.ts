@@ -7,6 +7,7 @@ import { proxyActivities } from '@temporalio/workflow';
 import type { AutoTLSResult } from '../activities/auto-tls';
 import type { ClusterActivities } from '../activities/cluster-activities';
 import type { ClusterChange, ClusterWorkflowInput } from '../contracts/messages';
+import type { ClusterObservation } from '../contracts/observation';
 import type { LossFindings } from '../contracts/quorum-loss';
 import type {
   CurrentOperation,
@@ -88,6 +89,8 @@ export interface ClusterRunState {
   /** The spec generation that superseded the running operation, when one did. */
   supersededBy: number | undefined;
   stepChanged: boolean;
+  /** The look the running operation planned its newest step on, when it sent one (operation-step-teller.ts). */
+  stepLook: ClusterObservation | undefined;
   lastDecision: string;
   /** The refused upgrade path last told as an Event, so each refusal is one Event, not one per observation. */
   refusalReported: string;
@@ -145,6 +148,7 @@ export function initialRunState(input: ClusterWorkflowArgs): ClusterRunState {
     membersChangedDuringOperation: false,
     supersededBy: undefined,
     stepChanged: false,
+    stepLook: undefined,
     lastDecision: '',
     refusalReported: carried?.refusalReported ?? '',
     storageRefusalReported: carried?.storageRefusalReported ?? '',

@@ -93,6 +93,7 @@ function onOperationStep(s: ClusterRunState, update: OperationStep | string): vo
   s.current = { ...s.current, step: step.line };
   s.currentWaitReason =
     step.waitReason ?? (typeof update === 'string' ? waitReasonOfLine(update) : undefined);
+  s.stepLook = typeof update === 'string' ? undefined : update.look;
   s.stepChanged = true;
 }
 

@@ -465,23 +465,62 @@ describe('etcdClusterWorkflow on the Temporal dev server', () => {
     return seq;
   }
 
-  it("scales 5 -> 3 taking the second removal from the first one's look, and looks afresh after the last", async () => {
+  type HistoryEvent = NonNullable<Awaited<ReturnType<WorkflowHandle['fetchHistory']>>['events']>[number];
+
+  /** The activities a workflow scheduled between two of its history events (by predicate), in order. */
+  async function scheduledBetween(
+    workflowId: string,
+    from: (e: HistoryEvent) => boolean,
+    to: (e: HistoryEvent) => boolean,
+  ): Promise<string[]> {
+    const events = (await env.client.workflow.getHandle(workflowId).fetchHistory()).events ?? [];
+    const start = events.findIndex(from);
+    const end = events.findIndex(to);
+    expect(start).toBeGreaterThanOrEqual(0);
+    expect(end).toBeGreaterThan(start);
+    return events
+      .slice(start, end)
+      .flatMap((e) =>
+        e.activityTaskScheduledEventAttributes
+          ? [e.activityTaskScheduledEventAttributes.activityType?.name ?? '']
+          : [],
+      );
+  }
+
+  it("scales 5 -> 3 taking the second removal from the first one's look and ending on the look the last left", async () => {
     const fake = createFakeCluster();
     const seq = opSequence(fake);
-    await withCluster('shrink-one-look', specOf(5), fake, async ({ opId, change }) => {
+    await withCluster('shrink-one-look', specOf(5), fake, async ({ opId, change, handle }) => {
       await finished(fake, opId(1, 'Bootstrap'));
       seq.length = 0;
       await change(2, specOf(3));
       const status = await finished(fake, opId(2, 'ScaleDown'));
       expect(status).toMatchObject({ observedGeneration: 2, replicas: 3, readyReplicas: 3 });
-      // The cluster workflow's look starts the operation; the operation's own first look is the end look.
-      expect(seq).toEqual(['remove shrink-one-look-4', 'remove shrink-one-look-3', 'look']);
+      // The cluster workflow's look starts the operation; the operation reads the cluster no more after it.
+      expect(seq).toEqual(['remove shrink-one-look-4', 'remove shrink-one-look-3']);
       // The second removal is not sent through the first removed member, whose Pod is still there.
       expect(removedBefore(fake)).toEqual([undefined, ['shrink-one-look-4']]);
       expect(fake.podNames()).toEqual(fake.voterNames().sort());
       expect(fake.claimNames()).toEqual(fake.voterNames().sort());
       expect(fake.clusterObjects.pdbMinAvailable).toBe(2);
       await expectNothingLeftRunning(opId(2, 'ScaleDown'));
+      // While the operation ran, the cluster workflow wrote each step's status from the look the operation sent with
+      // it: no look of its own between the child's start and its end.
+      const opWorkflowId = opId(2, 'ScaleDown');
+      const during = await scheduledBetween(
+        handle.workflowId,
+        (e) => e.childWorkflowExecutionStartedEventAttributes?.workflowExecution?.workflowId === opWorkflowId,
+        (e) =>
+          e.childWorkflowExecutionCompletedEventAttributes?.workflowExecution?.workflowId === opWorkflowId,
+      );
+      expect(during).toContain('writeStatus');
+      expect(during).not.toContain('observeCluster');
+      // Both steps' lines reached status on the way.
+      const lines = fake.statusWrites.flatMap((w) =>
+        w.currentOperation?.step ? [w.currentOperation.step] : [],
+      );
+      expect(lines.some((l) => l.includes('shrink-one-look-4'))).toBe(true);
+      expect(lines.some((l) => l.includes('shrink-one-look-3'))).toBe(true);
     });
   });
 
@@ -493,7 +532,7 @@ describe('etcdClusterWorkflow on the Temporal dev server', () => {
       seq.length = 0;
       await change(2, specOf(2));
       await finished(fake, opId(2, 'ScaleDown'));
-      expect(seq).toEqual(['remove shrink-two-4', 'remove shrink-two-3', 'remove shrink-two-2', 'look']);
+      expect(seq).toEqual(['remove shrink-two-4', 'remove shrink-two-3', 'remove shrink-two-2']);
       expect(removedBefore(fake)).toEqual([undefined, ['shrink-two-4'], ['shrink-two-4', 'shrink-two-3']]);
       expect(fake.podNames()).toEqual(['shrink-two-0', 'shrink-two-1']);
       expect(fake.claimNames()).toEqual(['shrink-two-0', 'shrink-two-1']);
@@ -515,28 +554,24 @@ describe('etcdClusterWorkflow on the Temporal dev server', () => {
       seq.length = 0;
       await change(2, specOf(3));
       await finished(fake, opId(2, 'ScaleDown'));
-      expect(seq).toEqual(['remove shrink-leader-4', 'remove shrink-leader-2', 'look']);
+      expect(seq).toEqual(['remove shrink-leader-4', 'remove shrink-leader-2']);
       expect(fake.voterNames().sort()).toEqual(['shrink-leader-0', 'shrink-leader-1', 'shrink-leader-3']);
     });
   });
 
-  it("a scale-down's last removal looks again once its Pod and claim are going, and ends once the budget follows the new size", async () => {
+  it("a scale-down ending on its last removal's look ends only once that member's clean-up and the budget are done", async () => {
     const fake = createFakeCluster();
     const ensure = fake.activities.ensureClusterObjects;
     const removals = () => fake.calls.filter((c) => c.name === 'removeMember').length;
-    // The operation's own looks (the cluster workflow looks too, as each step is mirrored into status).
-    let opLooks = 0;
-    const observe = fake.activities.observeCluster;
-    fake.activities.observeCluster = async (input) => {
-      if (Context.current().info.workflowExecution?.workflowId.includes('/op/')) opLooks += 1;
-      return observe(input);
-    };
-    let lookWentFirst: boolean | undefined;
-    // The budget after the last removal answers only once a look went out after it, or after 5 s.
+    let runningWhileHeld: boolean | undefined;
+    // The budget after the last removal answers 300 ms late: the operation must still be running at that moment.
     fake.activities.ensureClusterObjects = async (input) => {
-      if (removals() === 2 && lookWentFirst === undefined) {
-        const before = opLooks;
-        lookWentFirst = await heldUntil(() => opLooks > before);
+      if (removals() === 2 && runningWhileHeld === undefined) {
+        await sleep(300);
+        const op = env.client.workflow.getHandle(
+          operationWorkflowId(NAMESPACE, 'shrink-budget', 2, 'ScaleDown'),
+        );
+        runningWhileHeld = (await op.describe()).status.name === 'RUNNING';
       }
       return ensure(input);
     };
@@ -545,7 +580,7 @@ describe('etcdClusterWorkflow on the Temporal dev server', () => {
       await change(2, specOf(3));
       const status = await finished(fake, opId(2, 'ScaleDown'));
       expect(status).toMatchObject({ observedGeneration: 2, replicas: 3, readyReplicas: 3 });
-      expect(lookWentFirst).toBe(true);
+      expect(runningWhileHeld).toBe(true);
       expect(fake.podNames()).toEqual(fake.voterNames().sort());
       expect(fake.clusterObjects.pdbMinAvailable).toBe(2);
       await expectNothingLeftRunning(opId(2, 'ScaleDown'));
@@ -558,7 +593,7 @@ describe('etcdClusterWorkflow on the Temporal dev server', () => {
       await finished(fake, opId(1, 'Bootstrap'));
       await change(2, specOf(3));
       await finished(fake, opId(2, 'ScaleDown'));
-      // The operation hands back its last look: etcd's three members, read after the last removal.
+      // The operation hands back its last look: etcd's three members, the last removal's look less the member it removed.
       const opHistory =
         (await env.client.workflow.getHandle(opId(2, 'ScaleDown')).fetchHistory()).events ?? [];
       const returned = opHistory.find((e) => e.workflowExecutionCompletedEventAttributes)

@@ -73,7 +73,20 @@ describe('takenFromLookAfterRemoval', () => {
     [{ kind: 'Wait' }, false],
     [{ kind: 'None' }, false],
     [{ kind: 'AddLearner' }, false],
-  ])('%o -> %s', (step, taken) => {
+  ])('after a removal that more follow: %o -> %s', (step, taken) => {
     expect(takenFromLookAfterRemoval(step)).toBe(taken);
+    expect(takenFromLookAfterRemoval(step, 'removalThatMoreFollow')).toBe(taken);
+  });
+
+  test.each([
+    [{ kind: 'None' }, true],
+    [{ kind: 'RemoveMember', reason: 'ScaleDown' }, false],
+    [{ kind: 'RemoveMember', reason: 'DataLost' }, false],
+    [{ kind: 'MoveLeader' }, false],
+    [{ kind: 'Wait' }, false],
+    [{ kind: 'AddMember' }, false],
+    [{ kind: 'DeleteOrphan' }, false],
+  ])('after the last removal: %o -> %s', (step, taken) => {
+    expect(takenFromLookAfterRemoval(step, 'lastRemoval')).toBe(taken);
   });
 });

@@ -64,10 +64,15 @@ export function lookAfterRemoval(
 }
 
 /**
- * Whether a step planned on `lookAfterRemoval` is taken: only another scale-down removal, which etcd refuses itself
- * if it would cost quorum (strict reconfiguration checks). A wait, a move of leadership or the end is decided on a
- * fresh look, so the operation never ends, waits or reports on the derived one.
+ * Whether a step planned on `lookAfterRemoval` is taken. After a removal that more follow: only another scale-down
+ * removal, which etcd refuses itself if it would cost quorum (strict reconfiguration checks). After a scale-down's
+ * last removal: only the end (None), so the operation ends on what etcd answered to the removal, and the cluster
+ * workflow's fresh look right after the end says the rest. A wait or a move of leadership is decided on a fresh look.
  */
-export function takenFromLookAfterRemoval(step: { kind: string; reason?: string }): boolean {
+export function takenFromLookAfterRemoval(
+  step: { kind: string; reason?: string },
+  after: 'removalThatMoreFollow' | 'lastRemoval' = 'removalThatMoreFollow',
+): boolean {
+  if (after === 'lastRemoval') return step.kind === 'None';
   return step.kind === 'RemoveMember' && step.reason === 'ScaleDown';
 }

@@ -49,7 +49,7 @@ export interface OperationRunState {
   firstLook: OperationInput['firstLook'];
   /**
    * The look the next removal of a scale-down is taken from (workflows/observation.ts lookAfterRemoval), set right
-   * after a removal that more follow; used once.
+   * after a removal that more follow, or the end is planned on, set after a scale-down's last removal; used once.
    */
   lookAfterRemoval?: ClusterObservation;
   /** The look on which the plan said None: handed back in the outcome (OperationOutcome.endLook). */

@@ -10,6 +10,7 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import { operationStepSignal } from '../contracts/messages';
+import type { ClusterObservation } from '../contracts/observation';
 import type { OperationInput } from './operations/operation-module';
 
 /**
@@ -30,10 +31,16 @@ const STEP_AS_DATA_PATCH = 'operation-step-as-data';
  * changed line, the same count as the signal that tells the cluster workflow.
  */
 const STEP_IN_MEMO_PATCH = 'operation-step-in-memo';
+/**
+ * The patch behind sending the cluster workflow, with a changed step line, the look the operation planned that step
+ * on: the cluster workflow writes status from it instead of observing the cluster itself at every step (two looks
+ * beside a scale-down 5 -> 3's removals, on the same worker). Asked at the first line that has a look.
+ */
+export const STEP_LOOK_PATCH = 'operation-step-look';
 
 export interface StepTeller {
-  /** Tells the step line (and the wait reason, when it waits). */
-  details: (line: string, waitReason?: string) => void;
+  /** Tells the step line (and the wait reason, when it waits; and the look it was planned on, when there is one). */
+  details: (line: string, waitReason?: string, look?: ClusterObservation) => void;
   told: {
     /** The step line last told: a Stalled operation names where it stopped. */
     lastLine: string;
@@ -61,7 +68,9 @@ export function stepTeller(input: OperationInput, steps: () => number): StepTell
   let stepAsData: boolean | undefined = carried ? true : undefined;
   /** Asked of patched() in every run, carried or not: a run carried over from older code never wrote the memo. */
   let stepInMemo: boolean | undefined;
-  const details = (line: string, waitReason?: string) => {
+  /** Whether a step's look goes with it (STEP_LOOK_PATCH): asked at the first line sent with one, in every run. */
+  let stepLook: boolean | undefined;
+  const details = (line: string, waitReason?: string, look?: ClusterObservation) => {
     told.lastLine = line;
     setCurrentDetails(`**${input.summary}**\n\nstep ${steps()}: ${line}\n\ngeneration ${input.generation}`);
     sendChangedOnly ??= patched(WAIT_BACKOFF_PATCH);
@@ -72,8 +81,14 @@ export function stepTeller(input: OperationInput, steps: () => number): StepTell
     // The cluster workflow mirrors the step into status.currentOperation.step; losing one update is harmless.
     if (!parent) return;
     stepAsData ??= patched(STEP_AS_DATA_PATCH);
+    if (look && stepAsData) stepLook ??= patched(STEP_LOOK_PATCH);
+    const step = {
+      line,
+      ...(waitReason ? { waitReason } : {}),
+      ...(look && stepAsData && stepLook ? { look } : {}),
+    };
     void getExternalWorkflowHandle(parent.workflowId)
-      .signal(operationStepSignal, stepAsData ? { line, ...(waitReason ? { waitReason } : {}) } : line)
+      .signal(operationStepSignal, stepAsData ? step : line)
       .catch(() => undefined);
   };
   const memo = (text: string) => {

@@ -4,6 +4,7 @@
 // (AWAIT_ANSWERS_PATCH, WAIT_BACKOFF_PATCH): histories recorded before each keep their commands.
 import { condition, patched, proxyActivities, sleep } from '@temporalio/workflow';
 import type { ClusterActivities } from '../activities/cluster-activities';
+import type { ClusterObservation } from '../contracts/observation';
 import type { Observed, Step } from './plan';
 import { answeringMembers, awaitsAnAnswer, describeStep, MEMBER_PROBLEM_REASONS } from './plan';
 import { waitBackoffMs } from './wait-backoff';
@@ -40,9 +41,10 @@ export async function waitOn(
   s: OperationRunState,
   step: Extract<Step, { kind: 'Wait' }>,
   observed: Observed,
+  look?: ClusterObservation,
 ): Promise<void> {
   const { ref, spec } = s.input;
-  s.teller.details(describeStep(step), step.reason);
+  s.teller.details(describeStep(step), step.reason, look);
   if (s.wait?.reason !== step.reason) s.wait = { reason: step.reason, since: Date.now(), looks: 0 };
   const wait = s.wait;
   const starting =

@@ -31,6 +31,7 @@ import {
   settleDeferred,
 } from './operations/step-executors';
 import { compensate as undoHalfDoneStep } from './operations/compensation';
+import { endsOnLookAfterRemoval } from './operations/member-removal';
 import type { OperationRunState } from './operation-run-state';
 import { carriedOf, startOperationRun } from './operation-run-state';
 import { LOOK_SEES_CHANGES_PATCH, waitOn } from './operation-wait';
@@ -100,14 +101,16 @@ async function run(s: OperationRunState): Promise<string> {
     const { observation, observed, versionKnown, derived } = await observe(s);
     const decision: Decision = planNow(desiredOf(ref, spec, versionKnown), observed);
     const step: Step = decision.step;
-    if (derived && !takenFromLookAfterRemoval(step)) {
-      // Anything but another removal is decided on a fresh look, which must find the removed members' Pods going.
+    const after = nextRemovalFromLook(s.stepCtx) ? 'removalThatMoreFollow' : 'lastRemoval';
+    if (derived && !takenFromLookAfterRemoval(step, after)) {
+      // Anything but another removal (or, after the last one, the end) is decided on a fresh look, which must find
+      // the removed members' Pods going.
       await settleDeferred(s.stepCtx);
       continue;
     }
     if (refusesRestore(step)) await refuseRestore(ref, step.message);
     if (step.kind === 'Wait') {
-      await waitOn(s, step, observed);
+      await waitOn(s, step, observed, observation);
       continue;
     }
     s.wait = undefined;
@@ -121,10 +124,11 @@ async function run(s: OperationRunState): Promise<string> {
       return withSnapshotNote(s, `done; next: ${describeStep(step)}`);
     }
     s.steps += 1;
-    s.teller.details(describeStep(step));
+    s.teller.details(describeStep(step), undefined, observation);
     await execute(s, step);
-    // The next removal goes from this look less the member just removed: no read of the cluster in between.
-    if (step.kind === 'RemoveMember' && nextRemovalFromLook(s.stepCtx)) {
+    // The next removal, or the end after a scale-down's last one, goes from this look less the member just removed:
+    // no read of the cluster in between.
+    if (step.kind === 'RemoveMember' && (nextRemovalFromLook(s.stepCtx) || endsOnLookAfterRemoval(step))) {
       s.lookAfterRemoval = lookAfterRemoval(observation, step);
     }
   }

@@ -201,6 +201,10 @@ const scenarios: Record<string, ClusterScenario> = {
       await change(2, specOf(2), { deleted: true });
     },
   },
+  // Scale 3 -> 5 -> 3, recorded once each step goes to the cluster workflow with the look it was planned on, status
+  // written from it (patches operation-step-look, operation-mirror-step-look), and a scale-down ends on the look its
+  // last removal left (patch scale-down-ends-on-look-after-removal).
+  steplook: { initial: specOf(3), body: threeToFiveToThree },
   // A scale up cancelled while its learner cannot catch up, halted, then retried with a retry token.
   cancelled: {
     initial: specOf(1),

@@ -39,6 +39,19 @@ export const REMOVAL_BUDGET_DEFERRED_PATCH = 'removal-budget-deferred';
  */
 export const REMOVALS_FROM_ONE_LOOK_PATCH = 'scale-down-removals-from-one-look';
 
+/**
+ * The patch behind a scale-down ending on the look after its last removal (workflows/observation.ts
+ * lookAfterRemoval): the plan on it saying nothing is left ends the operation, and status is written from it, without
+ * a fresh look first (the cluster workflow looks afresh right after the end). Histories recorded before it looked
+ * once more after the last removal's Pod and claim deletions.
+ */
+export const END_ON_LOOK_AFTER_REMOVAL_PATCH = 'scale-down-ends-on-look-after-removal';
+
+/** Whether the end of a scale-down is planned on the look after this, its last, removal. */
+export function endsOnLookAfterRemoval(step: { reason: RemoveReason }): boolean {
+  return step.reason === 'ScaleDown' && patched(END_ON_LOOK_AFTER_REMOVAL_PATCH);
+}
+
 /** etcd removes the member; then its Pod and claim go and the PodDisruptionBudget follows the new size. */
 export async function removeMember(
   ctx: StepContext,
