@@ -524,6 +524,43 @@ describe('etcdClusterWorkflow on the Temporal dev server', () => {
     });
   });
 
+  it('plans a change of replicas alone that came while a look ran on that look: no status write or look between', async () => {
+    const fake = createFakeCluster();
+    const observe = fake.activities.observeCluster;
+    let hold: (() => boolean) | undefined;
+    // The cluster workflow's look, once armed, answers only when `hold` says so (bounded: 5 s).
+    fake.activities.observeCluster = async (input) => {
+      const own = !Context.current().info.workflowExecution?.workflowId.includes('/op/');
+      const until = hold;
+      if (own && until) {
+        hold = undefined;
+        await heldUntil(until);
+      }
+      return observe(input);
+    };
+    await withCluster('replicas-on-look', specOf(3), fake, async ({ opId, change, handle }) => {
+      await finished(fake, opId(1, 'Bootstrap'));
+      let changed = false;
+      hold = () => changed;
+      // A member change starts a look; the spec change comes while it runs.
+      await handle.signal(membersChangedSignal);
+      await eventually('the look held', () => hold === undefined);
+      await change(2, specOf(5));
+      await sleep(300);
+      changed = true;
+      await finished(fake, opId(2, 'ScaleUp'));
+      const opWorkflowId = opId(2, 'ScaleUp');
+      const between = await scheduledBetween(
+        handle.workflowId,
+        (e) => e.workflowExecutionSignaledEventAttributes?.signalName === clusterChangedSignal.name,
+        (e) => e.startChildWorkflowExecutionInitiatedEventAttributes?.workflowId === opWorkflowId,
+      );
+      // The held look was scheduled before the signal; after it, the only calls are the start's own write and Event.
+      expect(between).toEqual(['writeStatus', 'recordEvent']);
+      expect(fake.voterNames()).toHaveLength(5);
+    });
+  });
+
   it('scales 5 -> 2 from one look: no later removal is sent through a member removed before it', async () => {
     const fake = createFakeCluster();
     const seq = opSequence(fake);

@@ -44,7 +44,7 @@ import {
   temporalDefragDue,
 } from './defrag-schedule-keeper';
 import { planIssuedTLS } from './issued-tls-plan';
-import { desiredOf, recordedAfter } from './observation';
+import { desiredOf, lookServesChange, recordedAfter } from './observation';
 import { withDefragSchedule } from './operations/operation-module';
 import { operationModule, summarize } from './operations/registry';
 import type { ActionStep, Decision, Observed, Step } from './plan';
@@ -76,6 +76,8 @@ const WAIT_RECHECK_MS = 5000;
 const SPEC_ONLY_WAITS: readonly string[] = [Reasons.UnsupportedVersion, Reasons.UpgradePathRefused];
 /** The patch behind looking again soon (backing off) when auth could not be read while etcd answered. */
 const RECHECK_UNKNOWN_AUTH_PATCH = 'recheck-unknown-auth';
+/** The patch behind planning a change of spec.replicas alone, signalled while a look ran, on that look. */
+const REPLICAS_ON_RUNNING_LOOK_PATCH = 'replicas-change-on-running-look';
 /** The patch behind publishing an operation's start (status, Event) together with starting its child workflow. */
 const OPERATION_START_TOGETHER_PATCH = 'operation-start-together';
 
@@ -115,7 +117,7 @@ export async function etcdClusterWorkflow(input: ClusterWorkflowArgs): Promise<v
 /** One look: observe, plan, then start the operation the plan asks for or wait for the next reason to look. */
 async function lookAndAct(s: ClusterRunState): Promise<void> {
   s.dirty = false;
-  const target = s.desired;
+  let target = s.desired;
   // Only a cluster with spec.tls.mode Auto asks: histories of every other cluster keep their command sequence.
   if (autoTLSOn(target.spec)) await keepAutoTLS(s, target.spec);
   // Only a cluster whose spec or status has the continuous backup asks: histories of every other cluster keep theirs.
@@ -131,6 +133,15 @@ async function lookAndAct(s: ClusterRunState): Promise<void> {
   if (target.spec.auth) observed.auth = await observeAuth(s.ref);
   await findLossFacts(s, target.spec, observed, observation.versionKnown);
   await keepDefragSchedule(s, target.spec);
+  // A change of spec.replicas alone that came while this look ran is planned on it (a look for it would read the
+  // same), instead of after a status write for the spec it replaces and another look.
+  if (
+    s.desired !== target &&
+    lookServesChange(target, s.desired) &&
+    patched(REPLICAS_ON_RUNNING_LOOK_PATCH)
+  ) {
+    target = s.desired;
+  }
   const { decision, defragDue } = decide(s, target.spec, observation, observed);
   await tellRefusal(s, decision.step);
   await tellQuorumLoss(s, decision.step);

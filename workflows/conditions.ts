@@ -25,6 +25,7 @@ import {
   slowVotersMessage,
   votesNow,
 } from './cluster-state';
+import { sameData } from './canonical';
 
 export interface StatusInput {
   /** metadata.generation of the spec these inputs were computed for. */
@@ -346,22 +347,9 @@ export function computeStatus(input: StatusInput): EtcdClusterStatus {
   return status;
 }
 
-// Key order and absent-versus-undefined must not count as a change, or every pass would write status.
-function canonical(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(canonical);
-  if (value !== null && typeof value === 'object') {
-    return Object.fromEntries(
-      Object.entries(value)
-        .filter(([, v]) => v !== undefined)
-        .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
-        .map(([k, v]) => [k, canonical(v)]),
-    );
-  }
-  return value;
-}
-
+/** Key order and absent-versus-undefined do not count as a change, or every pass would write status. */
 export function equalStatus(a: EtcdClusterStatus | undefined, b: EtcdClusterStatus | undefined): boolean {
-  return JSON.stringify(canonical(a ?? {})) === JSON.stringify(canonical(b ?? {}));
+  return sameData(a, b);
 }
 
 /** A member's database size that moved by less than this is not news by itself: it goes out with the next write that is. */

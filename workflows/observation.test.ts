@@ -1,5 +1,6 @@
+import type { ClusterChange } from '../contracts/messages';
 import type { ClusterObservation } from '../contracts/observation';
-import { lookAfterRemoval, takenFromLookAfterRemoval } from './observation';
+import { lookAfterRemoval, lookServesChange, takenFromLookAfterRemoval } from './observation';
 
 const member = (
   n: number,
@@ -88,5 +89,38 @@ describe('takenFromLookAfterRemoval', () => {
     [{ kind: 'DeleteOrphan' }, false],
   ])('after the last removal: %o -> %s', (step, taken) => {
     expect(takenFromLookAfterRemoval(step, 'lastRemoval')).toBe(taken);
+  });
+});
+
+describe('lookServesChange', () => {
+  const spec = { replicas: 3, version: '3.6.16', storage: { size: '1Gi' } };
+  const before = { uid: 'u1', generation: 1, spec };
+  test.each([
+    ['replicas alone', { uid: 'u1', generation: 2, spec: { ...spec, replicas: 5 } }, true],
+    [
+      'replicas alone, keys in another order',
+      { generation: 2, uid: 'u1', spec: { storage: { size: '1Gi' }, version: '3.6.16', replicas: 1 } },
+      true,
+    ],
+    ['the same spec again', { uid: 'u1', generation: 2, spec }, true],
+    ['the version', { uid: 'u1', generation: 2, spec: { ...spec, replicas: 5, version: '3.5.35' } }, false],
+    ['the storage', { uid: 'u1', generation: 2, spec: { ...spec, storage: { size: '2Gi' } } }, false],
+    [
+      'a field added',
+      { uid: 'u1', generation: 2, spec: { ...spec, replicas: 5, podTemplate: { labels: { a: 'b' } } } },
+      false,
+    ],
+    ['a retry token', { uid: 'u1', generation: 1, spec, retryToken: 'r1' }, false],
+    ['a recovery approval', { uid: 'u1', generation: 1, spec, recoveryApproval: 'u1' }, false],
+    ['another object', { uid: 'u2', generation: 1, spec: { ...spec, replicas: 5 } }, false],
+    ['the deletion', { uid: 'u1', generation: 1, spec, deleted: true }, false],
+    ['a pause (replicas 0)', { uid: 'u1', generation: 2, spec: { ...spec, replicas: 0 } }, false],
+  ])('%s -> %s', (_what, after, served) => {
+    expect(lookServesChange(before as ClusterChange, after as ClusterChange)).toBe(served);
+  });
+
+  test('a resume (from replicas 0) is not served either', () => {
+    const paused = { uid: 'u1', generation: 1, spec: { ...spec, replicas: 0 } } as ClusterChange;
+    expect(lookServesChange(paused, { uid: 'u1', generation: 2, spec } as ClusterChange)).toBe(false);
   });
 });

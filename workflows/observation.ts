@@ -4,6 +4,8 @@ import type { EtcdClusterSpec } from '../crds/etcd-cluster';
 import { defragConfigOf } from './defrag-plan';
 import type { Desired, Observed } from './plan';
 import type { ClusterRef } from '../contracts/cluster-ref';
+import type { ClusterChange } from '../contracts/messages';
+import { sameData } from './canonical';
 
 export function desiredOf(
   ref: Pick<ClusterRef, 'name'>,
@@ -75,4 +77,20 @@ export function takenFromLookAfterRemoval(
 ): boolean {
   if (after === 'lastRemoval') return step.kind === 'None';
   return step.kind === 'RemoveMember' && step.reason === 'ScaleDown';
+}
+
+/**
+ * Whether a look taken for `before` is the look `after` would take, so that `after` may be planned on it: the change
+ * is spec.replicas alone, on the same object with the same annotations. A look reads the version, the Pod template,
+ * TLS and storage from the spec, never the member count. A pause or resume (replicas 0) is not: the loss of quorum is
+ * judged differently for a paused cluster.
+ */
+export function lookServesChange(before: ClusterChange, after: ClusterChange): boolean {
+  if (before.deleted || after.deleted || before.uid !== after.uid) return false;
+  if (before.spec.replicas === 0 || after.spec.replicas === 0) return false;
+  const { spec: a, generation: _a, ...restA } = before;
+  const { spec: b, generation: _b, ...restB } = after;
+  const { replicas: _ra, ...specA } = a;
+  const { replicas: _rb, ...specB } = b;
+  return sameData(restA, restB) && sameData(specA, specB);
 }

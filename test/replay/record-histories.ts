@@ -15,6 +15,7 @@ import { temporal } from '@temporalio/proto';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import type { WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import { bundleWorkflowCode, DefaultLogger, Runtime, Worker } from '@temporalio/worker';
+import { Context } from '@temporalio/activity';
 import type { EtcdClusterSpec } from '../../crds/etcd-cluster';
 import { cacheRoot, toolPaths } from '../../localcluster/tool-cache';
 import type { ScheduleSnapshotView } from '../../activities/snapshot-schedule-activities';
@@ -133,6 +134,25 @@ interface ClusterScenario {
   body: Scenario;
 }
 
+/**
+ * The cluster workflow's next look, once armed, answers only after the scenario releases it (bounded: 10 s), so that
+ * a spec change can arrive while it runs.
+ */
+const heldLook = { armed: false, held: false, released: false };
+const holdClusterLook = (fake: FakeCluster) => {
+  const observe = fake.activities.observeCluster;
+  fake.activities.observeCluster = async (input) => {
+    const own = !Context.current().info.workflowExecution?.workflowId.includes('/op/');
+    if (own && heldLook.armed) {
+      heldLook.armed = false;
+      heldLook.held = true;
+      const t0 = Date.now();
+      while (!heldLook.released && Date.now() - t0 < 10_000) await new Promise((r) => setTimeout(r, 20));
+    }
+    return observe(input);
+  };
+};
+
 /** Bootstrap, scale 3 -> 5 -> 3, then delete: recorded once per generation of workflow code worth keeping. */
 const threeToFiveToThree: Scenario = async ({ fake, op, change }) => {
   await finished(fake, op(1, 'Bootstrap'));
@@ -205,6 +225,23 @@ const scenarios: Record<string, ClusterScenario> = {
   // written from it (patches operation-step-look, operation-mirror-step-look), and a scale-down ends on the look its
   // last removal left (patch scale-down-ends-on-look-after-removal).
   steplook: { initial: specOf(3), body: threeToFiveToThree },
+  // Scale 3 -> 5 signalled while the cluster workflow's look (started by a member change) runs: planned on that look
+  // (patch replicas-change-on-running-look), with no status write or look between.
+  replicasonlook: {
+    initial: specOf(3),
+    prepare: holdClusterLook,
+    body: async ({ fake, op, change, membersChanged }) => {
+      await finished(fake, op(1, 'Bootstrap'));
+      heldLook.armed = true;
+      await membersChanged();
+      await until('the look held', () => heldLook.held);
+      await change(2, specOf(5));
+      await new Promise((r) => setTimeout(r, 300));
+      heldLook.released = true;
+      await finished(fake, op(2, 'ScaleUp'));
+      await change(2, specOf(5), { deleted: true });
+    },
+  },
   // A scale up cancelled while its learner cannot catch up, halted, then retried with a retry token.
   cancelled: {
     initial: specOf(1),
