@@ -124,6 +124,11 @@ const ALREADY_COMPACTED = /required revision has been compacted/i;
 // instead of an exponential activity retry, which would overshoot the interval by seconds.
 const NOT_READY_FOR_MEMBERS = /unhealthy cluster|not enough started members/i;
 
+/** Whether etcd refused a membership change only until its voters have been connected for its health interval. */
+export function refusedUntilHealthy(err: unknown): boolean {
+  return NOT_READY_FOR_MEMBERS.test(err instanceof Error ? err.message : String(err));
+}
+
 // etcd answers Authenticate with this while auth is off: the credentials a cluster with spec.auth has before
 // the operator enabled auth (or after someone disabled it) are then simply not needed.
 const AUTH_NOT_ENABLED = /authentication is not enabled/i;

@@ -71,4 +71,38 @@ describe('removeMember', () => {
       urls('main-0', 'main-1', 'main-2', 'main-3', 'main-4'),
     ]);
   });
+
+  test('asks again while etcd refuses it until its voters are healthy, and passes any other error on at once', async () => {
+    const refusals = ['etcdserver: unhealthy cluster', 'etcdserver: unhealthy cluster'];
+    let calls = 0;
+    const etcd = {
+      remove: async () => {
+        calls += 1;
+        const refusal = refusals.shift();
+        if (refusal) throw new Error(refusal);
+        return 'removed' as const;
+      },
+    } as unknown as EtcdAdmin;
+    const acts = createMembershipActivities({
+      kube: kubeWith([pod('main-0'), pod('main-1'), pod('main-2')]),
+      etcd,
+      imageFor: () => undefined,
+    });
+    expect(await acts.removeMember({ ref, id: '3' })).toBe('removed');
+    expect(calls).toBe(3);
+
+    const failing = createMembershipActivities({
+      kube: kubeWith([pod('main-0')]),
+      etcd: {
+        remove: async () => {
+          calls += 1;
+          throw new Error('etcdserver: request timed out');
+        },
+      } as unknown as EtcdAdmin,
+      imageFor: () => undefined,
+    });
+    calls = 0;
+    await expect(failing.removeMember({ ref, id: '3' })).rejects.toThrow('request timed out');
+    expect(calls).toBe(1);
+  });
 });

@@ -6,6 +6,7 @@ import type { EtcdClusterSpec } from '../crds/etcd-cluster';
 import { Labels } from '../crds/labels';
 import { memberClientURL, memberFromPeerURL } from '../crds/names';
 import type { EtcdAdmin } from './etcd-admin';
+import { refusedUntilHealthy } from './etcd-admin';
 import type { KubeObjects } from './kube-objects';
 import type { MemberRole } from './member-manifests';
 import { initialCluster, memberPod } from './member-manifests';
@@ -24,6 +25,9 @@ import { syncAdditionalMetadata } from './additional-metadata-sync';
 export const ANSWER_POLL_MS = 200;
 
 export const delay = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+/** How long a removal etcd refuses until its voters are healthy is asked again inside the activity: its 5 s interval. */
+export const REMOVE_REFUSED_WAIT_MS = 6000;
 
 /** Client URLs worth asking cluster-wide questions (activities/call-targets.ts). */
 export async function clusterCallEndpoints(
@@ -207,12 +211,27 @@ export function createMembershipActivities(deps: {
     },
 
     /** `removed`: members this operation removed before whose Pods it has not deleted yet (they are not asked). */
+    /**
+     * MemberRemove. etcd's strict reconfiguration check refuses it ("unhealthy cluster") while too few of the voters
+     * left would have been connected for its 5 s health interval, as right after a scale-up: the refusal is asked
+     * again every ANSWER_POLL_MS for up to REMOVE_REFUSED_WAIT_MS (a Temporal retry came 1 s later, after its back-off),
+     * and then passed on for the retry policy.
+     */
     async removeMember(input: {
       ref: ClusterRef;
       id: string;
       removed?: string[];
     }): Promise<'removed' | 'not-found'> {
-      return etcd.remove(await clusterCallEndpoints(kube, input.ref, input.removed), input.id);
+      const until = Date.now() + REMOVE_REFUSED_WAIT_MS;
+      for (;;) {
+        heartbeat();
+        try {
+          return await etcd.remove(await clusterCallEndpoints(kube, input.ref, input.removed), input.id);
+        } catch (err) {
+          if (!refusedUntilHealthy(err) || Date.now() + ANSWER_POLL_MS > until) throw err;
+        }
+        await delay(ANSWER_POLL_MS);
+      }
     },
   };
 }
