@@ -5,11 +5,13 @@ import { localStackSection } from './local-stack';
 import { operatorSection } from './operator';
 import { formatTable, type BenchSection, type Figure } from './section';
 import { snapshotSection } from './snapshot';
+import { truthSection } from './status-truth';
 import { upgradeSection } from './upgrade';
 
 const SECTIONS: BenchSection[] = [
   localStackSection,
   operatorSection,
+  truthSection,
   fleetSection,
   snapshotSection,
   continuousSection,

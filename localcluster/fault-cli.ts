@@ -81,14 +81,11 @@ export function parseFaultArgs(args: string[]): FaultRequest | { error: string }
   }
 }
 
-export async function runFault(
-  info: StackInfo,
-  request: FaultRequest,
-  log: (line: string) => void,
-): Promise<void> {
+/** The faults of the running stack `info` describes (its real nodes, their containerd and cgroups). */
+export function stackFaults(info: StackInfo, log: (line: string) => void): RealNodeFaults {
   const layout = stackLayout({ repoRoot: process.cwd(), stateDir: info.stateDir, hostIp: info.hostIp });
   const tools = toolPaths(cacheRoot());
-  const faults = new RealNodeFaults({
+  return new RealNodeFaults({
     net: realNodeLayout(layout),
     kubectl: tools.kubectl,
     kubeconfig: info.kubeconfig,
@@ -96,6 +93,14 @@ export async function runFault(
     logsDir: info.logsDir,
     log,
   });
+}
+
+export async function runFault(
+  info: StackInfo,
+  request: FaultRequest,
+  log: (line: string) => void,
+): Promise<void> {
+  const faults = stackFaults(info, log);
   switch (request.kind) {
     case 'kill':
       await faults.killContainer(request.namespace, request.pod, request.container);
