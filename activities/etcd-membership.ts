@@ -210,12 +210,12 @@ export function createMembershipActivities(deps: {
       return etcd.moveLeader(memberClientURL(input.ref, input.from), input.toId);
     },
 
-    /** `removed`: members this operation removed before whose Pods it has not deleted yet (they are not asked). */
     /**
-     * MemberRemove. etcd's strict reconfiguration check refuses it ("unhealthy cluster") while too few of the voters
-     * left would have been connected for its 5 s health interval, as right after a scale-up: the refusal is asked
-     * again every ANSWER_POLL_MS for up to REMOVE_REFUSED_WAIT_MS (a Temporal retry came 1 s later, after its back-off),
-     * and then passed on for the retry policy.
+     * MemberRemove. `removed`: members this operation removed before whose Pods it has not deleted yet (they are not
+     * asked). etcd's strict reconfiguration check refuses it ("unhealthy cluster") while too few of the voters left
+     * would have been connected for its 5 s health interval, as right after a scale-up: the refusal is asked again
+     * every ANSWER_POLL_MS for up to REMOVE_REFUSED_WAIT_MS (a Temporal retry came 1 s later, after its back-off), and
+     * then passed on for the retry policy.
      */
     async removeMember(input: {
       ref: ClusterRef;
