@@ -309,7 +309,7 @@ export function createEtcdAdmin(options: EtcdAdminOptions = {}): EtcdAdmin {
           return { member: toMember(res.member), members: res.members.map(toMember) };
         });
       } catch (err) {
-        if (NOT_READY_FOR_MEMBERS.test(err instanceof Error ? err.message : String(err))) return 'not-ready';
+        if (refusedUntilHealthy(err)) return 'not-ready';
         throw err;
       }
     },
