@@ -521,6 +521,111 @@ describe('observeCluster', () => {
     expect(asked).toBe(1);
   });
 
+  it('gives a member whose Pod is not Ready a short status deadline; a Ready member and a learner the full one', async () => {
+    const { kube } = fakeKube([
+      podObject('main-0', 'voter'),
+      podObject('main-1', 'voter', { ready: false }),
+      podObject('main-2', 'learner', { ready: false }),
+    ]);
+    const { etcd } = fakeEtcd(
+      [etcdMember('1', 'main-0'), etcdMember('2', 'main-1'), etcdMember('3', 'main-2', { isLearner: true })],
+      { leaderId: '1' },
+    );
+    const deadlines = new Map<string, number | undefined>();
+    const status = etcd.status.bind(etcd);
+    etcd.status = async (endpoint, timeoutMs, dial) => {
+      deadlines.set(endpoint, timeoutMs);
+      return status(endpoint, timeoutMs, dial);
+    };
+    await activitiesWith(kube, etcd).observeCluster({ ref, version: '3.6.16' });
+    expect(Object.fromEntries(deadlines)).toEqual({
+      [client('main-0')]: 1000,
+      [client('main-1')]: 300,
+      [client('main-2')]: 1000,
+    });
+  });
+
+  describe('a member list that goes unanswered while members answer that they know no leader', () => {
+    /** A member list that answers only when the test says so; `open` counts calls not yet settled. */
+    function heldList(etcd: EtcdAdmin) {
+      const list = etcd.listMembersWithHeader.bind(etcd);
+      const held: { answer: () => void; fail: () => void }[] = [];
+      let rounds = 0;
+      etcd.listMembersWithHeader = (endpoints, timeoutMs, dial) =>
+        new Promise((resolve, reject) => {
+          rounds++;
+          const entry = {
+            answer: () => void list(endpoints, timeoutMs, dial).then(resolve, reject),
+            fail: () => reject(new Error('context deadline exceeded')),
+          };
+          held.push(entry);
+        });
+      return {
+        held,
+        rounds: () => rounds,
+        release: () => held.splice(0).forEach((h) => h.fail()),
+      };
+    }
+    const members = [etcdMember('1', 'main-0'), etcdMember('2', 'main-1'), etcdMember('3', 'main-2')];
+
+    it('ends the look without waiting out the list when most voter Pods are not Ready (two of three frozen)', async () => {
+      const { kube } = fakeKube([
+        podObject('main-0', 'voter'),
+        podObject('main-1', 'voter', { ready: false }),
+        podObject('main-2', 'voter', { ready: false }),
+      ]);
+      // The survivor answers that it knows no leader; the frozen members answer nothing.
+      const { etcd } = fakeEtcd(members, { down: [peer('main-1'), peer('main-2')], leaderId: '0' });
+      const list = heldList(etcd);
+      const observation = await activitiesWith(kube, etcd).observeCluster({ ref, version: '3.6.16' });
+      expect(observation.etcd).toBeUndefined();
+      // Every member was asked the list once, and those calls were still unanswered when the look ended.
+      expect(list.rounds()).toBe(3);
+      expect(list.held).toHaveLength(3);
+      list.release();
+    });
+
+    it('keeps waiting on the list while a member knows a leader', async () => {
+      const { kube } = fakeKube([
+        podObject('main-0', 'voter'),
+        podObject('main-1', 'voter', { ready: false }),
+        podObject('main-2', 'voter', { ready: false }),
+      ]);
+      const { etcd } = fakeEtcd(members, { down: [peer('main-2')], leaderId: '1' });
+      const list = heldList(etcd);
+      const look = activitiesWith(kube, etcd).observeCluster({ ref, version: '3.6.16' });
+      await new Promise((r) => setTimeout(r, 400));
+      list.held[0]?.answer();
+      const observation = await look;
+      expect(observation.etcd?.members.map((m) => [m.name, m.reachable])).toEqual([
+        ['main-0', true],
+        ['main-1', true],
+        ['main-2', false],
+      ]);
+      expect(list.rounds()).toBe(3);
+      list.release();
+    });
+
+    it('asks once more, and waits that round out, while most voter Pods are Ready (a leader restarting)', async () => {
+      const { kube } = fakeKube([
+        podObject('main-0', 'voter'),
+        podObject('main-1', 'voter'),
+        podObject('main-2', 'voter', { ready: false }),
+      ]);
+      const { etcd } = fakeEtcd(members, { down: [peer('main-2')], leaderId: '0' });
+      const list = heldList(etcd);
+      const look = activitiesWith(kube, etcd).observeCluster({ ref, version: '3.6.16' });
+      // The first round is cut short; the second is asked a second later and answered 400 ms into it, though
+      // every member that answers its status still knows no leader.
+      while (list.rounds() < 6) await new Promise((r) => setTimeout(r, 50));
+      await new Promise((r) => setTimeout(r, 400));
+      list.held[3]?.answer();
+      const observation = await look;
+      expect(observation.etcd?.members.map((m) => m.name)).toEqual(['main-0', 'main-1', 'main-2']);
+      list.release();
+    });
+  });
+
   it("judges a claim's data lost when the member's etcd last exited saying its raft log was lost", async () => {
     const panic =
       'panic: tocommit(13) is out of range [lastIndex(0)]. Was the raft log corrupted, truncated, or lost?';

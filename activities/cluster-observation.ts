@@ -33,6 +33,7 @@ import { dialAt } from './member-addresses';
 import type { DialTarget } from './member-addresses';
 import { passesLearnerReadiness } from './member-readiness';
 import { learnerToRestart } from '../contracts/learner-restart';
+import { confirmWorthAsking, NoLeaderKnown, noLeaderKnown } from './leader-evidence';
 
 /**
  * A member that does not answer its status within this long counts as unreachable for this observation.
@@ -41,12 +42,18 @@ import { learnerToRestart } from '../contracts/learner-restart';
  */
 const OBSERVE_STATUS_TIMEOUT_MS = 1000;
 /**
- * When no member answers the member list while the kubelet finds a member Pod ready, the list is asked once more
- * this long after. One unanswered round is not evidence that quorum is lost: a leader restarting (a rollout, a CA
- * stage) or a slow moment leaves a linearizable list unanswered for about an election, while clients' writes go
- * through. Killed members are not ready, so their loss is said without the second round.
+ * When no member answers the member list and the kubelet's readiness says one more round is worth asking
+ * (confirmWorthAsking, leader-evidence.ts), the list is asked once more this long after: a leader restarting (a
+ * rollout, a CA stage) or a slow moment leaves a linearizable list unanswered for about an election, while clients'
+ * writes go through.
  */
 export const OBSERVE_CONFIRM_MS = 1000;
+/**
+ * A member whose Pod the kubelet finds not Ready (frozen, stopped, still starting) is given this long to answer its
+ * status; a Ready member or a learner (never Ready) the full OBSERVE_STATUS_TIMEOUT_MS. A live etcd answers its status
+ * within milliseconds, so a frozen member no longer holds the look that tells of it for a full second.
+ */
+const NOT_READY_STATUS_TIMEOUT_MS = 300;
 /** How long a started learner is given to answer its readiness checks (contracts/learner-restart.ts). */
 const LEARNER_READINESS_TIMEOUT_MS = 500;
 /** How long a started learner that passed its readiness checks is given to answer its status after them. */
@@ -264,32 +271,61 @@ export async function observeCluster(
   };
   const endpoints = [...kube_.values()]
     .filter((k) => k.pod && !k.pod.terminating)
-    .flatMap((k) => reach(k.name) ?? []);
+    .flatMap((k) => {
+      const at = reach(k.name);
+      return at ? [{ ...at, name: k.name }] : [];
+    });
+  const statusTimeout = (name: string, isLearner: boolean) =>
+    isLearner || kube_.get(name)?.pod?.ready ? OBSERVE_STATUS_TIMEOUT_MS : NOT_READY_STATUS_TIMEOUT_MS;
   let etcdView: ClusterObservation['etcd'];
   let etcdRefused: string | undefined;
   try {
     // Every member is asked at once, each within its own deadline: a dead or frozen member costs one
     // deadline, not one per member asked before the one that answers.
-    const listRound = async () => {
+    // A first round still unanswered after LIST_PATIENCE_MS also asks each member whether it knows a leader, and
+    // ends as soon as none does (leader-evidence.ts); a second round, asked to confirm, waits out its deadline.
+    const listRound = async (cutShort: boolean) => {
+      let answered = false;
       const calls = endpoints.map((e) =>
         etcd.listMembersWithHeader([e.url], OBSERVE_STATUS_TIMEOUT_MS * 3, e.dial),
       );
-      return firstOf(calls).catch(async (err: unknown) => {
-        // Members that all refuse the TLS handshake answer nothing, yet run: said as such, never as lost quorum.
-        const settled = await Promise.allSettled(calls);
-        etcdRefused = tlsRefusal(
-          settled.flatMap((r) => (r.status === 'rejected' ? [r.reason as unknown] : [])),
-        );
-        throw err;
-      });
+      const list = firstOf(calls).then(
+        (l) => {
+          answered = true;
+          return l;
+        },
+        async (err: unknown) => {
+          answered = true;
+          // Members that all refuse the TLS handshake answer nothing, yet run: said as such, never as lost quorum.
+          const settled = await Promise.allSettled(calls);
+          etcdRefused = tlsRefusal(
+            settled.flatMap((r) => (r.status === 'rejected' ? [r.reason as unknown] : [])),
+          );
+          throw err;
+        },
+      );
+      if (!cutShort) return list;
+      const leaderless = noLeaderKnown(
+        endpoints.length,
+        async (i) => {
+          const e = endpoints[i];
+          if (!e) return undefined;
+          return etcd.status(e.url, statusTimeout(e.name, false), e.dial);
+        },
+        () => answered,
+        delay,
+      );
+      return Promise.race([list, leaderless]);
     };
-    // Asked again only while the kubelet still finds a member ready: during a bootstrap, or with members killed,
-    // no Pod is, and the first round's answer stands.
-    const anyReady = [...kube_.values()].some((k) => k.pod?.ready && !k.pod.terminating);
-    const listed = await listRound().catch(async (err: unknown) => {
-      if (!anyReady || etcdRefused) throw err;
+    const live = pods.filter((p) => !p.metadata?.deletionTimestamp && !ownedByAnother(ref, p));
+    const readiness = live.map((p) => ({
+      ready: p.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false,
+      role: p.metadata?.labels?.[Labels.role],
+    }));
+    const listed = await listRound(true).catch(async (err: unknown) => {
+      if (etcdRefused || !confirmWorthAsking(readiness, err instanceof NoLeaderKnown)) throw err;
       await delay(OBSERVE_CONFIRM_MS);
-      return listRound();
+      return listRound(false);
     });
     type Answer = EtcdMemberObservation & { leaderId?: string };
     type Listed = Pick<EtcdMemberObservation, 'id' | 'name' | 'isLearner' | 'started'>;
@@ -299,7 +335,7 @@ export async function observeCluster(
       base: Listed,
     ): Promise<Answer | undefined> => {
       try {
-        const s = await etcd.status(at.url, OBSERVE_STATUS_TIMEOUT_MS, at.dial);
+        const s = await etcd.status(at.url, statusTimeout(base.name, base.isLearner), at.dial);
         // The address is this observation's, read a moment ago; an answer from any other member is not this one's.
         if (s.id !== base.id) return undefined;
         return {
