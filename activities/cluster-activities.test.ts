@@ -624,6 +624,28 @@ describe('observeCluster', () => {
       expect(observation.etcd?.members.map((m) => m.name)).toEqual(['main-0', 'main-1', 'main-2']);
       list.release();
     });
+
+    it('ends the confirming round once the kubelet finds most voter Pods not Ready and no member knows a leader', async () => {
+      const { kube, objects } = fakeKube([
+        podObject('main-0', 'voter'),
+        podObject('main-1', 'voter'),
+        podObject('main-2', 'voter', { ready: false }),
+      ]);
+      // main-1 is frozen but its Pod is still Ready when the look starts: a confirmation is asked.
+      const { etcd } = fakeEtcd(members, { down: [peer('main-1'), peer('main-2')], leaderId: '0' });
+      const list = heldList(etcd);
+      const look = activitiesWith(kube, etcd).observeCluster({ ref, version: '3.6.16' });
+      while (list.rounds() < 6) await new Promise((r) => setTimeout(r, 50));
+      // The kubelet marks main-1 not Ready while the confirming round waits on its list.
+      const pod = objects.get('Pod/prod/main-1') as {
+        status: { conditions: { type: string; status: string }[] };
+      };
+      pod.status.conditions = [{ type: 'Ready', status: 'False' }];
+      const observation = await look;
+      expect(observation.etcd).toBeUndefined();
+      expect(list.held).toHaveLength(6);
+      list.release();
+    });
   });
 
   it("judges a claim's data lost when the member's etcd last exited saying its raft log was lost", async () => {

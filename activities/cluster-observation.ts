@@ -33,7 +33,7 @@ import { dialAt } from './member-addresses';
 import type { DialTarget } from './member-addresses';
 import { passesLearnerReadiness } from './member-readiness';
 import { learnerToRestart } from '../contracts/learner-restart';
-import { confirmWorthAsking, NoLeaderKnown, noLeaderKnown } from './leader-evidence';
+import { confirmWorthAsking, NoLeaderKnown, noLeaderKnown, quorumGoneMeanwhile } from './leader-evidence';
 
 /**
  * A member that does not answer its status within this long counts as unreachable for this observation.
@@ -317,15 +317,34 @@ export async function observeCluster(
       );
       return Promise.race([list, leaderless]);
     };
-    const live = pods.filter((p) => !p.metadata?.deletionTimestamp && !ownedByAnother(ref, p));
-    const readiness = live.map((p) => ({
-      ready: p.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false,
-      role: p.metadata?.labels?.[Labels.role],
-    }));
+    const readinessOf = (list: PodLike[]) =>
+      list
+        .filter((p) => !p.metadata?.deletionTimestamp && !ownedByAnother(ref, p))
+        .map((p) => ({
+          ready: p.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false,
+          role: p.metadata?.labels?.[Labels.role],
+        }));
     const listed = await listRound(true).catch(async (err: unknown) => {
-      if (etcdRefused || !confirmWorthAsking(readiness, err instanceof NoLeaderKnown)) throw err;
-      await delay(OBSERVE_CONFIRM_MS);
-      return listRound(false);
+      if (etcdRefused || !confirmWorthAsking(readinessOf(pods), err instanceof NoLeaderKnown)) throw err;
+      let done = false;
+      const confirm = delay(OBSERVE_CONFIRM_MS)
+        .then(() => listRound(false))
+        .finally(() => {
+          done = true;
+        });
+      const gone = quorumGoneMeanwhile({
+        readiness: async () => readinessOf(await memberPods(kube, ref)),
+        leaders: () =>
+          Promise.all(
+            endpoints.map((e) =>
+              etcd.status(e.url, statusTimeout(e.name, false), e.dial).catch(() => undefined),
+            ),
+          ),
+        done: () => done,
+        pause: delay,
+        pollMs: ANSWER_POLL_MS,
+      });
+      return Promise.race([confirm, gone]);
     });
     type Answer = EtcdMemberObservation & { leaderId?: string };
     type Listed = Pick<EtcdMemberObservation, 'id' | 'name' | 'isLearner' | 'started'>;

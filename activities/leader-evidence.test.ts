@@ -5,6 +5,7 @@ import {
   NoLeaderKnown,
   noLeaderKnown,
   provesNoLeader,
+  quorumGoneMeanwhile,
 } from './leader-evidence';
 
 const none: LeaderAnswer = { leaderId: '0' };
@@ -132,5 +133,78 @@ describe('noLeaderKnown', () => {
       return none;
     };
     expect(await settles(noLeaderKnown(1, ask, () => answered, patience))).toBe('pending');
+  });
+});
+
+describe('quorumGoneMeanwhile', () => {
+  const voter = (ready: boolean): PodReadiness => ({ ready, role: 'voter' });
+  // Each poll's readiness is read after a pause; the watch never settles on its own, so `done` ends it as pending.
+  const pending = (p: Promise<never>) =>
+    Promise.race([
+      p.then(
+        () => 'settled',
+        (err: unknown) => err,
+      ),
+      new Promise((r) => setImmediate(() => r('pending'))),
+    ]);
+
+  it('rejects once most voter Pods are not Ready and no member that answers knows a leader', async () => {
+    // The first reading finds two of three Ready; the second finds one.
+    const readings = [
+      [voter(true), voter(true), voter(false)],
+      [voter(true), voter(false), voter(false)],
+    ];
+    let polls = 0;
+    const leaders = jest.fn(async (): Promise<LeaderAnswer[]> => [{ leaderId: '0' }, undefined, undefined]);
+    const outcome = await pending(
+      quorumGoneMeanwhile({
+        readiness: async () => readings[polls - 1] ?? [],
+        leaders,
+        done: () => polls >= 5,
+        pause: async () => {
+          polls++;
+        },
+        pollMs: 200,
+      }),
+    );
+    expect(outcome).toBeInstanceOf(NoLeaderKnown);
+    expect(polls).toBe(2);
+    expect(leaders).toHaveBeenCalledTimes(1);
+  });
+
+  it('asks members nothing while most voter Pods are Ready, and stops once done', async () => {
+    let polls = 0;
+    const leaders = jest.fn(async () => [{ leaderId: '0' }]);
+    const outcome = await pending(
+      quorumGoneMeanwhile({
+        readiness: async () => [voter(true), voter(true), voter(false)],
+        leaders,
+        done: () => polls >= 3,
+        pause: async () => {
+          polls++;
+        },
+        pollMs: 200,
+      }),
+    );
+    expect(outcome).toBe('pending');
+    expect(polls).toBe(3);
+    expect(leaders).not.toHaveBeenCalled();
+  });
+
+  it('keeps watching while a member knows a leader, though most voter Pods are not Ready', async () => {
+    let polls = 0;
+    const outcome = await pending(
+      quorumGoneMeanwhile({
+        readiness: async () => [voter(true), voter(false), voter(false)],
+        leaders: async () => [{ leaderId: '0' }, { leaderId: '2' }],
+        done: () => polls >= 3,
+        pause: async () => {
+          polls++;
+        },
+        pollMs: 200,
+      }),
+    );
+    expect(outcome).toBe('pending');
+    expect(polls).toBe(3);
   });
 });

@@ -76,3 +76,28 @@ export function confirmWorthAsking(pods: readonly PodReadiness[], cutShort: bool
   const ready = voters.filter((p) => p.ready).length;
   return ready > voters.length / 2;
 }
+
+/**
+ * While a confirming round runs (the second look at an unanswered member list): rejects with NoLeaderKnown as soon as
+ * the kubelet, read afresh every `pollMs`, finds most voters' Pods not Ready (confirmWorthAsking says a confirmation
+ * is not worth asking) and no member that answers knows a leader. Never settles otherwise; stops asking once
+ * `done()`. A look that started while only one of two frozen members' Pods was marked not Ready so ends when the
+ * second is, instead of waiting out the confirming round.
+ */
+export async function quorumGoneMeanwhile(deps: {
+  readiness: () => Promise<PodReadiness[]>;
+  leaders: () => Promise<LeaderAnswer[]>;
+  done: () => boolean;
+  pause: (ms: number) => Promise<void>;
+  pollMs: number;
+}): Promise<never> {
+  while (!deps.done()) {
+    await deps.pause(deps.pollMs);
+    if (deps.done()) break;
+    const pods = await deps.readiness().catch(() => undefined);
+    if (!pods || confirmWorthAsking(pods, true)) continue;
+    const answers = await deps.leaders();
+    if (!deps.done() && provesNoLeader(answers)) throw new NoLeaderKnown(answers.filter(Boolean).length);
+  }
+  return new Promise<never>(() => undefined);
+}
