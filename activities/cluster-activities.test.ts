@@ -634,6 +634,12 @@ describe('observeCluster', () => {
       // main-1 is frozen but its Pod is still Ready when the look starts: a confirmation is asked.
       const { etcd } = fakeEtcd(members, { down: [peer('main-1'), peer('main-2')], leaderId: '0' });
       const list = heldList(etcd);
+      const deadlines: [string, number | undefined][] = [];
+      const status = etcd.status.bind(etcd);
+      etcd.status = async (endpoint, timeoutMs, dial) => {
+        deadlines.push([endpoint, timeoutMs]);
+        return status(endpoint, timeoutMs, dial);
+      };
       const look = activitiesWith(kube, etcd).observeCluster({ ref, version: '3.6.16' });
       while (list.rounds() < 6) await new Promise((r) => setTimeout(r, 50));
       // The kubelet marks main-1 not Ready while the confirming round waits on its list.
@@ -644,6 +650,10 @@ describe('observeCluster', () => {
       const observation = await look;
       expect(observation.etcd).toBeUndefined();
       expect(list.held).toHaveLength(6);
+      // Asked at first with a Ready Pod's deadline; once its Pod is not Ready, with the short one.
+      const main1 = deadlines.filter(([endpoint]) => endpoint === client('main-1')).map(([, ms]) => ms);
+      expect(main1[0]).toBe(1000);
+      expect(main1[main1.length - 1]).toBe(300);
       list.release();
     });
   });

@@ -317,13 +317,12 @@ export async function observeCluster(
       );
       return Promise.race([list, leaderless]);
     };
+    const isReady = (p: PodLike) =>
+      p.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false;
     const readinessOf = (list: PodLike[]) =>
       list
         .filter((p) => !p.metadata?.deletionTimestamp && !ownedByAnother(ref, p))
-        .map((p) => ({
-          ready: p.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false,
-          role: p.metadata?.labels?.[Labels.role],
-        }));
+        .map((p) => ({ ready: isReady(p), role: p.metadata?.labels?.[Labels.role] }));
     const listed = await listRound(true).catch(async (err: unknown) => {
       if (etcdRefused || !confirmWorthAsking(readinessOf(pods), err instanceof NoLeaderKnown)) throw err;
       let done = false;
@@ -332,12 +331,29 @@ export async function observeCluster(
         .finally(() => {
           done = true;
         });
+      // Members are given their status deadline by the readiness just read: a member whose Pod the kubelet has
+      // marked not Ready since the look began is not waited on for a full second.
+      let readyNow = new Set<string>();
       const gone = quorumGoneMeanwhile({
-        readiness: async () => readinessOf(await memberPods(kube, ref)),
+        readiness: async () => {
+          const now = (await memberPods(kube, ref)).filter(
+            (p) => !p.metadata?.deletionTimestamp && !ownedByAnother(ref, p),
+          );
+          readyNow = new Set(
+            now.flatMap((p) => (isReady(p) ? [p.metadata?.labels?.[Labels.member] ?? ''] : [])),
+          );
+          return readinessOf(now);
+        },
         leaders: () =>
           Promise.all(
             endpoints.map((e) =>
-              etcd.status(e.url, statusTimeout(e.name, false), e.dial).catch(() => undefined),
+              etcd
+                .status(
+                  e.url,
+                  readyNow.has(e.name) ? OBSERVE_STATUS_TIMEOUT_MS : NOT_READY_STATUS_TIMEOUT_MS,
+                  e.dial,
+                )
+                .catch(() => undefined),
             ),
           ),
         done: () => done,
