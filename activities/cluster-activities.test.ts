@@ -625,6 +625,38 @@ describe('observeCluster', () => {
       list.release();
     });
 
+    it('ends the first round too once the kubelet finds most voter Pods not Ready, before a frozen member times out', async () => {
+      const { kube, objects } = fakeKube([
+        podObject('main-0', 'voter'),
+        podObject('main-1', 'voter'),
+        podObject('main-2', 'voter', { ready: false }),
+      ]);
+      const { etcd } = fakeEtcd(members, { down: [peer('main-2')], leaderId: '0' });
+      const list = heldList(etcd);
+      // main-1 is frozen: its status call runs out its deadline (1 s while its Pod is Ready).
+      const status = etcd.status.bind(etcd);
+      let frozenTimedOut = false;
+      etcd.status = async (endpoint, timeoutMs, dial) => {
+        if (endpoint !== client('main-1')) return status(endpoint, timeoutMs, dial);
+        await new Promise((r) => setTimeout(r, timeoutMs));
+        // The call asked while its Pod was Ready (1 s deadline); later calls have the short one.
+        if (timeoutMs === 1000) frozenTimedOut = true;
+        throw new Error('context deadline exceeded');
+      };
+      const look = activitiesWith(kube, etcd).observeCluster({ ref, version: '3.6.16' });
+      await new Promise((r) => setTimeout(r, 250));
+      const pod = objects.get('Pod/prod/main-1') as {
+        status: { conditions: { type: string; status: string }[] };
+      };
+      pod.status.conditions = [{ type: 'Ready', status: 'False' }];
+      const observation = await look;
+      expect(observation.etcd).toBeUndefined();
+      // Ended on the kubelet's word and the survivor's, not on the frozen member's first deadline; no second round.
+      expect(frozenTimedOut).toBe(false);
+      expect(list.rounds()).toBe(3);
+      list.release();
+    });
+
     it('ends the confirming round once the kubelet finds most voter Pods not Ready and no member knows a leader', async () => {
       const { kube, objects } = fakeKube([
         podObject('main-0', 'voter'),

@@ -1,15 +1,11 @@
-// The cluster as it is now, read and never changed: Pods, claims, etcd's member list and each member's status (observeCluster), and a wait for the set of answering members to change (awaitAnswerChange).
+// The cluster as it is now, read and never changed: Pods, claims, and etcd's view (etcd-observation.ts) (observeCluster), and a wait for the set of answering members to change (awaitAnswerChange).
 import type { KubernetesObject } from '@kubernetes/client-node';
 import type { EtcdClusterSpec } from '../crds/etcd-cluster';
 import { Annotations, Labels } from '../crds/labels';
-import { claimName, memberClientURL, memberFromPeerURL } from '../crds/names';
+import { claimName, memberClientURL } from '../crds/names';
 import type { EtcdAdmin } from './etcd-admin';
 import type { KubeObjects } from './kube-objects';
-import type {
-  ClusterObservation,
-  EtcdMemberObservation,
-  KubeMemberObservation,
-} from '../contracts/observation';
+import type { ClusterObservation, KubeMemberObservation } from '../contracts/observation';
 import { reportsLostRaftLog } from './member-failures';
 import type { ProblemClaim, ProblemPod } from './member-problems';
 import { memberProblem } from './member-problems';
@@ -22,7 +18,6 @@ import { claimStorageOf, readStorageClasses } from './rollout-observation';
 import { podTemplate, templateObservation } from './rollout-template';
 import { memberTLSHash } from './etcd-tls';
 import { readTLSTrust } from './tls-trust';
-import { tlsRefusal } from './tls-refusal';
 import { observeIssuedTLS } from './issued-tls';
 import type { ClusterRef } from '../contracts/cluster-ref';
 import { heartbeat } from './heartbeat';
@@ -30,46 +25,23 @@ import { isoOf, memberPods, ownedByAnother } from './cluster-kube';
 import type { PodLike } from './cluster-kube';
 import { ANSWER_POLL_MS, delay } from './etcd-membership';
 import { dialAt } from './member-addresses';
-import type { DialTarget } from './member-addresses';
 import { passesLearnerReadiness } from './member-readiness';
 import { learnerToRestart } from '../contracts/learner-restart';
-import { confirmWorthAsking, NoLeaderKnown, noLeaderKnown, quorumGoneMeanwhile } from './leader-evidence';
-
-/**
- * A member that does not answer its status within this long counts as unreachable for this observation.
- * A member that is still starting (its name not yet resolvable, its port not yet open) would otherwise hold
- * every observation for the full call deadline while it joins.
- */
-const OBSERVE_STATUS_TIMEOUT_MS = 1000;
-/**
- * When no member answers the member list and the kubelet's readiness says one more round is worth asking
- * (confirmWorthAsking, leader-evidence.ts), the list is asked once more this long after: a leader restarting (a
- * rollout, a CA stage) or a slow moment leaves a linearizable list unanswered for about an election, while clients'
- * writes go through.
- */
-export const OBSERVE_CONFIRM_MS = 1000;
-/**
- * A member whose Pod the kubelet finds not Ready (frozen, stopped, still starting) is given this long to answer its
- * status; a Ready member or a learner (never Ready) the full OBSERVE_STATUS_TIMEOUT_MS. A live etcd answers its status
- * within milliseconds, so a frozen member no longer holds the look that tells of it for a full second.
- */
-const NOT_READY_STATUS_TIMEOUT_MS = 300;
-/** How long a started learner is given to answer its readiness checks (contracts/learner-restart.ts). */
-const LEARNER_READINESS_TIMEOUT_MS = 500;
-/** How long a started learner that passed its readiness checks is given to answer its status after them. */
-const LEARNER_ANSWER_GRACE_MS = 300;
+import type { NamedReadiness } from './etcd-observation';
+import { observeEtcd } from './etcd-observation';
 
 /** Set on a claim by the scheduler when its class binds on first consumer: the node its volume is made on. */
 const SELECTED_NODE_ANNOTATION = 'volume.kubernetes.io/selected-node';
 
-/** The first value any of `calls` resolves to, all asked at once: one dead member costs no more than a live one's answer. */
-async function firstOf<T>(calls: Promise<T>[]): Promise<T> {
-  if (calls.length === 0) throw new Error('no member Pod to ask');
-  try {
-    return await Promise.any(calls);
-  } catch (err) {
-    throw err instanceof AggregateError ? (err.errors[0] as unknown) : err;
-  }
+/** The kubelet's readiness of the live member Pods (not being deleted, not a former cluster's), by member name. */
+function podReadiness(ref: ClusterRef, pods: PodLike[]): NamedReadiness[] {
+  return pods
+    .filter((p) => !p.metadata?.deletionTimestamp && !ownedByAnother(ref, p))
+    .map((p) => ({
+      name: p.metadata?.labels?.[Labels.member] ?? '',
+      ready: p.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false,
+      role: p.metadata?.labels?.[Labels.role],
+    }));
 }
 
 /**
@@ -275,162 +247,23 @@ export async function observeCluster(
       const at = reach(k.name);
       return at ? [{ ...at, name: k.name }] : [];
     });
-  const statusTimeout = (name: string, isLearner: boolean) =>
-    isLearner || kube_.get(name)?.pod?.ready ? OBSERVE_STATUS_TIMEOUT_MS : NOT_READY_STATUS_TIMEOUT_MS;
-  let etcdView: ClusterObservation['etcd'];
-  let etcdRefused: string | undefined;
-  try {
-    // Every member is asked at once, each within its own deadline: a dead or frozen member costs one
-    // deadline, not one per member asked before the one that answers.
-    // A first round still unanswered after LIST_PATIENCE_MS also asks each member whether it knows a leader, and
-    // ends as soon as none does (leader-evidence.ts); a second round, asked to confirm, waits out its deadline.
-    const listRound = async (cutShort: boolean) => {
-      let answered = false;
-      const calls = endpoints.map((e) =>
-        etcd.listMembersWithHeader([e.url], OBSERVE_STATUS_TIMEOUT_MS * 3, e.dial),
-      );
-      const list = firstOf(calls).then(
-        (l) => {
-          answered = true;
-          return l;
-        },
-        async (err: unknown) => {
-          answered = true;
-          // Members that all refuse the TLS handshake answer nothing, yet run: said as such, never as lost quorum.
-          const settled = await Promise.allSettled(calls);
-          etcdRefused = tlsRefusal(
-            settled.flatMap((r) => (r.status === 'rejected' ? [r.reason as unknown] : [])),
-          );
-          throw err;
-        },
-      );
-      if (!cutShort) return list;
-      const leaderless = noLeaderKnown(
-        endpoints.length,
-        async (i) => {
-          const e = endpoints[i];
-          if (!e) return undefined;
-          return etcd.status(e.url, statusTimeout(e.name, false), e.dial);
-        },
-        () => answered,
-        delay,
-      );
-      return Promise.race([list, leaderless]);
-    };
-    const isReady = (p: PodLike) =>
-      p.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false;
-    const readinessOf = (list: PodLike[]) =>
-      list
-        .filter((p) => !p.metadata?.deletionTimestamp && !ownedByAnother(ref, p))
-        .map((p) => ({ ready: isReady(p), role: p.metadata?.labels?.[Labels.role] }));
-    const listed = await listRound(true).catch(async (err: unknown) => {
-      if (etcdRefused || !confirmWorthAsking(readinessOf(pods), err instanceof NoLeaderKnown)) throw err;
-      let done = false;
-      const confirm = delay(OBSERVE_CONFIRM_MS)
-        .then(() => listRound(false))
-        .finally(() => {
-          done = true;
-        });
-      // Members are given their status deadline by the readiness just read: a member whose Pod the kubelet has
-      // marked not Ready since the look began is not waited on for a full second.
-      let readyNow = new Set<string>();
-      const gone = quorumGoneMeanwhile({
-        readiness: async () => {
-          const now = (await memberPods(kube, ref)).filter(
-            (p) => !p.metadata?.deletionTimestamp && !ownedByAnother(ref, p),
-          );
-          readyNow = new Set(
-            now.flatMap((p) => (isReady(p) ? [p.metadata?.labels?.[Labels.member] ?? ''] : [])),
-          );
-          return readinessOf(now);
-        },
-        leaders: () =>
-          Promise.all(
-            endpoints.map((e) =>
-              etcd
-                .status(
-                  e.url,
-                  readyNow.has(e.name) ? OBSERVE_STATUS_TIMEOUT_MS : NOT_READY_STATUS_TIMEOUT_MS,
-                  e.dial,
-                )
-                .catch(() => undefined),
-            ),
-          ),
-        done: () => done,
-        pause: delay,
-        pollMs: ANSWER_POLL_MS,
-      });
-      return Promise.race([confirm, gone]);
-    });
-    type Answer = EtcdMemberObservation & { leaderId?: string };
-    type Listed = Pick<EtcdMemberObservation, 'id' | 'name' | 'isLearner' | 'started'>;
-    /** The member's own status at its Pod's address, or undefined when it does not answer as itself in time. */
-    const statusOf = async (
-      at: { url: string; dial: DialTarget },
-      base: Listed,
-    ): Promise<Answer | undefined> => {
-      try {
-        const s = await etcd.status(at.url, statusTimeout(base.name, base.isLearner), at.dial);
-        // The address is this observation's, read a moment ago; an answer from any other member is not this one's.
-        if (s.id !== base.id) return undefined;
-        return {
-          ...base,
-          reachable: true,
-          raftIndex: s.raftIndex,
-          ...(s.revision ? { revision: s.revision } : {}),
-          version: s.version,
-          leaderId: s.leaderId,
-          dbSize: s.dbSize,
-          dbSizeInUse: s.dbSizeInUse,
-        };
-      } catch {
-        return undefined;
-      }
-    };
-    const members: Answer[] = await Promise.all(
-      listed.members.map(async (m) => {
-        const name = memberFromPeerURL(ref, m.peerURLs[0] ?? '') ?? m.name;
-        const base = { id: m.id, name, isLearner: m.isLearner, started: m.name !== '' };
-        const at = reach(name);
-        if (!at) return { ...base, reachable: false };
-        const status = statusOf(at, base);
-        // A started learner is also asked its readiness checks, at the same time. One that passes them has applied
-        // its leader's snapshot and its publish is committed (etcd lists its name), so it serves clients within
-        // milliseconds unless it waits on that publish: its status is given LEARNER_ANSWER_GRACE_MS more, not the
-        // full deadline, and without an answer by then it is said to wait on its own publish.
-        const podIP = podIPs.get(name);
-        const ready =
-          base.isLearner &&
-          base.started &&
-          podIP !== undefined &&
-          (await learnerReadiness(podIP, LEARNER_READINESS_TIMEOUT_MS));
-        if (!ready) return (await status) ?? { ...base, reachable: false };
-        const answered = await Promise.race([status, delay(LEARNER_ANSWER_GRACE_MS).then(() => undefined)]);
-        return answered ?? { ...base, reachable: false, awaitingOwnPublish: true };
-      }),
-    );
-    const leaderId = members.find((m) => m.leaderId && m.leaderId !== '0')?.leaderId;
-    // NOSPACE and CORRUPT live in etcd's alarm list, not in any member's status; an unanswered question
-    // leaves `alarms` out rather than claiming there are none.
-    const alarms = await firstOf(
-      endpoints.map((e) => etcd.alarms([e.url], OBSERVE_STATUS_TIMEOUT_MS * 3, e.dial)),
-    ).catch(() => undefined);
-    etcdView = {
-      clusterId: listed.clusterId,
-      ...(leaderId ? { leaderId } : {}),
-      members: members.map(({ leaderId: _l, ...m }) => m),
-      ...(alarms ? { alarms } : {}),
-    };
-  } catch {
-    etcdView = undefined;
-  }
+  const look = await observeEtcd({
+    ref,
+    etcd,
+    endpoints,
+    reach,
+    podIP: (name) => podIPs.get(name),
+    learnerReadiness,
+    readiness: podReadiness(ref, pods),
+    readinessNow: async () => podReadiness(ref, await memberPods(kube, ref)),
+  });
   // What cert-manager issued against the operator's copies that members mount (only with an issuerRef).
   const issuedTLS = input.spec
     ? await observeIssuedTLS(kube, ref, input.spec).catch(() => undefined)
     : undefined;
   return {
-    ...(etcdView ? { etcd: etcdView } : {}),
-    ...(!etcdView && etcdRefused ? { etcdRefused } : {}),
+    ...(look.etcd ? { etcd: look.etcd } : {}),
+    ...(!look.etcd && look.etcdRefused ? { etcdRefused: look.etcdRefused } : {}),
     ...(issuedTLS ? { issuedTLS } : {}),
     kube: [...kube_.values()].sort((a, b) => a.name.localeCompare(b.name)),
     versionKnown,

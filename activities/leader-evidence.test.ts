@@ -5,6 +5,7 @@ import {
   NoLeaderKnown,
   noLeaderKnown,
   provesNoLeader,
+  QuorumGone,
   quorumGoneMeanwhile,
 } from './leader-evidence';
 
@@ -167,7 +168,7 @@ describe('quorumGoneMeanwhile', () => {
         pollMs: 200,
       }),
     );
-    expect(outcome).toBeInstanceOf(NoLeaderKnown);
+    expect(outcome).toBeInstanceOf(QuorumGone);
     expect(polls).toBe(2);
     expect(leaders).toHaveBeenCalledTimes(1);
   });

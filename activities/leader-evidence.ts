@@ -78,11 +78,11 @@ export function confirmWorthAsking(pods: readonly PodReadiness[], cutShort: bool
 }
 
 /**
- * While a confirming round runs (the second look at an unanswered member list): rejects with NoLeaderKnown as soon as
- * the kubelet, read afresh every `pollMs`, finds most voters' Pods not Ready (confirmWorthAsking says a confirmation
- * is not worth asking) and no member that answers knows a leader. Never settles otherwise; stops asking once
- * `done()`. A look that started while only one of two frozen members' Pods was marked not Ready so ends when the
- * second is, instead of waiting out the confirming round.
+ * While a look waits on an unanswered member list (either round): rejects with QuorumGone as soon as the kubelet,
+ * read afresh every `pollMs`, finds most voters' Pods not Ready (confirmWorthAsking says a confirmation is not worth
+ * asking) and no member that answers knows a leader. Never settles otherwise; asks nothing once `done()`, so a list
+ * answered within `pollMs` costs nothing. A look that began while one of two frozen members' Pods was still Ready so
+ * ends when the kubelet marks the second not Ready, instead of waiting out its rounds.
  */
 export async function quorumGoneMeanwhile(deps: {
   readiness: () => Promise<PodReadiness[]>;
@@ -97,7 +97,15 @@ export async function quorumGoneMeanwhile(deps: {
     const pods = await deps.readiness().catch(() => undefined);
     if (!pods || confirmWorthAsking(pods, true)) continue;
     const answers = await deps.leaders();
-    if (!deps.done() && provesNoLeader(answers)) throw new NoLeaderKnown(answers.filter(Boolean).length);
+    if (!deps.done() && provesNoLeader(answers)) throw new QuorumGone(answers.filter(Boolean).length);
   }
   return new Promise<never>(() => undefined);
+}
+
+/** Most voters' Pods are not Ready and the members that answer know no leader: no second round is asked. */
+export class QuorumGone extends Error {
+  constructor(answered: number) {
+    super(`most voters' Pods are not Ready and no member knows a leader (${answered} answered their status)`);
+    this.name = 'QuorumGone';
+  }
 }
