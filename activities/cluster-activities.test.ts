@@ -657,6 +657,27 @@ describe('observeCluster', () => {
       list.release();
     });
 
+    it('asks no second round after a look the kubelet ended during the pause before it', async () => {
+      const { kube, objects } = fakeKube([
+        podObject('main-0', 'voter'),
+        podObject('main-1', 'voter'),
+        podObject('main-2', 'voter', { ready: false }),
+      ]);
+      const { etcd } = fakeEtcd(members, { down: [peer('main-1'), peer('main-2')], leaderId: '0' });
+      const list = heldList(etcd);
+      const look = activitiesWith(kube, etcd).observeCluster({ ref, version: '3.6.16' });
+      await new Promise((r) => setTimeout(r, 400));
+      const pod = objects.get('Pod/prod/main-1') as {
+        status: { conditions: { type: string; status: string }[] };
+      };
+      pod.status.conditions = [{ type: 'Ready', status: 'False' }];
+      expect((await look).etcd).toBeUndefined();
+      // Past the pause's end (1 s after the first round), no second round went out.
+      await new Promise((r) => setTimeout(r, 1000));
+      expect(list.rounds()).toBe(3);
+      list.release();
+    });
+
     it('ends the confirming round once the kubelet finds most voter Pods not Ready and no member knows a leader', async () => {
       const { kube, objects } = fakeKube([
         podObject('main-0', 'voter'),

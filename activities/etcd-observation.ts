@@ -149,7 +149,12 @@ export async function observeEtcd(input: EtcdLookInput): Promise<{ etcd?: EtcdVi
       .catch(async (err: unknown) => {
         if (err instanceof QuorumGone || etcdRefused) throw err;
         if (!confirmWorthAsking(input.readiness, err instanceof NoLeaderKnown)) throw err;
-        return Promise.race([delay(OBSERVE_CONFIRM_MS).then(() => listRound(false)), gone]);
+        // A look the kubelet's readiness ended during the pause asks no second round after it.
+        const confirm = delay(OBSERVE_CONFIRM_MS).then(() => {
+          if (settled) throw err;
+          return listRound(false);
+        });
+        return Promise.race([confirm, gone]);
       })
       .finally(() => {
         settled = true;
