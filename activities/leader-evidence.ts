@@ -1,6 +1,6 @@
 // What a look may conclude when etcd's linearizable member list goes unanswered: members asked their own status say
 // whether any of them knows a leader (noLeaderKnown), and the kubelet's readiness says whether one more round is worth
-// asking (confirmWorthAsking). Read by observeCluster (cluster-observation.ts).
+// asking (confirmWorthAsking) or the look can end at once (quorumGoneMeanwhile). Read by etcd-observation.ts.
 
 /**
  * How long a look waits on the member list before it also asks each member whether it knows a leader. A quorum
