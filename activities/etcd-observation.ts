@@ -79,6 +79,11 @@ export async function observeEtcd(input: EtcdLookInput): Promise<{ etcd?: EtcdVi
   const readyAtStart = new Set(input.readiness.flatMap((p) => (p.ready ? [p.name] : [])));
   const statusTimeout = (name: string, isLearner: boolean) =>
     isLearner || readyAtStart.has(name) ? OBSERVE_STATUS_TIMEOUT_MS : NOT_READY_STATUS_TIMEOUT_MS;
+  /** Whether a member knows a leader, asked within the deadline of its Pod's readiness in `ready`. */
+  const probe = (e: (typeof endpoints)[number], ready: Set<string>) =>
+    etcd
+      .status(e.url, ready.has(e.name) ? OBSERVE_STATUS_TIMEOUT_MS : NOT_READY_STATUS_TIMEOUT_MS, e.dial)
+      .catch(() => undefined);
   let etcdRefused: string | undefined;
   try {
     // Every member is asked at once, each within its own deadline: a dead or frozen member costs one
@@ -108,11 +113,7 @@ export async function observeEtcd(input: EtcdLookInput): Promise<{ etcd?: EtcdVi
       if (!cutShort) return list;
       const leaderless = noLeaderKnown(
         endpoints.length,
-        async (i) => {
-          const e = endpoints[i];
-          if (!e) return undefined;
-          return etcd.status(e.url, statusTimeout(e.name, false), e.dial);
-        },
+        async (i) => (endpoints[i] ? probe(endpoints[i], readyAtStart) : undefined),
         () => answered,
         delay,
       );
@@ -129,18 +130,7 @@ export async function observeEtcd(input: EtcdLookInput): Promise<{ etcd?: EtcdVi
         readyNow = new Set(now.flatMap((p) => (p.ready ? [p.name] : [])));
         return now;
       },
-      leaders: () =>
-        Promise.all(
-          endpoints.map((e) =>
-            etcd
-              .status(
-                e.url,
-                readyNow.has(e.name) ? OBSERVE_STATUS_TIMEOUT_MS : NOT_READY_STATUS_TIMEOUT_MS,
-                e.dial,
-              )
-              .catch(() => undefined),
-          ),
-        ),
+      leaders: () => Promise.all(endpoints.map((e) => probe(e, readyNow))),
       done: () => settled,
       pause: delay,
       pollMs: ANSWER_POLL_MS,
